@@ -1,0 +1,65 @@
+//! The engine benchmark: a fixed dumbbell, timed end to end.
+//!
+//! Scenario: 1 Gb/s bottleneck with a 100-packet drop-tail buffer, 1,000 long-lived NewReno
+//! flows each behind its own 10 Gb/s access link, RTT uniform in 75–125 ms, 1500 B packets,
+//! 20 s simulated, no warm-up. Prints bottleneck departures per wall second, events per wall
+//! second and peak memory.
+//!
+//! Run: `cargo bench -p buflab-core --bench dumbbell` (add `-- --flows N --seconds S` to vary).
+
+use std::time::Instant;
+
+use buflab_core::scenario::Scenario;
+
+fn arg(args: &[String], name: &str, default: u64) -> u64 {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} takes a whole number, got {v}")))
+        .unwrap_or(default)
+}
+
+/// Peak resident memory of this process, from /proc (Linux); None elsewhere.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let flows = arg(&args, "--flows", 1000);
+    let seconds = arg(&args, "--seconds", 20);
+    let v = serde_json::json!({
+        "name": "bench-dumbbell",
+        "seed": 1,
+        "duration": format!("{seconds}s"),
+        "network": {
+            "bottleneck": { "rate": "1Gbps", "buffer": "100pkt" },
+            "access": { "rate": "10Gbps" },
+            "rtt": "75ms..125ms",
+        },
+        "traffic": [ {
+            "kind": "long_lived", "flows": flows, "tcp": "newreno",
+            "packet": "1500B", "max_window": "20MB", "start": "0s..1s",
+        } ],
+    });
+    let scenario = Scenario::from_value(&v).expect("benchmark scenario is valid");
+    let began = Instant::now();
+    let r = buflab_core::run(&scenario);
+    let wall = began.elapsed().as_secs_f64();
+    let s = &r.summary;
+    println!("scenario: 1Gbps bottleneck, 100pkt buffer, {flows} NewReno flows, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
+    println!("utilization            {:.4}", s.utilization);
+    println!("drop rate              {:.5}", s.drop_rate);
+    println!("bottleneck departures  {}", s.departures);
+    println!("events                 {}", s.events);
+    println!("wall seconds           {wall:.3}");
+    println!("departures per second  {:.0}", s.departures as f64 / wall);
+    println!("events per second      {:.0}", s.events as f64 / wall);
+    match peak_rss_mib() {
+        Some(m) => println!("peak memory            {m:.1} MiB"),
+        None => println!("peak memory            unavailable on this platform"),
+    }
+}

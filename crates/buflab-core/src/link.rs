@@ -1,0 +1,305 @@
+//! A link: an output queue, a serializer and a propagation pipe.
+//!
+//! ```text
+//!   arrive ──► [ queue (drop-tail) ] ──► serializer (rate) ──► pipe (delay) ──► exit
+//! ```
+//!
+//! The link is FIFO end to end, so it needs no per-packet events inside: when a packet is
+//! admitted its service start (`max(arrival, busy_until)`), its end of serialization and its
+//! exit time are already known. Admitted packets sit in one ring ordered by exit time, and the
+//! link keeps exactly one pending [`Event::LinkExit`] for the head of that ring.
+//!
+//! **Lazy dequeue.** Whether a new arrival is dropped depends on how many packets are *waiting*
+//! at that instant (service start later than now). Packets whose service has started are
+//! "dequeued" lazily: before each arrival, and before each exit, the link walks forward over
+//! the ring entries whose start time has passed and reports their dequeue to the monitor with
+//! their exact start time. The monitor therefore sees this queue's enqueue, dequeue and drop
+//! events in time order, as if a dequeue event had fired at each service start.
+//!
+//! **Buffer semantics.** `BufferLimit::Packets(B)` counts the packets waiting, not the one
+//! being serialized, as ns-2's drop-tail does: an arrival is dropped when the serializer is
+//! busy and B packets already wait. A link with B packets of buffer holds at most B + 1.
+//! Equal-time rule: a service that starts at time t happens before an arrival at t.
+//!
+//! **Express links.** A link with an unlimited buffer and no monitor never drops and reports
+//! nothing, so it keeps no waiting state at all; the simulator may even compute a packet's
+//! passage through it ahead of time (see `Sim::forward`).
+
+use std::collections::VecDeque;
+
+use crate::monitor::QueueMonitor;
+use crate::packet::Packet;
+use crate::sched::{Event, Scheduler};
+use crate::units::{BufferLimit, Rate, Time};
+
+/// An admitted packet and its timetable.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    /// When its serialization starts (it stops waiting).
+    start: Time,
+    /// When it leaves the far end of the pipe.
+    exit: Time,
+    pkt: Packet,
+}
+
+/// What happened to an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Accepted,
+    Dropped,
+}
+
+pub struct Link {
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Time,
+    limit: BufferLimit,
+    /// When the serializer finishes the last admitted packet.
+    busy_until: Time,
+    ring: VecDeque<InFlight>,
+    /// Absolute count of entries removed from the ring's front.
+    popped: u64,
+    /// Absolute count of entries whose dequeue (service start) has been processed.
+    dequeued: u64,
+    waiting_pkts: u64,
+    waiting_bytes: u64,
+    head_scheduled: bool,
+    /// Last (size, serialization time) pair: most packets on a link have one of two sizes.
+    ser_cache: [(u32, Time); 2],
+    monitor: Option<Box<QueueMonitor>>,
+    /// Packets that finished serialization (service started, whole run).
+    pub departures: u64,
+    pub drops: u64,
+}
+
+impl Link {
+    pub fn new(rate: Rate, delay: Time, limit: BufferLimit) -> Link {
+        Link {
+            rate,
+            delay,
+            limit,
+            busy_until: Time::ZERO,
+            ring: VecDeque::new(),
+            popped: 0,
+            dequeued: 0,
+            waiting_pkts: 0,
+            waiting_bytes: 0,
+            head_scheduled: false,
+            ser_cache: [(0, Time::ZERO); 2],
+            monitor: None,
+            departures: 0,
+            drops: 0,
+        }
+    }
+
+    pub fn limit(&self) -> BufferLimit {
+        self.limit
+    }
+
+    /// Changes the buffer limit from now on. Packets already waiting above a new, smaller
+    /// limit stay and drain; only later arrivals see the new limit.
+    pub fn set_limit(&mut self, limit: BufferLimit) {
+        self.limit = limit;
+    }
+
+    pub fn attach_monitor(&mut self, m: QueueMonitor) {
+        self.monitor = Some(Box::new(m));
+    }
+
+    pub fn monitor(&self) -> Option<&QueueMonitor> {
+        self.monitor.as_deref()
+    }
+
+    pub fn take_monitor(&mut self) -> Option<QueueMonitor> {
+        self.monitor.take().map(|b| *b)
+    }
+
+    /// True when the link can neither drop nor report: no waiting state is kept.
+    pub fn is_express(&self) -> bool {
+        self.limit == BufferLimit::Unlimited && self.monitor.is_none()
+    }
+
+    /// Packets currently in the ring (waiting, in service or propagating).
+    pub fn in_flight(&self) -> usize {
+        self.ring.len()
+    }
+
+    #[inline]
+    fn serialization(&mut self, size: u32) -> Time {
+        if self.ser_cache[0].0 == size {
+            return self.ser_cache[0].1;
+        }
+        if self.ser_cache[1].0 == size {
+            return self.ser_cache[1].1;
+        }
+        let t = self.rate.serialization(size as u64);
+        self.ser_cache[1] = self.ser_cache[0];
+        self.ser_cache[0] = (size, t);
+        t
+    }
+
+    /// Express passage: the time a packet arriving at `t` leaves the far end.
+    /// Only for express links, whose arrivals come in time order.
+    #[inline]
+    pub fn transit(&mut self, t: Time, size: u32) -> Time {
+        debug_assert!(self.is_express());
+        let start = t.max(self.busy_until);
+        self.busy_until = start + self.serialization(size);
+        self.departures += 1;
+        self.busy_until + self.delay
+    }
+
+    /// Puts an express packet whose exit time is already known into the pipe.
+    #[inline]
+    pub fn push_exit(&mut self, exit: Time, pkt: Packet, sched: &mut Scheduler, id: u32) {
+        debug_assert!(self.ring.back().is_none_or(|b| b.exit <= exit));
+        self.ring.push_back(InFlight { start: exit, exit, pkt });
+        // Express entries are never "waiting": keep the dequeue cursor level with the ring.
+        self.dequeued += 1;
+        if !self.head_scheduled {
+            self.head_scheduled = true;
+            sched.schedule(exit, Event::LinkExit(id));
+        }
+    }
+
+    /// A packet arrives at time `t` (now, or later for a link fed only by one FIFO upstream).
+    pub fn arrive(&mut self, t: Time, pkt: Packet, sched: &mut Scheduler, id: u32) -> Admission {
+        self.flush(t);
+        let busy = self.busy_until > t;
+        if busy {
+            let full = match self.limit {
+                BufferLimit::Packets(b) => self.waiting_pkts >= b,
+                BufferLimit::Bytes(b) => self.waiting_bytes + pkt.size as u64 > b,
+                BufferLimit::Unlimited => false,
+            };
+            if full {
+                self.drops += 1;
+                if let Some(m) = self.monitor.as_deref_mut() {
+                    m.on_drop(t, &pkt, self.waiting_pkts, self.waiting_bytes);
+                }
+                return Admission::Dropped;
+            }
+        }
+        let start = t.max(self.busy_until);
+        let ser = self.serialization(pkt.size);
+        self.busy_until = start + ser;
+        let exit = self.busy_until + self.delay;
+        self.ring.push_back(InFlight { start, exit, pkt });
+        if busy {
+            self.waiting_pkts += 1;
+            self.waiting_bytes += pkt.size as u64;
+        }
+        if let Some(m) = self.monitor.as_deref_mut() {
+            m.on_enqueue(t, &pkt, self.waiting_pkts, self.waiting_bytes, start - t);
+        }
+        if !busy {
+            // Straight into service: dequeued at its arrival instant, never counted waiting.
+            self.dequeued += 1;
+            self.departures += 1;
+            if let Some(m) = self.monitor.as_deref_mut() {
+                m.on_dequeue(t, &pkt, self.waiting_pkts, self.waiting_bytes, ser);
+            }
+        }
+        if !self.head_scheduled {
+            self.head_scheduled = true;
+            sched.schedule(exit, Event::LinkExit(id));
+        }
+        Admission::Accepted
+    }
+
+    /// Processes the dequeue of every waiting packet whose service has started by `t`.
+    #[inline]
+    fn flush(&mut self, t: Time) {
+        let total = self.popped + self.ring.len() as u64;
+        while self.dequeued < total {
+            let e = self.ring[(self.dequeued - self.popped) as usize];
+            if e.start > t {
+                break;
+            }
+            self.dequeued += 1;
+            self.departures += 1;
+            self.waiting_pkts -= 1;
+            self.waiting_bytes -= e.pkt.size as u64;
+            if self.monitor.is_some() {
+                let ser = self.serialization(e.pkt.size);
+                let (w, wb) = (self.waiting_pkts, self.waiting_bytes);
+                if let Some(m) = self.monitor.as_deref_mut() {
+                    m.on_dequeue(e.start, &e.pkt, w, wb, ser);
+                }
+            }
+        }
+    }
+
+    /// The head packet reaches the far end at `now`; schedules the next head.
+    pub fn pop_exit(&mut self, now: Time, sched: &mut Scheduler, id: u32) -> Packet {
+        self.flush(now);
+        let e = self.ring.pop_front().expect("LinkExit on an empty link");
+        debug_assert_eq!(e.exit, now);
+        self.popped += 1;
+        match self.ring.front() {
+            Some(next) => sched.schedule(next.exit, Event::LinkExit(id)),
+            None => self.head_scheduled = false,
+        }
+        e.pkt
+    }
+
+    /// Reports every dequeue up to `t` (end of run) to the monitor.
+    pub fn finish(&mut self, t: Time) {
+        self.flush(t);
+        if let Some(m) = self.monitor.as_deref_mut() {
+            m.finish(t, self.waiting_pkts, self.waiting_bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Kind;
+
+    fn pkt(seq: u32, size: u32) -> Packet {
+        Packet { sent_at: Time::ZERO, flow: 0, seq, size, route: 0, hop: 0, kind: Kind::Udp, flags: 0 }
+    }
+
+    #[test]
+    fn buffer_counts_waiting_packets_not_the_one_in_service() {
+        // 1000 B at 8 Mb/s = 1 ms each. Buffer 2: at t = 0 four packets arrive together:
+        // one goes into service, two wait, the fourth is dropped.
+        let mut s = Scheduler::new();
+        let mut l = Link::new(Rate::mbps(8), Time::from_ms(10), BufferLimit::Packets(2));
+        let r: Vec<Admission> = (0..4).map(|i| l.arrive(Time::ZERO, pkt(i, 1000), &mut s, 0)).collect();
+        assert_eq!(
+            r,
+            vec![Admission::Accepted, Admission::Accepted, Admission::Accepted, Admission::Dropped]
+        );
+        // At 1 ms the second packet starts service, so one slot is free again.
+        assert_eq!(l.arrive(Time::from_ms(1), pkt(4, 1000), &mut s, 0), Admission::Accepted);
+        assert_eq!(l.arrive(Time::from_ms(1), pkt(5, 1000), &mut s, 0), Admission::Dropped);
+    }
+
+    #[test]
+    fn exits_are_fifo_with_exact_times() {
+        let mut s = Scheduler::new();
+        let mut l = Link::new(Rate::mbps(8), Time::from_ms(10), BufferLimit::Unlimited);
+        l.arrive(Time::ZERO, pkt(0, 1000), &mut s, 7);
+        l.arrive(Time::ZERO, pkt(1, 500), &mut s, 7);
+        let (t, e) = s.pop().unwrap();
+        assert_eq!((t, e), (Time::from_ms(11), Event::LinkExit(7)));
+        assert_eq!(l.pop_exit(t, &mut s, 7).seq, 0);
+        let (t, _) = s.pop().unwrap();
+        assert_eq!(t, Time::from_us(11_500));
+        assert_eq!(l.pop_exit(t, &mut s, 7).seq, 1);
+        assert!(s.pop().is_none());
+    }
+
+    #[test]
+    fn byte_limit_counts_waiting_bytes() {
+        let mut s = Scheduler::new();
+        let mut l = Link::new(Rate::mbps(8), Time::ZERO, BufferLimit::Bytes(1500));
+        assert_eq!(l.arrive(Time::ZERO, pkt(0, 1000), &mut s, 0), Admission::Accepted); // in service
+        assert_eq!(l.arrive(Time::ZERO, pkt(1, 1000), &mut s, 0), Admission::Accepted); // 1000 waiting
+        assert_eq!(l.arrive(Time::ZERO, pkt(2, 1000), &mut s, 0), Admission::Dropped); // 2000 > 1500
+        assert_eq!(l.arrive(Time::ZERO, pkt(3, 500), &mut s, 0), Admission::Accepted);
+        // exactly 1500
+    }
+}

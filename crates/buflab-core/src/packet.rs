@@ -1,0 +1,47 @@
+//! Packets: small `Copy` values moved through queues and pipes without allocation.
+
+use crate::units::Time;
+
+/// What a packet is, which decides where it goes at the end of its route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// A TCP data segment (`seq` is the segment number).
+    Data = 0,
+    /// A TCP acknowledgement (`seq` is the cumulative ACK: the next segment expected).
+    Ack = 1,
+    /// A UDP datagram (`seq` counts the source's packets).
+    Udp = 2,
+}
+
+/// Flag bits.
+pub mod flags {
+    /// The data segment is a retransmission.
+    pub const RETRANSMIT: u8 = 1;
+}
+
+/// A packet on the wire. 32 bytes, `Copy`.
+///
+/// A packet carries its source route: `route` names a hop list computed once when the network
+/// is built, and `hop` is the index of the hop it is at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// When the sender released it (for delay metrics).
+    pub sent_at: Time,
+    pub flow: u32,
+    pub seq: u32,
+    /// Size on the wire, bytes (headers included).
+    pub size: u32,
+    pub route: u32,
+    pub hop: u8,
+    pub kind: Kind,
+    pub flags: u8,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn packet_stays_small() {
+        assert!(std::mem::size_of::<super::Packet>() <= 32);
+    }
+}

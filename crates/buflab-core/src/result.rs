@@ -1,0 +1,265 @@
+//! Results of a run: a summary, a per-flow table, the bottleneck time series and, on request,
+//! the bottleneck queue event log. Everything about the queue comes from its monitor.
+
+use serde_json::{json, Map, Value};
+
+use crate::monitor::EventLog;
+use crate::scenario::Scenario;
+use crate::sim::{Conservation, Endpoints};
+use crate::topology::dumbbell::Dumbbell;
+use crate::units::{BufferLimit, PS_PER_S};
+
+/// The run's headline numbers, all over the measured window unless noted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub name: String,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub measured_s: f64,
+    /// Fraction of the window the bottleneck serializer was busy.
+    pub utilization: f64,
+    /// Bits the bottleneck serialized per second (headers included).
+    pub throughput_bps: f64,
+    /// Payload bits delivered in order to receivers per second.
+    pub goodput_bps: f64,
+    /// Bottleneck queue drops ÷ arrivals at the bottleneck queue.
+    pub drop_rate: f64,
+    pub drops: u64,
+    pub arrivals: u64,
+    /// Packets the bottleneck started serializing, whole run.
+    pub departures: u64,
+    /// Packets dropped by the random-loss element.
+    pub loss_drops: u64,
+    pub mean_queue_pkts: f64,
+    pub max_queue_pkts: u64,
+    pub mean_queue_bytes: f64,
+    pub queue_delay_mean_s: f64,
+    pub queue_delay_p50_s: f64,
+    pub queue_delay_p99_s: f64,
+    /// Jain's index over per-flow goodput: (Σx)² / (n·Σx²).
+    pub jain_fairness: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Retransmissions per loss (queue + random); 1.00 means no needless resends.
+    pub retransmits_per_drop: f64,
+    pub flows: u64,
+    /// Events executed, whole run.
+    pub events: u64,
+    pub wall_s: f64,
+    pub bottleneck_rate_bps: u64,
+    /// Buffer limit in packets (−1 when given in bytes or unlimited).
+    pub buffer_pkts: i64,
+    pub buffer_bytes: i64,
+    pub rtt_mean_s: f64,
+}
+
+impl Summary {
+    /// The summary as an ordered JSON object (the `--json` output and the Python dict).
+    pub fn to_json(&self) -> Map<String, Value> {
+        let v = json!({
+            "name": self.name, "seed": self.seed,
+            "duration_s": self.duration_s, "warmup_s": self.warmup_s, "measured_s": self.measured_s,
+            "utilization": self.utilization, "throughput_bps": self.throughput_bps,
+            "goodput_bps": self.goodput_bps, "drop_rate": self.drop_rate, "drops": self.drops,
+            "arrivals": self.arrivals, "departures": self.departures, "loss_drops": self.loss_drops,
+            "mean_queue_pkts": self.mean_queue_pkts, "max_queue_pkts": self.max_queue_pkts,
+            "mean_queue_bytes": self.mean_queue_bytes,
+            "queue_delay_mean_s": self.queue_delay_mean_s, "queue_delay_p50_s": self.queue_delay_p50_s,
+            "queue_delay_p99_s": self.queue_delay_p99_s, "jain_fairness": self.jain_fairness,
+            "retransmits": self.retransmits, "timeouts": self.timeouts,
+            "retransmits_per_drop": self.retransmits_per_drop, "flows": self.flows,
+            "events": self.events, "wall_s": self.wall_s,
+            "bottleneck_rate_bps": self.bottleneck_rate_bps, "buffer_pkts": self.buffer_pkts,
+            "buffer_bytes": self.buffer_bytes, "rtt_mean_s": self.rtt_mean_s,
+        });
+        match v {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+}
+
+/// One row of the per-flow table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub flow: u32,
+    pub traffic: u32,
+    pub kind: &'static str,
+    pub tcp: &'static str,
+    pub rtt_s: f64,
+    pub start_s: f64,
+    pub goodput_bps: f64,
+    pub delivered_bytes: u64,
+    pub sent_packets: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub cwnd_pkts: f64,
+    pub ssthresh_pkts: f64,
+    pub srtt_s: f64,
+}
+
+/// One interval of the bottleneck time series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeriesRow {
+    /// End of the interval.
+    pub time_s: f64,
+    pub throughput_bps: f64,
+    pub utilization: f64,
+    /// Time-average packets waiting.
+    pub queue_pkts: f64,
+    pub queue_max_pkts: u64,
+    pub arrivals: u64,
+    pub drops: u64,
+}
+
+pub struct RunResult {
+    pub summary: Summary,
+    pub flows: Vec<FlowRecord>,
+    pub timeseries: Vec<SeriesRow>,
+    pub events: Option<EventLog>,
+    pub conservation: Conservation,
+    /// Largest bottleneck occupancy ever, warm-up included (packets, bytes).
+    pub max_queue_ever: (u64, u64),
+    pub buffer: BufferLimit,
+}
+
+fn secs(ps: u64) -> f64 {
+    ps as f64 / PS_PER_S as f64
+}
+
+pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
+    let sim = &mut d.sim;
+    let measured = sim.window.len();
+    let measured_s = measured.secs_f64();
+    let link = &mut sim.links[d.bottleneck as usize];
+    let buffer = link.limit();
+    let departures = link.departures;
+    let mut mon = link.take_monitor().expect("the bottleneck has a monitor");
+
+    let mut flows = Vec::with_capacity(d.flows.len());
+    let (mut retransmits, mut timeouts, mut goodput_sum) = (0u64, 0u64, 0.0f64);
+    for (i, (f, info)) in sim.flows.iter().zip(&d.flows).enumerate() {
+        let w = &f.at_warmup;
+        let rec = match &f.endpoints {
+            Endpoints::Tcp { sender, receiver } => {
+                let delivered = (receiver.stats.delivered - w.receiver.delivered) * info.payload as u64;
+                let rt = sender.window_stats.retransmits;
+                let to = sender.window_stats.timeouts;
+                FlowRecord {
+                    flow: i as u32,
+                    traffic: info.traffic,
+                    kind: info.kind,
+                    tcp: info.tcp,
+                    rtt_s: info.rtt.secs_f64(),
+                    start_s: info.start.secs_f64(),
+                    goodput_bps: delivered as f64 * 8.0 / measured_s,
+                    delivered_bytes: delivered,
+                    sent_packets: sender.window_stats.sent,
+                    retransmits: rt,
+                    timeouts: to,
+                    cwnd_pkts: sender.w.cwnd,
+                    ssthresh_pkts: sender.w.ssthresh,
+                    srtt_s: sender.rtt.srtt().map_or(0.0, |t| t.secs_f64()),
+                }
+            }
+            Endpoints::Udp(u) => {
+                let delivered = (u.received - w.udp_received) * info.payload as u64;
+                FlowRecord {
+                    flow: i as u32,
+                    traffic: info.traffic,
+                    kind: info.kind,
+                    tcp: info.tcp,
+                    rtt_s: info.rtt.secs_f64(),
+                    start_s: info.start.secs_f64(),
+                    goodput_bps: delivered as f64 * 8.0 / measured_s,
+                    delivered_bytes: delivered,
+                    sent_packets: u.sent,
+                    retransmits: 0,
+                    timeouts: 0,
+                    cwnd_pkts: 0.0,
+                    ssthresh_pkts: 0.0,
+                    srtt_s: 0.0,
+                }
+            }
+        };
+        retransmits += rec.retransmits;
+        timeouts += rec.timeouts;
+        goodput_sum += rec.goodput_bps;
+        flows.push(rec);
+    }
+    let sq: f64 = flows.iter().map(|f| f.goodput_bps * f.goodput_bps).sum();
+    let jain = if sq > 0.0 { goodput_sum * goodput_sum / (flows.len() as f64 * sq) } else { 0.0 };
+
+    let rate = mon.rate.bits_per_s() as f64;
+    let interval_s = secs(mon.interval.0);
+    let timeseries = mon
+        .buckets
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let start = i as u64 * mon.interval.0;
+            let len = (s.duration.0 - start).min(mon.interval.0) as f64;
+            let util = b.busy_ps as f64 / len;
+            SeriesRow {
+                time_s: (i + 1) as f64 * interval_s,
+                throughput_bps: util * rate,
+                utilization: util,
+                queue_pkts: b.occupancy_pkt_ps as f64 / len,
+                queue_max_pkts: b.max_pkts,
+                arrivals: b.arrivals,
+                drops: b.drops,
+            }
+        })
+        .collect();
+
+    let drops_total = mon.totals.drops + sim.loss_drops_window;
+    let rtt_mean_s = d.flows.iter().map(|f| f.rtt.secs_f64()).sum::<f64>() / d.flows.len().max(1) as f64;
+    let summary = Summary {
+        name: s.name.clone(),
+        seed: s.seed,
+        duration_s: s.duration.secs_f64(),
+        warmup_s: s.warmup.secs_f64(),
+        measured_s,
+        utilization: mon.utilization(),
+        throughput_bps: mon.totals.departed_bytes as f64 * 8.0 / measured_s,
+        goodput_bps: goodput_sum,
+        drop_rate: mon.drop_rate(),
+        drops: mon.totals.drops,
+        arrivals: mon.totals.arrivals,
+        departures,
+        loss_drops: sim.loss_drops_window,
+        mean_queue_pkts: mon.mean_queue_pkts(),
+        max_queue_pkts: mon.totals.max_pkts,
+        mean_queue_bytes: mon.mean_queue_bytes(),
+        queue_delay_mean_s: mon.delay.mean() / PS_PER_S as f64,
+        queue_delay_p50_s: mon.delay.quantile(0.5) / PS_PER_S as f64,
+        queue_delay_p99_s: mon.delay.quantile(0.99) / PS_PER_S as f64,
+        jain_fairness: jain,
+        retransmits,
+        timeouts,
+        retransmits_per_drop: if drops_total > 0 { retransmits as f64 / drops_total as f64 } else { 0.0 },
+        flows: flows.len() as u64,
+        events: sim.sched.executed(),
+        wall_s: sim.wall.as_secs_f64(),
+        bottleneck_rate_bps: s.network.bottleneck_rate.bits_per_s(),
+        buffer_pkts: match buffer {
+            BufferLimit::Packets(n) => n as i64,
+            _ => -1,
+        },
+        buffer_bytes: match buffer {
+            BufferLimit::Bytes(n) => n as i64,
+            _ => -1,
+        },
+        rtt_mean_s,
+    };
+    RunResult {
+        summary,
+        flows,
+        timeseries,
+        events: mon.log.take(),
+        conservation: sim.counts,
+        max_queue_ever: (mon.max_pkts_ever, mon.max_bytes_ever),
+        buffer,
+    }
+}

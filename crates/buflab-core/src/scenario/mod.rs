@@ -1,0 +1,367 @@
+//! Scenarios: a tree of keys (TOML file or Python dict, passed as JSON) → a validated
+//! [`Scenario`] with units parsed → a built network (see [`crate::topology`]).
+//!
+//! Every key and its default is in [`schema::KEYS`]; `docs/scenario.md` is generated from it.
+
+pub mod reader;
+pub mod schema;
+
+use serde_json::Value;
+
+use reader::{error, Table};
+pub use reader::{Result, ScenarioError};
+
+use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
+use crate::units::{BufferLimit, Range, Rate, Time};
+
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    pub duration: Time,
+    pub warmup: Time,
+    pub network: Network,
+    pub monitor: Monitor,
+    pub traffic: Vec<Traffic>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Network {
+    pub bottleneck_rate: Rate,
+    pub bottleneck_buffer: BufferLimit,
+    pub bottleneck_delay: Time,
+    pub access_rate: Rate,
+    pub access_buffer: BufferLimit,
+    pub rtt: Range<Time>,
+    pub loss: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Monitor {
+    pub interval: Time,
+    pub events: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum Traffic {
+    LongLived(LongLived),
+    Udp(Udp),
+}
+
+#[derive(Clone, Debug)]
+pub struct LongLived {
+    pub flows: u32,
+    pub tcp: TcpConfig,
+    pub start: Range<Time>,
+    pub jitter: Time,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UdpPattern {
+    Poisson,
+    Cbr,
+}
+
+#[derive(Clone, Debug)]
+pub struct Udp {
+    pub pattern: UdpPattern,
+    pub flows: u32,
+    pub rate: Rate,
+    pub packet: u32,
+    pub start: Range<Time>,
+}
+
+impl Traffic {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Traffic::LongLived(_) => "long_lived",
+            Traffic::Udp(u) if u.pattern == UdpPattern::Poisson => "udp_poisson",
+            Traffic::Udp(_) => "udp_cbr",
+        }
+    }
+    pub fn flows(&self) -> u32 {
+        match self {
+            Traffic::LongLived(l) => l.flows,
+            Traffic::Udp(u) => u.flows,
+        }
+    }
+}
+
+/// Largest number of flows a scenario may ask for (flow ids are 32-bit; memory is the real limit).
+const MAX_FLOWS: u64 = 10_000_000;
+
+impl Scenario {
+    /// Parses and validates a scenario tree.
+    pub fn from_value(v: &Value) -> Result<Scenario> {
+        Self::read(v).map(|(s, _)| s)
+    }
+
+    /// Parses a scenario from JSON text.
+    pub fn from_json(text: &str) -> Result<Scenario> {
+        let v: Value = serde_json::from_str(text).map_err(|e| ScenarioError {
+            key: String::new(),
+            message: format!("scenario is not valid JSON: {e}"),
+        })?;
+        Self::from_value(&v)
+    }
+
+    /// Parses, also returning every (section, key) the reader asked for.
+    pub fn read(v: &Value) -> Result<(Scenario, Vec<(&'static str, &'static str)>)> {
+        let mut asked = Vec::new();
+        let mut root = Table::root(v)?;
+        let name = root.string("name")?;
+        let seed = root.uint("seed", 0, u64::MAX)?;
+        let duration = root.time("duration")?;
+        let warmup = root.time("warmup")?;
+        if duration == Time::ZERO {
+            return Err(error(
+                "duration",
+                root.raw("duration").unwrap_or(&Value::Null),
+                "a positive duration",
+            ));
+        }
+        if warmup >= duration {
+            let got = root.raw("warmup").cloned().unwrap_or(Value::Null);
+            return Err(error("warmup", &got, &format!("a warm-up shorter than duration ({duration})")));
+        }
+
+        let mut net = root.table("network", "network")?;
+        net.choice("topology", &["dumbbell"])?;
+        let rtt = net.time_range("rtt")?;
+        let loss = net.fraction("loss")?;
+        let mut bn = net.table("bottleneck", "network.bottleneck")?;
+        if net.raw("bottleneck").is_none() {
+            return Err(ScenarioError {
+                key: "network.bottleneck".into(),
+                message: "missing; expected a table such as { rate = \"100Mbps\", buffer = \"125pkt\" }"
+                    .into(),
+            });
+        }
+        let bottleneck_rate = bn.rate("rate")?;
+        let bottleneck_buffer = bn.buffer("buffer")?;
+        let bottleneck_delay = bn.time("delay")?;
+        bn.choice("queue", &["droptail"])?;
+        if Time(bottleneck_delay.0 * 2) > rtt.lo {
+            let got = bn.raw("delay").cloned().unwrap_or(Value::Null);
+            return Err(error(
+                &format!("{}.delay", bn.path()),
+                &got,
+                &format!("at most half the smallest RTT ({})", rtt.lo),
+            ));
+        }
+        bn.finish(&mut asked)?;
+        let mut acc = net.table("access", "network.access")?;
+        let access_rate = acc.rate("rate")?;
+        let access_buffer = acc.buffer("buffer")?;
+        acc.finish(&mut asked)?;
+        net.finish(&mut asked)?;
+
+        let mut mon = root.table("monitor", "monitor")?;
+        let interval = mon.time("interval")?;
+        if interval == Time::ZERO {
+            return Err(error("monitor.interval", mon.raw("interval").unwrap(), "a positive duration"));
+        }
+        let events = mon.boolean("events")?;
+        mon.finish(&mut asked)?;
+
+        let mut traffic = Vec::new();
+        let mut total_flows = 0u64;
+        for (path, map) in root.array("traffic")? {
+            let mut kind_t = Table::entry(path.clone(), "traffic", map);
+            let kind = kind_t.choice("kind", &["long_lived", "udp_poisson", "udp_cbr"])?;
+            asked.extend(kind_t.asked());
+            let t = match kind {
+                "long_lived" => read_long_lived(Table::entry(path, "traffic.long_lived", map), &mut asked)?,
+                pattern => read_udp(Table::entry(path, "traffic.udp", map), pattern, &mut asked)?,
+            };
+            total_flows += t.flows() as u64;
+            traffic.push(t);
+        }
+        if total_flows > MAX_FLOWS {
+            return Err(ScenarioError {
+                key: "traffic".into(),
+                message: format!("{total_flows} flows in all; expected at most {MAX_FLOWS}"),
+            });
+        }
+        root.finish(&mut asked)?;
+
+        let scenario = Scenario {
+            name,
+            seed,
+            duration,
+            warmup,
+            network: Network {
+                bottleneck_rate,
+                bottleneck_buffer,
+                bottleneck_delay,
+                access_rate,
+                access_buffer,
+                rtt,
+                loss,
+            },
+            monitor: Monitor { interval, events },
+            traffic,
+        };
+        Ok((scenario, asked))
+    }
+
+    pub fn total_flows(&self) -> u64 {
+        self.traffic.iter().map(|t| t.flows() as u64).sum()
+    }
+}
+
+fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
+    t.consume("kind");
+    let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
+    let recovery = match t.choice("tcp", &["newreno", "reno"])? {
+        "reno" => Recovery::Reno,
+        _ => Recovery::NewReno,
+    };
+    let packet = t.bytes("packet")?;
+    if !(HEADER_BYTES as u64 + 1..=65_535).contains(&packet) {
+        let got = t.raw("packet").cloned().unwrap_or(Value::Null);
+        return Err(error(
+            &format!("{}.packet", t.path()),
+            &got,
+            "a packet size from 41 B (40 B of headers) to 65535 B",
+        ));
+    }
+    let mut tcp = TcpConfig::default_for(packet as u32, recovery);
+    let max_window = t.bytes("max_window")?;
+    let mss = tcp.mss() as u64;
+    if max_window < mss {
+        let got = t.raw("max_window").cloned().unwrap_or(Value::Null);
+        return Err(error(
+            &format!("{}.max_window", t.path()),
+            &got,
+            &format!("at least one segment ({mss} B of payload)"),
+        ));
+    }
+    tcp.max_window = (max_window / mss).min(u32::MAX as u64 / 4) as u32;
+    match t.raw("initial_window") {
+        None => {}
+        Some(Value::String(s)) if s == "rfc3390" => {}
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 && n <= u32::MAX as u64 => tcp.initial_window = n as u32,
+            _ => {
+                return Err(error(
+                    &format!("{}.initial_window", t.path()),
+                    v,
+                    "a whole number of segments ≥ 1, or \"rfc3390\"",
+                ))
+            }
+        },
+    }
+    tcp.min_rto = t.time("min_rto")?;
+    tcp.delayed_ack = t.boolean("delayed_ack")?;
+    tcp.delayed_ack_timeout = t.time("delayed_ack_timeout")?;
+    if tcp.delayed_ack_timeout >= Time::from_ms(500) || tcp.delayed_ack_timeout == Time::ZERO {
+        let got = t.raw("delayed_ack_timeout").cloned().unwrap_or(Value::Null);
+        return Err(error(
+            &format!("{}.delayed_ack_timeout", t.path()),
+            &got,
+            "a positive timeout under 500 ms (RFC 1122 §4.2.3.2)",
+        ));
+    }
+    let start = t.time_range("start")?;
+    let jitter = t.time("jitter")?;
+    t.finish(asked)?;
+    Ok(Traffic::LongLived(LongLived { flows, tcp, start, jitter }))
+}
+
+fn read_udp(mut t: Table, pattern: &str, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
+    t.consume("kind");
+    let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
+    let rate = t.rate("rate")?;
+    let packet = t.bytes("packet")?;
+    if !(1..=65_535).contains(&packet) {
+        let got = t.raw("packet").cloned().unwrap_or(Value::Null);
+        return Err(error(&format!("{}.packet", t.path()), &got, "a packet size from 1 B to 65535 B"));
+    }
+    let start = t.time_range("start")?;
+    t.finish(asked)?;
+    let pattern = if pattern == "udp_poisson" { UdpPattern::Poisson } else { UdpPattern::Cbr };
+    Ok(Traffic::Udp(Udp { pattern, flows, rate, packet: packet as u32, start }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({
+            "name": "t", "duration": "10s", "warmup": "2s",
+            "network": { "bottleneck": { "rate": "100Mbps", "buffer": "125pkt" }, "rtt": "75ms..125ms" },
+            "traffic": [ { "kind": "long_lived", "flows": 10 } ]
+        })
+    }
+
+    fn err(v: Value) -> String {
+        Scenario::from_value(&v).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_a_minimal_scenario_with_defaults() {
+        let s = Scenario::from_value(&base()).unwrap();
+        assert_eq!(s.network.bottleneck_rate, Rate::mbps(100));
+        assert_eq!(s.network.bottleneck_buffer, BufferLimit::Packets(125));
+        assert_eq!(s.network.access_rate, Rate::gbps(10));
+        let Traffic::LongLived(l) = &s.traffic[0] else { panic!() };
+        assert_eq!(l.tcp.packet, 1000);
+        assert_eq!(l.tcp.max_window, 20_000_000 / 960);
+        assert_eq!(l.tcp.recovery, Recovery::NewReno);
+    }
+
+    #[test]
+    fn misspelt_key_gets_a_suggestion() {
+        let mut v = base();
+        v["network"]["botleneck"] = json!({});
+        assert_eq!(err(v), "network.botleneck: unknown key; did you mean `bottleneck`?");
+    }
+
+    #[test]
+    fn bad_values_name_key_value_and_expectation() {
+        let mut v = base();
+        v["network"]["bottleneck"]["rate"] = json!("-5Mbps");
+        let e = err(v);
+        assert!(e.starts_with("network.bottleneck.rate: got \"-5Mbps\"; expected a positive rate"), "{e}");
+
+        let mut v = base();
+        v["network"]["bottleneck"]["buffer"] = json!("ten");
+        assert!(err(v).starts_with("network.bottleneck.buffer: got \"ten\"; expected a buffer"));
+
+        let mut v = base();
+        v["warmup"] = json!("20s");
+        assert_eq!(err(v), "warmup: got \"20s\"; expected a warm-up shorter than duration (10s)");
+
+        let mut v = base();
+        v["traffic"][0]["flows"] = json!(0);
+        assert!(err(v).starts_with("traffic.0.flows: got 0; expected a whole number from 1"));
+
+        let mut v = base();
+        v["traffic"][0]["kind"] = json!("bulk");
+        assert!(err(v).starts_with("traffic.0.kind: got \"bulk\"; expected one of"));
+    }
+
+    #[test]
+    fn keys_of_another_traffic_kind_are_rejected() {
+        let mut v = base();
+        v["traffic"][0]["rate"] = json!("10Mbps");
+        assert!(err(v).starts_with("traffic.0.rate: unknown key"));
+    }
+
+    #[test]
+    fn every_documented_key_is_read() {
+        // A scenario with one traffic entry of each kind makes the reader ask for every key.
+        let mut v = base();
+        v["traffic"] = json!([
+            { "kind": "long_lived" },
+            { "kind": "udp_poisson", "rate": "1Mbps" },
+        ]);
+        let (_, asked) = Scenario::read(&v).unwrap();
+        for k in schema::KEYS {
+            assert!(asked.contains(&(k.section, k.key)), "schema key {}.{} is never read", k.section, k.key);
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! Reads one table of a scenario tree with typed getters that know their key path, take their
+//! defaults from the schema, and report errors as "key path: got X; expected Y".
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use super::schema::{self, REQUIRED};
+use crate::units::{self, BufferLimit, Range, Rate, Time, UnitError};
+
+/// A problem with one key of a scenario. Displays on one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Dotted path of the key, e.g. `network.bottleneck.rate` or `traffic.0.flows`.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+pub type Result<T> = std::result::Result<T, ScenarioError>;
+
+/// Shows a value as the user wrote it (strings quoted, as in TOML).
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Object(_) => "a table".into(),
+        Value::Array(_) => "an array".into(),
+        other => other.to_string(),
+    }
+}
+
+pub fn error(key: &str, got: &Value, expected: &str) -> ScenarioError {
+    ScenarioError { key: key.to_string(), message: format!("got {}; expected {expected}", show(got)) }
+}
+
+/// A table being read. Every key it is asked for is recorded (to check the schema is
+/// complete); every key present but never asked for is an error at `finish`.
+pub struct Table<'a> {
+    /// Path of this table in the tree (`network.bottleneck`, `traffic.0`).
+    path: String,
+    /// Schema section whose defaults and suggestions apply.
+    section: &'static str,
+    map: Option<&'a Map<String, Value>>,
+    used: BTreeSet<&'static str>,
+}
+
+impl<'a> Table<'a> {
+    pub fn root(v: &'a Value) -> Result<Table<'a>> {
+        match v {
+            Value::Object(m) => {
+                Ok(Table { path: String::new(), section: "", map: Some(m), used: BTreeSet::new() })
+            }
+            other => Err(error("", other, "a table of scenario keys")),
+        }
+    }
+
+    fn key_path(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    /// The raw value of `key`, or None when absent.
+    pub fn raw(&mut self, key: &'static str) -> Option<&'a Value> {
+        schema::lookup(self.section, key);
+        self.used.insert(key);
+        self.map.and_then(|m| m.get(key))
+    }
+
+    /// The value of `key`, or its documented default parsed as if the user had written it.
+    fn value(&mut self, key: &'static str) -> Result<Value> {
+        if let Some(v) = self.raw(key) {
+            return Ok(v.clone());
+        }
+        let doc = schema::lookup(self.section, key);
+        if doc.default == REQUIRED {
+            return Err(ScenarioError {
+                key: self.key_path(key),
+                message: format!("missing; expected {} ({})", doc.ty, doc.doc),
+            });
+        }
+        Ok(serde_json::from_str(doc.default)
+            .unwrap_or_else(|_| panic!("schema default of {key} is not a valid value")))
+    }
+
+    fn unit<T>(
+        &mut self,
+        key: &'static str,
+        parse: impl Fn(&str) -> std::result::Result<T, UnitError>,
+    ) -> Result<T> {
+        let v = self.value(key)?;
+        match &v {
+            Value::String(s) => parse(s).map_err(|e| error(&self.key_path(key), &v, &e.0)),
+            _ => {
+                // Reuse the parser's wording of what is expected.
+                let expected = parse("").err().map(|e| e.0).unwrap_or_else(|| "a string".into());
+                Err(error(&self.key_path(key), &v, &expected))
+            }
+        }
+    }
+
+    pub fn time(&mut self, key: &'static str) -> Result<Time> {
+        self.unit(key, units::parse_time)
+    }
+
+    pub fn rate(&mut self, key: &'static str) -> Result<Rate> {
+        self.unit(key, units::parse_rate)
+    }
+
+    pub fn bytes(&mut self, key: &'static str) -> Result<u64> {
+        self.unit(key, units::parse_bytes)
+    }
+
+    pub fn time_range(&mut self, key: &'static str) -> Result<Range<Time>> {
+        self.unit(key, |s| units::parse_range(s, units::parse_time))
+    }
+
+    /// A buffer: a unit string, or a bare non-negative integer meaning packets.
+    pub fn buffer(&mut self, key: &'static str) -> Result<BufferLimit> {
+        let v = self.value(key)?;
+        if let Some(n) = v.as_u64() {
+            return Ok(BufferLimit::Packets(n));
+        }
+        let parse = units::parse_buffer;
+        match &v {
+            Value::String(s) => parse(s).map_err(|e| error(&self.key_path(key), &v, &e.0)),
+            _ => Err(error(&self.key_path(key), &v, &parse("").unwrap_err().0)),
+        }
+    }
+
+    pub fn uint(&mut self, key: &'static str, min: u64, max: u64) -> Result<u64> {
+        let v = self.value(key)?;
+        match v.as_u64() {
+            Some(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(error(&self.key_path(key), &v, &format!("a whole number from {min} to {max}"))),
+        }
+    }
+
+    pub fn fraction(&mut self, key: &'static str) -> Result<f64> {
+        let v = self.value(key)?;
+        match v.as_f64() {
+            Some(x) if (0.0..=1.0).contains(&x) => Ok(x),
+            _ => Err(error(&self.key_path(key), &v, "a probability between 0 and 1")),
+        }
+    }
+
+    pub fn boolean(&mut self, key: &'static str) -> Result<bool> {
+        let v = self.value(key)?;
+        v.as_bool().ok_or_else(|| error(&self.key_path(key), &v, "true or false"))
+    }
+
+    pub fn string(&mut self, key: &'static str) -> Result<String> {
+        let v = self.value(key)?;
+        v.as_str().map(str::to_string).ok_or_else(|| error(&self.key_path(key), &v, "a string"))
+    }
+
+    /// One of a fixed set of names.
+    pub fn choice(&mut self, key: &'static str, choices: &[&'static str]) -> Result<&'static str> {
+        let v = self.value(key)?;
+        let found = v.as_str().and_then(|s| choices.iter().find(|c| **c == s));
+        found.copied().ok_or_else(|| {
+            let list: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+            error(&self.key_path(key), &v, &format!("one of {}", list.join(", ")))
+        })
+    }
+
+    /// A sub-table (an absent one reads as empty, so its keys take their defaults).
+    pub fn table(&mut self, key: &'static str, section: &'static str) -> Result<Table<'a>> {
+        let path = self.key_path(key);
+        match self.raw(key) {
+            None => Ok(Table { path, section, map: None, used: BTreeSet::new() }),
+            Some(Value::Object(m)) => Ok(Table { path, section, map: Some(m), used: BTreeSet::new() }),
+            Some(other) => Err(error(&path, other, "a table such as { rate = \"100Mbps\" }")),
+        }
+    }
+
+    /// The entries of an array of tables, each read under `section_of(entry)`.
+    pub fn array(&mut self, key: &'static str) -> Result<Vec<(String, &'a Map<String, Value>)>> {
+        let path = self.key_path(key);
+        let v = self.raw(key).ok_or_else(|| ScenarioError {
+            key: path.clone(),
+            message: format!("missing; expected {}", schema::lookup(self.section, key).doc),
+        })?;
+        let items =
+            v.as_array().ok_or_else(|| error(&path, v, "an array of tables ([[traffic]] entries)"))?;
+        if items.is_empty() {
+            return Err(error(&path, v, "at least one entry"));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                Value::Object(m) => Ok((format!("{path}.{i}"), m)),
+                other => Err(error(&format!("{path}.{i}"), other, "a table")),
+            })
+            .collect()
+    }
+
+    /// A table that is an array entry, read under `section`.
+    pub fn entry(path: String, section: &'static str, map: &'a Map<String, Value>) -> Table<'a> {
+        Table { path, section, map: Some(map), used: BTreeSet::new() }
+    }
+
+    /// Marks `key` as read under another section (a traffic entry's `kind`).
+    pub fn consume(&mut self, key: &'static str) {
+        self.used.insert(key);
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Error for `key` of this table.
+    pub fn fail(&self, key: &str, message: String) -> ScenarioError {
+        ScenarioError { key: self.key_path(key), message }
+    }
+
+    /// Keys asked for, for the schema completeness test.
+    pub fn asked(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.used.iter().map(move |k| (self.section, *k))
+    }
+
+    /// Rejects keys present in the table that nothing read (unknown or not valid here).
+    pub fn finish(self, asked: &mut Vec<(&'static str, &'static str)>) -> Result<()> {
+        asked.extend(self.asked());
+        let Some(map) = self.map else { return Ok(()) };
+        for key in map.keys() {
+            if self.used.contains(key.as_str()) {
+                continue;
+            }
+            let path = self.key_path(key);
+            let message = match schema::suggest(self.section, key) {
+                Some(s) => format!("unknown key; did you mean `{s}`?"),
+                None => {
+                    let known: Vec<&str> = schema::section(self.section).map(|k| k.key).collect();
+                    format!("unknown key; expected one of: {}", known.join(", "))
+                }
+            };
+            return Err(ScenarioError { key: path, message });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,118 @@
+//! Every scenario key, its type, default and meaning — the single source for the reader's
+//! defaults, its "did you mean" suggestions and the reference page `docs/scenario.md`.
+
+/// One documented key.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyDoc {
+    /// The table it lives in: "" (top level), "network.bottleneck", "traffic.long_lived", …
+    pub section: &'static str,
+    pub key: &'static str,
+    pub ty: &'static str,
+    /// The default as written in a scenario file; "required" when there is none.
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+pub const REQUIRED: &str = "required";
+
+macro_rules! keys {
+    ($( $section:literal $key:literal $ty:literal $default:literal $doc:literal ;)*) => {
+        pub const KEYS: &[KeyDoc] = &[ $( KeyDoc { section: $section, key: $key, ty: $ty, default: $default, doc: $doc }, )* ];
+    };
+}
+
+keys! {
+    "" "name" "string" "\"scenario\"" "A label carried into results and plot footers.";
+    "" "seed" "integer" "1" "Seed of every random stream. Same scenario and seed give identical results.";
+    "" "duration" "time" "\"60s\"" "Simulated time to run.";
+    "" "warmup" "time" "\"0s\"" "Time excluded from measurements at the start; must be shorter than `duration`.";
+    "" "network" "table" "{}" "The topology; see the `network` sections.";
+    "" "monitor" "table" "{}" "What to record; see the `monitor` section.";
+    "" "traffic" "array of tables" "required" "Traffic sources; each entry has a `kind`.";
+
+    "network" "topology" "string" "\"dumbbell\"" "Only `dumbbell` so far: N senders, each behind its own access link, share one bottleneck into the receivers; ACKs return over an uncongested reverse path.";
+    "network" "bottleneck" "table" "required" "The shared link; see `network.bottleneck`.";
+    "network" "access" "table" "{}" "Each sender's own access link; see `network.access`.";
+    "network" "rtt" "time range" "\"100ms\"" "Two-way propagation delay of each flow, drawn uniformly from `lo..hi` per flow (distinct RTTs avoid artificial phase effects).";
+    "network" "loss" "number" "0.0" "Probability that the bottleneck drops an arriving data packet independently of the queue (random loss, for the Mathis formula check). Between 0 and 1.";
+
+    "network.bottleneck" "rate" "rate" "required" "Bottleneck capacity, e.g. \"100Mbps\".";
+    "network.bottleneck" "buffer" "buffer" "\"100pkt\"" "Drop-tail limit: packets (\"125pkt\") or bytes (\"80KB\"). Counts packets waiting, not the one being serialized (as ns-2's drop-tail), so B packets of buffer hold at most B + 1.";
+    "network.bottleneck" "delay" "time" "\"0ms\"" "One-way propagation delay of the bottleneck itself; the rest of each flow's RTT sits on its access link. At most half the smallest RTT.";
+    "network.bottleneck" "queue" "string" "\"droptail\"" "Queue discipline. Only `droptail` so far.";
+
+    "network.access" "rate" "rate" "\"10Gbps\"" "Rate of every sender's access link (one per flow).";
+    "network.access" "buffer" "buffer" "\"unlimited\"" "Access link buffer. Unlimited by default: the sender's NIC queue never drops.";
+
+    "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops).";
+    "monitor" "events" "boolean" "false" "Record the bottleneck queue event log: every enqueue, dequeue and drop with its time (kept in memory).";
+
+    "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
+
+    "traffic.long_lived" "flows" "integer" "1" "Number of TCP flows.";
+    "traffic.long_lived" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";
+    "traffic.long_lived" "packet" "size" "\"1000B\"" "Data packet size on the wire, headers included (payload = packet − 40 B). ACKs are 40 B.";
+    "traffic.long_lived" "max_window" "size" "\"20MB\"" "Receiver's advertised window (payload bytes); the sender never has more than max_window / MSS segments outstanding.";
+    "traffic.long_lived" "start" "time range" "\"0s..1s\"" "Start times, uniform over `lo..hi`, drawn per flow.";
+    "traffic.long_lived" "initial_window" "integer or \"rfc3390\"" "\"rfc3390\"" "Initial congestion window in segments; RFC 3390 gives min(4·MSS, max(2·MSS, 4380 B)).";
+    "traffic.long_lived" "min_rto" "time" "\"200ms\"" "Minimum retransmission timeout (RFC 6298 §2.4 says 1 s; Linux uses 200 ms).";
+    "traffic.long_lived" "delayed_ack" "boolean" "false" "Delayed ACKs (RFC 1122): ACK every second segment or when the timer expires. Off by default, as in the ns-2 studies.";
+    "traffic.long_lived" "delayed_ack_timeout" "time" "\"100ms\"" "Delayed-ACK timer.";
+    "traffic.long_lived" "jitter" "time" "\"0s\"" "Optional per-packet send jitter: each packet leaves the sender after a uniform random delay in [0, jitter], order kept.";
+
+    "traffic.udp" "flows" "integer" "1" "Number of independent sources.";
+    "traffic.udp" "rate" "rate" "required" "Mean rate of each source, packets included on the wire.";
+    "traffic.udp" "packet" "size" "\"1000B\"" "Packet size on the wire.";
+    "traffic.udp" "start" "time range" "\"0s\"" "Start times, uniform over `lo..hi`, drawn per source.";
+}
+
+/// The documented keys of one section.
+pub fn section(section: &str) -> impl Iterator<Item = &'static KeyDoc> + '_ {
+    KEYS.iter().filter(move |k| k.section == section)
+}
+
+/// The entry for (section, key). Panics if the reader asks for an undocumented key: that is a
+/// programming error the schema test catches.
+pub fn lookup(section: &str, key: &str) -> &'static KeyDoc {
+    KEYS.iter()
+        .find(|k| k.section == section && k.key == key)
+        .unwrap_or_else(|| panic!("key `{key}` of section `{section}` is read but not documented"))
+}
+
+/// Edit distance, for "did you mean" suggestions.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The closest documented key of `section` to `unknown`, if it is close enough to be a typo.
+pub fn suggest(section: &str, unknown: &str) -> Option<&'static str> {
+    let mut best: Option<(usize, &'static str)> = None;
+    for k in self::section(section) {
+        let d = levenshtein(&unknown.to_ascii_lowercase(), k.key);
+        if best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, k.key));
+        }
+    }
+    best.filter(|&(d, k)| d <= 2.max(k.len() / 3)).map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_near_misses_only() {
+        assert_eq!(suggest("network", "botleneck"), Some("bottleneck"));
+        assert_eq!(suggest("traffic.long_lived", "max_windw"), Some("max_window"));
+        assert_eq!(suggest("network", "zzzzzz"), None);
+    }
+}

@@ -1,0 +1,93 @@
+//! TCP: sender, receiver, retransmission timer and congestion control.
+//!
+//! Read before editing: RFC 5681 (slow start, congestion avoidance, fast retransmit and
+//! recovery), RFC 6582 (NewReno), RFC 6298 (retransmission timer), RFC 1122 §4.2.3.2 and
+//! RFC 5681 §4.2 (delayed ACKs). The model is segment-based, like ns-2's one-way TCP:
+//! sequence numbers count segments of `mss` payload bytes, the window is counted in segments
+//! (`cwnd` is fractional so that congestion avoidance adds 1/cwnd per ACK), and the receiver
+//! consumes data at once, so its advertised window is always `max_window`.
+//!
+//! Split of duties (as in Linux and ns-3): the [`sender`] owns sequence state, loss detection,
+//! recovery (Reno or NewReno), RTT estimation and timers; the [`cc`] module only does window
+//! arithmetic behind a small trait, one algorithm per file.
+
+pub mod cc;
+pub mod receiver;
+pub mod rto;
+pub mod sender;
+
+use crate::units::Time;
+
+/// Bytes of IP + TCP header in every data packet; also the size of a pure ACK.
+pub const HEADER_BYTES: u32 = 40;
+
+/// How the sender recovers from a loss detected by duplicate ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 5681 §3.2: leave fast recovery on the first ACK of new data.
+    Reno,
+    /// RFC 6582: stay in fast recovery until everything sent before the loss is ACKed,
+    /// retransmitting one segment per partial ACK.
+    NewReno,
+}
+
+/// Per-flow TCP settings (from the scenario's traffic entry).
+#[derive(Clone, Copy, Debug)]
+pub struct TcpConfig {
+    pub recovery: Recovery,
+    pub cc: cc::CcKind,
+    /// Data packet size on the wire, bytes.
+    pub packet: u32,
+    /// Receiver's advertised window, in segments.
+    pub max_window: u32,
+    /// Initial congestion window, segments.
+    pub initial_window: u32,
+    pub min_rto: Time,
+    pub max_rto: Time,
+    pub initial_rto: Time,
+    /// Clock granularity G of RFC 6298 §2.
+    pub granularity: Time,
+    pub delayed_ack: bool,
+    pub delayed_ack_timeout: Time,
+}
+
+impl TcpConfig {
+    /// Payload bytes per segment.
+    pub fn mss(&self) -> u32 {
+        self.packet - HEADER_BYTES
+    }
+
+    /// RFC 3390 §1: IW = min(4·MSS, max(2·MSS, 4380 bytes)), in whole segments.
+    pub fn rfc3390_initial_window(mss: u32) -> u32 {
+        (4 * mss).min((2 * mss).max(4380)) / mss
+    }
+
+    pub fn default_for(packet: u32, recovery: Recovery) -> TcpConfig {
+        let mss = packet - HEADER_BYTES;
+        TcpConfig {
+            recovery,
+            cc: cc::CcKind::Reno,
+            packet,
+            max_window: 20_000_000 / mss,
+            initial_window: Self::rfc3390_initial_window(mss),
+            min_rto: Time::from_ms(200),
+            max_rto: Time::from_secs(60),
+            initial_rto: Time::from_secs(1),
+            granularity: Time::from_ms(1),
+            delayed_ack: false,
+            delayed_ack_timeout: Time::from_ms(100),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TcpConfig;
+
+    #[test]
+    fn rfc3390_initial_window() {
+        assert_eq!(TcpConfig::rfc3390_initial_window(960), 4); // 3840 B
+        assert_eq!(TcpConfig::rfc3390_initial_window(1460), 3); // 4380 B
+        assert_eq!(TcpConfig::rfc3390_initial_window(536), 4); // 2144 B
+    }
+}

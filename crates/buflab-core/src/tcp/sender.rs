@@ -1,0 +1,485 @@
+//! The TCP sender: sequence state, loss detection and recovery, RTT estimation, timers.
+//!
+//! Heads up: read RFC 5681 §3, RFC 6582 §3.2 and RFC 6298 §2–5 before editing; each rule
+//! below cites the clause it implements. Deliberate simplifications, all as in ns-2's one-way
+//! TCP that the seeds' simulations used: no SYN/FIN (connection set-up is another issue), the
+//! receiver window is fixed at `max_window`, and RTT is timed on one segment per round trip
+//! (BSD style) rather than with timestamps, so Karn's rule applies.
+//!
+//! The sender never touches the scheduler. It appends packets to `out` and keeps the RTO
+//! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
+
+use super::cc::{Cc, CongestionControl, Window};
+use super::rto::RttEstimator;
+use super::{Recovery, TcpConfig};
+use crate::monitor::MeasuredWindow;
+use crate::packet::{flags, Kind, Packet};
+use crate::units::Time;
+
+/// Counters over the whole run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data packets put on the wire, retransmissions included.
+    pub sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Losses detected by three duplicate ACKs.
+    pub fast_retransmits: u64,
+    /// Retransmissions sent by fast retransmit and recovery (the rest are go-back-N after a
+    /// timeout, which may resend segments the receiver already holds).
+    pub recovery_retransmits: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    pub cfg: TcpConfig,
+    flow: u32,
+    route: u32,
+    cc: Cc,
+    pub w: Window,
+    /// Oldest unacknowledged segment.
+    pub snd_una: u32,
+    /// Next segment to send (falls back to `snd_una` after a timeout: go-back-N).
+    pub snd_nxt: u32,
+    /// One past the highest segment ever sent.
+    pub snd_max: u32,
+    /// Segments the application has to send (u32::MAX: unlimited).
+    limit: u32,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover`: highest segment sent when recovery (or the last RTO) began.
+    recover: i64,
+    partial_acks: u32,
+    pub rtt: RttEstimator,
+    /// The segment being timed and when it was sent (one sample per round trip).
+    timed: Option<(u32, Time)>,
+    /// `snd_una` at the last timeout: a second RTO for the same segment keeps ssthresh.
+    last_rto_una: Option<u32>,
+    pub rto_deadline: Option<Time>,
+    /// Time of the pending timer event, if any (lazy timer bookkeeping).
+    pub rto_event_at: Option<Time>,
+    pub stats: SenderStats,
+    /// The same counters, only for events inside the measured window. Counted by event time
+    /// because a sender may process an ACK ahead of the global clock (see `Sim::forward`).
+    pub window_stats: SenderStats,
+    window: MeasuredWindow,
+}
+
+impl TcpSender {
+    pub fn new(cfg: TcpConfig, flow: u32, route: u32) -> TcpSender {
+        TcpSender {
+            cfg,
+            flow,
+            route,
+            cc: cfg.cc.build(),
+            // RFC 5681 §3.1: initial ssthresh arbitrarily high; here, the receiver window.
+            w: Window { cwnd: cfg.initial_window as f64, ssthresh: cfg.max_window as f64 },
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            limit: u32::MAX,
+            dupacks: 0,
+            in_recovery: false,
+            recover: -1,
+            partial_acks: 0,
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity),
+            timed: None,
+            last_rto_una: None,
+            rto_deadline: None,
+            rto_event_at: None,
+            stats: SenderStats::default(),
+            window_stats: SenderStats::default(),
+            window: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
+        }
+    }
+
+    /// The route its data packets take.
+    pub fn route(&self) -> u32 {
+        self.route
+    }
+
+    /// Sets the measured window for `window_stats`.
+    pub fn set_window(&mut self, window: MeasuredWindow) {
+        self.window = window;
+    }
+
+    #[inline]
+    fn count(&mut self, now: Time, bump: fn(&mut SenderStats)) {
+        bump(&mut self.stats);
+        if self.window.contains(now) {
+            bump(&mut self.window_stats);
+        }
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// FlightSize (RFC 5681 §2): sent but not yet cumulatively acknowledged, segments.
+    fn flight(&self) -> u32 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Opens the connection: sends the initial window.
+    pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.send_allowed(now, out);
+    }
+
+    /// Puts segment `seq` on the wire. `retransmit`: it was sent before (decided by the
+    /// caller before `snd_max` moves).
+    fn emit(&mut self, now: Time, seq: u32, retransmit: bool, out: &mut Vec<Packet>) {
+        if retransmit {
+            self.count(now, |s| s.retransmits += 1);
+            // Karn's rule (RFC 6298 §3): a retransmission spoils the measurement in progress.
+            self.timed = None;
+        } else if self.timed.is_none() {
+            self.timed = Some((seq, now));
+        }
+        self.count(now, |s| s.sent += 1);
+        out.push(Packet {
+            sent_at: now,
+            flow: self.flow,
+            seq,
+            size: self.cfg.packet,
+            route: self.route,
+            hop: 0,
+            kind: Kind::Data,
+            flags: if retransmit { flags::RETRANSMIT } else { 0 },
+        });
+        // RFC 6298 §5.1: start the timer when sending data if it is not running.
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Sends what the window allows: min(cwnd, rwnd) segments beyond `snd_una`.
+    fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let wnd = (self.w.cwnd as u32).min(self.cfg.max_window).max(1);
+        while self.snd_nxt < self.limit && self.snd_nxt - self.snd_una < wnd {
+            let seq = self.snd_nxt;
+            let retransmit = seq < self.snd_max;
+            self.snd_nxt += 1;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+            self.emit(now, seq, retransmit, out);
+        }
+    }
+
+    fn retransmit_first_unacked(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let seq = self.snd_una;
+        self.count(now, |s| s.recovery_retransmits += 1);
+        self.emit(now, seq, true, out);
+        if self.snd_nxt == seq {
+            self.snd_nxt += 1;
+        }
+    }
+
+    /// An ACK arrives carrying cumulative acknowledgement `ack` (next segment expected).
+    pub fn on_ack(&mut self, now: Time, ack: u32, out: &mut Vec<Packet>) {
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack, out);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.on_duplicate_ack(now, out);
+        }
+        self.send_allowed(now, out);
+    }
+
+    fn on_new_ack(&mut self, now: Time, ack: u32, out: &mut Vec<Packet>) {
+        let acked = ack - self.snd_una;
+        if let Some((seq, sent)) = self.timed {
+            if ack > seq {
+                self.rtt.sample(now - sent);
+                self.timed = None;
+            }
+        }
+        self.snd_una = ack;
+        if self.snd_nxt < ack {
+            self.snd_nxt = ack;
+        }
+        let mut restart_timer = true;
+        if self.in_recovery {
+            let full = ack as i64 > self.recover;
+            match self.cfg.recovery {
+                // RFC 5681 §3.2 step 6: the first ACK of new data ends recovery; cwnd = ssthresh.
+                Recovery::Reno => {
+                    self.w.cwnd = self.w.ssthresh;
+                    self.exit_recovery();
+                }
+                // RFC 6582 §3.2 step 5, full acknowledgement: option (1),
+                // cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS), which avoids a burst.
+                Recovery::NewReno if full => {
+                    self.w.cwnd = self.w.ssthresh.min(self.flight().max(1) as f64 + 1.0);
+                    self.exit_recovery();
+                }
+                // RFC 6582 §3.2 step 5, partial acknowledgement: retransmit the first
+                // unacknowledged segment, deflate cwnd by the amount acked, add back one
+                // SMSS (the ACK covered at least one), and reset the timer on the first
+                // partial ACK only (the "Impatient" variant the RFC recommends).
+                Recovery::NewReno => {
+                    self.retransmit_first_unacked(now, out);
+                    self.w.cwnd = (self.w.cwnd - acked as f64 + 1.0).max(1.0);
+                    self.partial_acks += 1;
+                    restart_timer = self.partial_acks == 1;
+                }
+            }
+        } else {
+            self.dupacks = 0;
+            self.cc.on_ack(&mut self.w, acked, now, self.rtt.srtt());
+        }
+        // RFC 6298 §5.2: all data acknowledged: stop the timer. §5.3: otherwise restart it.
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+        } else if restart_timer {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn on_duplicate_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.dupacks += 1;
+        if self.in_recovery {
+            // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 4: each further duplicate ACK means a
+            // segment left the network: inflate cwnd by one SMSS.
+            self.w.cwnd += 1.0;
+            return;
+        }
+        if self.dupacks != 3 {
+            return;
+        }
+        // RFC 6582 §3.2 step 1: only if the ACK covers more than `recover`, so duplicate ACKs
+        // caused by go-back-N after a timeout do not trigger a second reduction. RFC 5681's
+        // Reno has no such check.
+        if self.cfg.recovery == Recovery::NewReno && (self.snd_una as i64) <= self.recover {
+            return;
+        }
+        // RFC 5681 §3.2 steps 2–3 (RFC 6582 steps 2–3).
+        self.count(now, |s| s.fast_retransmits += 1);
+        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, self.flight(), now);
+        self.recover = self.snd_max as i64 - 1;
+        self.in_recovery = true;
+        self.partial_acks = 0;
+        self.retransmit_first_unacked(now, out);
+        self.w.cwnd = self.w.ssthresh + 3.0;
+    }
+
+    fn exit_recovery(&mut self) {
+        self.in_recovery = false;
+        self.dupacks = 0;
+    }
+
+    /// The retransmission timer expired (the caller checked the deadline).
+    pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.count(now, |s| s.timeouts += 1);
+        // RFC 5681 §3.1 eq. 4, only if this segment has not already been resent by the
+        // timer: a repeated timeout for the same segment keeps ssthresh.
+        if self.last_rto_una != Some(self.snd_una) {
+            self.w.ssthresh = self.cc.ssthresh_on_timeout(&self.w, self.flight(), now);
+        }
+        self.last_rto_una = Some(self.snd_una);
+        // RFC 5681 §3.1: cwnd = loss window = 1 segment.
+        self.w.cwnd = 1.0;
+        // RFC 6582 §3.2 step 6: remember the highest segment sent and leave recovery.
+        self.recover = self.snd_max as i64 - 1;
+        self.exit_recovery();
+        // RFC 6298 §5.5: back off the timer; §5.4: retransmit the earliest unacknowledged
+        // segment; go-back-N: everything after it is sent again as the window allows.
+        self.rtt.back_off();
+        self.timed = None;
+        self.snd_nxt = self.snd_una;
+        // §5.6: restart the timer with the backed-off RTO (emit() starts it).
+        self.rto_deadline = None;
+        self.send_allowed(now, out);
+    }
+
+    /// Handles a (lazy) timer event at `now`. Returns true if the timeout really fired.
+    pub fn check_timer(&mut self, now: Time, out: &mut Vec<Packet>) -> bool {
+        match self.rto_deadline {
+            Some(d) if d <= now => {
+                self.on_timeout(now, out);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Scripted exchanges: the test plays the network, feeding ACKs and reading segments.
+    use super::*;
+    use crate::tcp::HEADER_BYTES;
+
+    fn sender(recovery: Recovery) -> TcpSender {
+        let mut cfg = TcpConfig::default_for(1000, recovery);
+        cfg.initial_window = 10;
+        TcpSender::new(cfg, 0, 0)
+    }
+
+    fn seqs(out: &mut Vec<Packet>) -> Vec<u32> {
+        out.drain(..).map(|p| p.seq).collect()
+    }
+
+    /// A sender in congestion avoidance with segments 0..20 outstanding.
+    fn established(recovery: Recovery) -> (TcpSender, Vec<Packet>) {
+        let mut s = sender(recovery);
+        s.w = Window { cwnd: 20.0, ssthresh: 20.0 };
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(seqs(&mut out), (0..20).collect::<Vec<_>>());
+        (s, out)
+    }
+
+    #[test]
+    fn data_packets_carry_header_and_payload() {
+        let s = sender(Recovery::NewReno);
+        assert_eq!(s.cfg.mss() + HEADER_BYTES, 1000);
+    }
+
+    // ---- Fast retransmit and recovery ----
+
+    #[test]
+    fn three_duplicate_acks_trigger_one_retransmission() {
+        let (mut s, mut out) = established(Recovery::NewReno);
+        let t = Time::from_ms(100);
+        // Segment 0 lost: segments 1, 2, 3 arrive and each produces a duplicate ACK for 0.
+        s.on_ack(t, 0, &mut out);
+        s.on_ack(t, 0, &mut out);
+        assert!(out.is_empty());
+        s.on_ack(t, 0, &mut out);
+        assert_eq!(seqs(&mut out), vec![0]);
+        assert!(s.in_recovery());
+        // ssthresh = FlightSize/2 = 10, cwnd = ssthresh + 3.
+        assert_eq!((s.w.ssthresh, s.w.cwnd), (10.0, 13.0));
+        assert_eq!(s.stats.retransmits, 1);
+    }
+
+    #[test]
+    fn newreno_retransmits_on_partial_acks_until_recover() {
+        let (mut s, mut out) = established(Recovery::NewReno);
+        let t = Time::from_ms(100);
+        // Segments 0 and 5 lost. 1..4 give 4 duplicate ACKs.
+        for _ in 0..4 {
+            s.on_ack(t, 0, &mut out);
+        }
+        assert_eq!(seqs(&mut out), vec![0]);
+        // 6..19 arrive: 14 more duplicates, inflating cwnd to 13 + 15 = 28 > 20 outstanding:
+        // new segments 20.. go out.
+        for _ in 0..14 {
+            s.on_ack(t, 0, &mut out);
+        }
+        let sent_new = seqs(&mut out);
+        assert!(sent_new.iter().all(|&q| q >= 20), "{sent_new:?}");
+        // The retransmitted 0 arrives: the ACK is partial (for 5), so 5 is resent at once.
+        s.on_ack(t, 5, &mut out);
+        let after_partial = seqs(&mut out);
+        assert_eq!(after_partial[0], 5);
+        assert!(s.in_recovery());
+        // The retransmitted 5 arrives: everything up to recover (19) is covered; recovery ends.
+        let highest = s.snd_max;
+        s.on_ack(t, 20, &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(s.stats.fast_retransmits, 1);
+        // Exit: cwnd = min(ssthresh, FlightSize + 1).
+        assert_eq!(s.w.cwnd, s.w.ssthresh.min((highest - 20) as f64 + 1.0));
+    }
+
+    #[test]
+    fn reno_leaves_recovery_on_the_first_new_ack() {
+        let (mut s, mut out) = established(Recovery::Reno);
+        let t = Time::from_ms(100);
+        for _ in 0..3 {
+            s.on_ack(t, 0, &mut out);
+        }
+        assert!(s.in_recovery());
+        out.clear();
+        // Partial ACK for 5 (segment 5 also lost): Reno deflates to ssthresh and leaves;
+        // it does not retransmit 5.
+        s.on_ack(t, 5, &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.w.cwnd, 10.0);
+        assert!(!seqs(&mut out).contains(&5));
+    }
+
+    #[test]
+    fn reno_reacts_twice_to_two_losses_where_newreno_reacts_once() {
+        // Segments 0 and 5 lost from a window of 20; the test plays the receiver's ACKs.
+        let run = |recovery| {
+            let (mut s, mut out) = established(recovery);
+            let t = Time::from_ms(100);
+            for _ in 0..18 {
+                s.on_ack(t, 0, &mut out); // 1..4 and 6..19 arrive: 18 duplicates
+            }
+            let new_data = seqs(&mut out).into_iter().filter(|&q| q >= 20).count() as u32;
+            s.on_ack(t, 5, &mut out); // the retransmitted 0 arrives: partial ACK
+            let sent = seqs(&mut out);
+            if sent.contains(&5) {
+                // NewReno resent 5 at once; it and the new data arrive.
+                s.on_ack(t, 20 + new_data, &mut out);
+            } else {
+                // Reno left recovery with cwnd = ssthresh and resent nothing: the new data
+                // beyond the hole produce duplicate ACKs for 5.
+                for _ in 0..new_data {
+                    s.on_ack(t, 5, &mut out);
+                }
+            }
+            (s.stats.fast_retransmits, s.stats.retransmits, s.stats.timeouts)
+        };
+        // NewReno: one reduction, each lost segment resent exactly once, no timeout.
+        assert_eq!(run(Recovery::NewReno), (1, 2, 0));
+        // Reno: a second fast retransmit (a second window reduction) for the second loss.
+        let (frs, rts, _) = run(Recovery::Reno);
+        assert_eq!((frs, rts), (2, 2));
+    }
+
+    // ---- Retransmission timeout ----
+
+    #[test]
+    fn timeout_goes_back_n_with_one_segment_window_and_backs_off() {
+        let (mut s, mut out) = established(Recovery::NewReno);
+        s.on_ack(Time::from_ms(100), 1, &mut out); // one sample: 100 ms → RTO 300 ms
+        out.clear();
+        let rto = s.rtt.rto();
+        assert_eq!(rto, Time::from_ms(300));
+        let deadline = s.rto_deadline.unwrap();
+        assert!(s.check_timer(deadline, &mut out));
+        assert_eq!(seqs(&mut out), vec![1]); // cwnd = 1: only the first unacked segment
+        assert_eq!(s.w.cwnd, 1.0);
+        assert_eq!(s.rtt.rto(), Time::from_ms(600));
+        assert_eq!(s.rto_deadline, Some(deadline + Time::from_ms(600)));
+        // A second timeout for the same segment doubles again and keeps ssthresh.
+        let ssthresh = s.w.ssthresh;
+        assert!(s.check_timer(s.rto_deadline.unwrap(), &mut out));
+        assert_eq!(s.rtt.rto(), Time::from_ms(1200));
+        assert_eq!(s.w.ssthresh, ssthresh);
+        assert_eq!(s.stats.timeouts, 2);
+    }
+
+    #[test]
+    fn karn_no_sample_from_a_retransmitted_segment() {
+        let (mut s, mut out) = established(Recovery::NewReno);
+        let d = s.rto_deadline.unwrap();
+        s.check_timer(d, &mut out); // segment 0 resent at 1 s
+        let srtt_before = s.rtt.srtt();
+        // Its ACK arrives 2 s later: ambiguous, must not be sampled; backoff stays.
+        s.on_ack(Time::from_secs(3), 1, &mut out);
+        assert_eq!(s.rtt.srtt(), srtt_before);
+        assert_eq!(s.rtt.backoff, 1);
+    }
+
+    #[test]
+    fn stale_timer_event_does_not_fire() {
+        let (mut s, mut out) = established(Recovery::NewReno);
+        let first = s.rto_deadline.unwrap();
+        s.on_ack(Time::from_ms(500), 5, &mut out); // restarts the timer later
+        assert!(s.rto_deadline.unwrap() > first);
+        assert!(!s.check_timer(first, &mut out));
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    #[test]
+    fn timer_stops_when_everything_is_acknowledged() {
+        let (mut s, mut out) = established(Recovery::NewReno);
+        s.limit = 20;
+        s.on_ack(Time::from_ms(100), 20, &mut out);
+        assert_eq!(s.rto_deadline, None);
+    }
+}

@@ -1,0 +1,123 @@
+//! The dumbbell: N senders, each behind its own access link, share one bottleneck link into
+//! the receivers; ACKs return over an uncongested reverse path.
+//!
+//! ```text
+//!  sender i ─ access_i (rate a, delay d_i) ─┐                        ┌─ receiver i
+//!                                           ├─ bottleneck (C, B, d_b) ┤
+//!  sender j ─ access_j (rate a, delay d_j) ─┘                        └─ receiver j
+//!  ACKs:  receiver i ─ reverse bottleneck (C, unlimited, d_b) ─ reverse access_i ─ sender i
+//! ```
+//!
+//! Flow i's two-way propagation delay `rtt_i` is drawn uniformly from the scenario's `rtt`
+//! range; its access links carry `d_i = rtt_i/2 − d_b` each way. Phase effects between flows
+//! are avoided the way the ns-2 studies did: distinct RTTs, random start times, and optional
+//! per-packet send jitter. Every random draw for flow i comes from flow i's own stream.
+
+use crate::link::Link;
+use crate::loss::RandomLoss;
+use crate::monitor::{MeasuredWindow, QueueMonitor};
+use crate::rng::{Rng, Stream};
+use crate::scenario::{Scenario, Traffic};
+use crate::sim::{Endpoints, Hop, Sim};
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::TcpSender;
+use crate::traffic::udp::UdpSource;
+use crate::units::{BufferLimit, Time};
+
+/// What the results need to know about each flow.
+#[derive(Clone, Debug)]
+pub struct FlowInfo {
+    pub traffic: u32,
+    pub kind: &'static str,
+    pub tcp: &'static str,
+    pub rtt: Time,
+    pub start: Time,
+    /// Payload bytes per packet (MSS for TCP, the whole packet for UDP).
+    pub payload: u32,
+}
+
+/// A built dumbbell.
+pub struct Dumbbell {
+    pub sim: Sim,
+    pub bottleneck: u32,
+    pub flows: Vec<FlowInfo>,
+}
+
+fn uniform_time(rng: &mut Rng, lo: Time, hi: Time) -> Time {
+    Time(rng.range_u64(lo.0, hi.0))
+}
+
+pub fn build(s: &Scenario) -> Dumbbell {
+    let net = &s.network;
+    let window = MeasuredWindow { start: s.warmup, end: s.duration };
+    let mut sim = Sim::new(window);
+
+    let mut bn = Link::new(net.bottleneck_rate, net.bottleneck_delay, net.bottleneck_buffer);
+    bn.attach_monitor(QueueMonitor::new(net.bottleneck_rate, window, s.monitor.interval, s.monitor.events));
+    let bottleneck = sim.add_link(bn);
+    let reverse = sim.add_link(Link::new(net.bottleneck_rate, net.bottleneck_delay, BufferLimit::Unlimited));
+    let loss = (net.loss > 0.0)
+        .then(|| sim.add_loss(RandomLoss::new(net.loss, Rng::stream(s.seed, Stream::Loss, 0))));
+
+    let mut flows = Vec::new();
+    for (ti, traffic) in s.traffic.iter().enumerate() {
+        for _ in 0..traffic.flows() {
+            let id = flows.len() as u64;
+            let mut rng = Rng::stream(s.seed, Stream::Flow, id);
+            let rtt = uniform_time(&mut rng, net.rtt.lo, net.rtt.hi);
+            let access_delay = Time(rtt.0 / 2) - net.bottleneck_delay;
+            let access = sim.add_link(Link::new(net.access_rate, access_delay, net.access_buffer));
+            let mut hops = vec![Hop::Link(access)];
+            hops.extend(loss.map(Hop::Loss));
+            hops.push(Hop::Link(bottleneck));
+            let forward = sim.add_route(&hops);
+            let jitter_rng = Rng::stream(s.seed, Stream::Jitter, id);
+            let flow = id as u32;
+            match traffic {
+                Traffic::LongLived(l) => {
+                    let start = uniform_time(&mut rng, l.start.lo, l.start.hi);
+                    let back = sim.add_link(Link::new(net.access_rate, access_delay, BufferLimit::Unlimited));
+                    let backward = sim.add_route(&[Hop::Link(reverse), Hop::Link(back)]);
+                    let endpoints = Endpoints::Tcp {
+                        sender: TcpSender::new(l.tcp, flow, forward),
+                        receiver: TcpReceiver::new(
+                            flow,
+                            backward,
+                            l.tcp.max_window,
+                            l.tcp.delayed_ack,
+                            l.tcp.delayed_ack_timeout,
+                        ),
+                    };
+                    sim.add_flow(endpoints, start, l.jitter, jitter_rng);
+                    let tcp = match l.tcp.recovery {
+                        crate::tcp::Recovery::Reno => "reno",
+                        crate::tcp::Recovery::NewReno => "newreno",
+                    };
+                    flows.push(FlowInfo {
+                        traffic: ti as u32,
+                        kind: traffic.kind(),
+                        tcp,
+                        rtt,
+                        start,
+                        payload: l.tcp.mss(),
+                    });
+                }
+                Traffic::Udp(u) => {
+                    let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
+                    let src_rng = Rng::stream(s.seed, Stream::Source, id);
+                    let src = UdpSource::new(u.pattern, flow, forward, u.rate, u.packet, src_rng);
+                    sim.add_flow(Endpoints::Udp(src), start, Time::ZERO, jitter_rng);
+                    flows.push(FlowInfo {
+                        traffic: ti as u32,
+                        kind: traffic.kind(),
+                        tcp: "",
+                        rtt,
+                        start,
+                        payload: u.packet,
+                    });
+                }
+            }
+        }
+    }
+    Dumbbell { sim, bottleneck, flows }
+}

@@ -1,0 +1,3 @@
+//! Topology builders: scenario → links, routes and flows in a [`crate::sim::Sim`].
+
+pub mod dumbbell;

@@ -1,0 +1,3 @@
+//! Traffic sources other than TCP's own logic: open-loop UDP streams.
+
+pub mod udp;

@@ -1,0 +1,54 @@
+//! Open-loop UDP sources: Poisson or constant-bit-rate packet streams, for queueing-theory
+//! checks (M/D/1/K) and background load.
+
+use crate::packet::{Kind, Packet};
+use crate::rng::Rng;
+use crate::scenario::UdpPattern;
+use crate::units::{Rate, Time};
+
+#[derive(Clone, Debug)]
+pub struct UdpSource {
+    pub pattern: UdpPattern,
+    flow: u32,
+    route: u32,
+    packet: u32,
+    /// Mean gap between packets, picoseconds (exact for CBR up to rounding).
+    mean_gap_ps: f64,
+    next_seq: u32,
+    rng: Rng,
+    pub sent: u64,
+    pub received: u64,
+}
+
+impl UdpSource {
+    pub fn new(pattern: UdpPattern, flow: u32, route: u32, rate: Rate, packet: u32, rng: Rng) -> UdpSource {
+        let mean_gap_ps = rate.serialization(packet as u64).0 as f64;
+        UdpSource { pattern, flow, route, packet, mean_gap_ps, next_seq: 0, rng, sent: 0, received: 0 }
+    }
+
+    /// Emits one packet at `now` and returns when the next one is due.
+    pub fn emit(&mut self, now: Time) -> (Packet, Time) {
+        let pkt = Packet {
+            sent_at: now,
+            flow: self.flow,
+            seq: self.next_seq,
+            size: self.packet,
+            route: self.route,
+            hop: 0,
+            kind: Kind::Udp,
+            flags: 0,
+        };
+        self.next_seq = self.next_seq.wrapping_add(1);
+        self.sent += 1;
+        let gap = match self.pattern {
+            UdpPattern::Cbr => self.mean_gap_ps,
+            // Exponential gaps: a Poisson process of the given mean rate.
+            UdpPattern::Poisson => self.rng.exponential(self.mean_gap_ps),
+        };
+        (pkt, now + Time(gap.round().max(1.0) as u64))
+    }
+
+    pub fn packet_size(&self) -> u32 {
+        self.packet
+    }
+}
