@@ -205,8 +205,46 @@ impl Scenario {
         Ok((scenario, asked))
     }
 
+    /// Validates `v` and returns it with every documented key present, defaults filled in
+    /// as a user would write them.
+    pub fn normalized(v: &Value) -> Result<Value> {
+        let scenario = Self::from_value(v)?;
+        let mut out = v.clone();
+        fill_defaults(&mut out, "");
+        for section in ["network", "monitor"] {
+            fill_defaults(&mut out[section], section);
+        }
+        fill_defaults(&mut out["network"]["bottleneck"], "network.bottleneck");
+        fill_defaults(&mut out["network"]["access"], "network.access");
+        if let Some(items) = out["traffic"].as_array_mut() {
+            for (item, t) in items.iter_mut().zip(&scenario.traffic) {
+                let section = match t {
+                    Traffic::LongLived(_) => "traffic.long_lived",
+                    Traffic::Udp(_) => "traffic.udp",
+                };
+                fill_defaults(item, section);
+            }
+        }
+        Ok(out)
+    }
+
     pub fn total_flows(&self) -> u64 {
         self.traffic.iter().map(|t| t.flows() as u64).sum()
+    }
+}
+
+/// Inserts the documented default of every absent key of `section` into `table`.
+fn fill_defaults(table: &mut Value, section: &str) {
+    if table.is_null() {
+        *table = Value::Object(Default::default());
+    }
+    let Some(map) = table.as_object_mut() else { return };
+    for k in schema::section(section) {
+        if k.default != schema::REQUIRED && !map.contains_key(k.key) {
+            if let Ok(v) = serde_json::from_str::<Value>(k.default) {
+                map.insert(k.key.to_string(), v);
+            }
+        }
     }
 }
 
@@ -349,6 +387,15 @@ mod tests {
         let mut v = base();
         v["traffic"][0]["rate"] = json!("10Mbps");
         assert!(err(v).starts_with("traffic.0.rate: unknown key"));
+    }
+
+    #[test]
+    fn normalized_fills_every_default_and_still_validates() {
+        let n = Scenario::normalized(&base()).unwrap();
+        assert_eq!(n["network"]["access"]["rate"], json!("10Gbps"));
+        assert_eq!(n["traffic"][0]["tcp"], json!("newreno"));
+        assert_eq!(n["monitor"]["events"], json!(false));
+        Scenario::from_value(&n).unwrap();
     }
 
     #[test]

@@ -1,0 +1,165 @@
+//! The Python binding of buflab's engine: scenario JSON in, plain dicts of columns out.
+//! Deliberately thin (STYLE habit 12): no logic here that Python or the core should own.
+
+use buflab_core::result::RunResult;
+use buflab_core::scenario::{schema as core_schema, Scenario, ScenarioError as CoreError};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList};
+use serde_json::Value;
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario key has a bad value or is unknown.");
+
+fn scenario_error(e: CoreError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+fn parse(scenario_json: &str) -> PyResult<Value> {
+    serde_json::from_str(scenario_json)
+        .map_err(|e| ScenarioError::new_err(format!("scenario is not valid JSON: {e}")))
+}
+
+/// Converts a JSON value to the matching Python object.
+fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let d = PyDict::new(py);
+            for (k, item) in map {
+                d.set_item(k, to_py(py, item)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    buflab_core::VERSION
+}
+
+/// Every documented scenario key, in documentation order.
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    core_schema::KEYS
+        .iter()
+        .map(|k| {
+            let d = PyDict::new(py);
+            d.set_item("section", k.section)?;
+            let key = match k.section {
+                "" => k.key.to_string(),
+                s if s.starts_with("traffic") => format!("traffic[].{}", k.key),
+                s => format!("{s}.{}", k.key),
+            };
+            d.set_item("key", key)?;
+            d.set_item("type", k.ty)?;
+            d.set_item("default", k.default)?;
+            d.set_item("doc", k.doc)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Validates a scenario and returns it with defaults filled in.
+#[pyfunction]
+fn validate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let v = parse(scenario_json)?;
+    let n = Scenario::normalized(&v).map_err(scenario_error)?;
+    to_py(py, &n)
+}
+
+/// Runs a scenario; the simulation itself runs without the GIL.
+#[pyfunction]
+fn run<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let v = parse(scenario_json)?;
+    let scenario = Scenario::from_value(&v).map_err(scenario_error)?;
+    let r = py.allow_threads(|| buflab_core::run(&scenario));
+    result_to_py(py, &r)
+}
+
+fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("summary", to_py(py, &Value::Object(r.summary.to_json()))?)?;
+
+    let flows = PyDict::new(py);
+    macro_rules! column {
+        ($dict:expr, $rows:expr, $($field:ident),*) => {
+            $( $dict.set_item(stringify!($field), $rows.iter().map(|x| x.$field.clone()).collect::<Vec<_>>())?; )*
+        };
+    }
+    column!(
+        flows,
+        r.flows,
+        flow,
+        traffic,
+        kind,
+        tcp,
+        rtt_s,
+        start_s,
+        goodput_bps,
+        delivered_bytes,
+        sent_packets,
+        retransmits,
+        timeouts,
+        cwnd_pkts,
+        ssthresh_pkts,
+        srtt_s
+    );
+    out.set_item("flows", flows)?;
+
+    let ts = PyDict::new(py);
+    column!(
+        ts,
+        r.timeseries,
+        time_s,
+        throughput_bps,
+        utilization,
+        queue_pkts,
+        queue_max_pkts,
+        arrivals,
+        drops
+    );
+    out.set_item("timeseries", ts)?;
+
+    match &r.events {
+        None => out.set_item("events", py.None())?,
+        Some(log) => {
+            let ev = PyDict::new(py);
+            ev.set_item("time_s", log.time.iter().map(|t| t.secs_f64()).collect::<Vec<_>>())?;
+            const NAMES: [&str; 3] = ["enqueue", "dequeue", "drop"];
+            ev.set_item("event", log.event.iter().map(|&k| NAMES[k as usize]).collect::<Vec<_>>())?;
+            ev.set_item("flow", &log.flow)?;
+            ev.set_item("seq", &log.seq)?;
+            ev.set_item("size", &log.size)?;
+            ev.set_item("queue_pkts", &log.queue_pkts)?;
+            ev.set_item("queue_bytes", &log.queue_bytes)?;
+            out.set_item("events", ev)?;
+        }
+    }
+    Ok(out)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}
