@@ -47,14 +47,17 @@ fn main() {
     });
     let scenario = Scenario::from_value(&v).expect("benchmark scenario is valid");
     let began = Instant::now();
-    let r = buflab_core::run(&scenario);
+    let mut net = buflab_core::simulate(&scenario);
     let wall = began.elapsed().as_secs_f64();
+    let pending = net.sim.sched.pending();
+    let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;
     println!("scenario: 1Gbps bottleneck, 100pkt buffer, {flows} NewReno flows, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
     println!("utilization            {:.4}", s.utilization);
     println!("drop rate              {:.5}", s.drop_rate);
     println!("bottleneck departures  {}", s.departures);
     println!("events                 {}", s.events);
+    println!("events pending at end  {pending}");
     println!("wall seconds           {wall:.3}");
     println!("departures per second  {:.0}", s.departures as f64 / wall);
     println!("events per second      {:.0}", s.events as f64 / wall);

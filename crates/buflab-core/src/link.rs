@@ -45,8 +45,11 @@ struct InFlight {
 /// What happened to an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admission {
+    /// In the ring; a `LinkExit` event will deliver it.
     Accepted,
     Dropped,
+    /// Admitted on a relay link: the caller delivers it at this exit time now.
+    Relayed(Time),
 }
 
 pub struct Link {
@@ -67,6 +70,9 @@ pub struct Link {
     /// Last (size, serialization time) pair: most packets on a link have one of two sizes.
     ser_cache: [(u32, Time); 2],
     monitor: Option<Box<QueueMonitor>>,
+    /// Relay mode: exits are handed to the caller on admission; the ring keeps only waiting
+    /// packets, for the drop decision and dequeue reports.
+    relay: bool,
     /// Packets that finished serialization (service started, whole run).
     pub departures: u64,
     pub drops: u64,
@@ -87,6 +93,7 @@ impl Link {
             head_scheduled: false,
             ser_cache: [(0, Time::ZERO); 2],
             monitor: None,
+            relay: false,
             departures: 0,
             drops: 0,
         }
@@ -119,9 +126,21 @@ impl Link {
         self.limit == BufferLimit::Unlimited && self.monitor.is_none()
     }
 
-    /// Packets currently in the ring (waiting, in service or propagating).
+    /// Switches the link to relay mode (see `Sim::forward`): its packets are delivered as soon
+    /// as they are admitted, at their exit time.
+    pub fn set_relay(&mut self) {
+        debug_assert!(self.ring.is_empty());
+        self.relay = true;
+    }
+
+    /// Packets in the link not yet handed on (waiting, in service or propagating). A relay
+    /// link has handed every admitted packet on already.
     pub fn in_flight(&self) -> usize {
-        self.ring.len()
+        if self.relay {
+            0
+        } else {
+            self.ring.len()
+        }
     }
 
     #[inline]
@@ -184,7 +203,9 @@ impl Link {
         let ser = self.serialization(pkt.size);
         self.busy_until = start + ser;
         let exit = self.busy_until + self.delay;
-        self.ring.push_back(InFlight { start, exit, pkt });
+        if !self.relay || busy {
+            self.ring.push_back(InFlight { start, exit, pkt });
+        }
         if busy {
             self.waiting_pkts += 1;
             self.waiting_bytes += pkt.size as u64;
@@ -194,11 +215,16 @@ impl Link {
         }
         if !busy {
             // Straight into service: dequeued at its arrival instant, never counted waiting.
-            self.dequeued += 1;
+            if !self.relay {
+                self.dequeued += 1;
+            }
             self.departures += 1;
             if let Some(m) = self.monitor.as_deref_mut() {
                 m.on_dequeue(t, &pkt, self.waiting_pkts, self.waiting_bytes, ser);
             }
+        }
+        if self.relay {
+            return Admission::Relayed(exit);
         }
         if !self.head_scheduled {
             self.head_scheduled = true;
@@ -210,6 +236,17 @@ impl Link {
     /// Processes the dequeue of every waiting packet whose service has started by `t`.
     #[inline]
     fn flush(&mut self, t: Time) {
+        if self.relay {
+            // The ring holds only waiting packets: a dequeued one leaves it.
+            while let Some(&e) = self.ring.front() {
+                if e.start > t {
+                    break;
+                }
+                self.ring.pop_front();
+                self.dequeue(e);
+            }
+            return;
+        }
         let total = self.popped + self.ring.len() as u64;
         while self.dequeued < total {
             let e = self.ring[(self.dequeued - self.popped) as usize];
@@ -217,15 +254,20 @@ impl Link {
                 break;
             }
             self.dequeued += 1;
-            self.departures += 1;
-            self.waiting_pkts -= 1;
-            self.waiting_bytes -= e.pkt.size as u64;
-            if self.monitor.is_some() {
-                let ser = self.serialization(e.pkt.size);
-                let (w, wb) = (self.waiting_pkts, self.waiting_bytes);
-                if let Some(m) = self.monitor.as_deref_mut() {
-                    m.on_dequeue(e.start, &e.pkt, w, wb, ser);
-                }
+            self.dequeue(e);
+        }
+    }
+
+    #[inline]
+    fn dequeue(&mut self, e: InFlight) {
+        self.departures += 1;
+        self.waiting_pkts -= 1;
+        self.waiting_bytes -= e.pkt.size as u64;
+        if self.monitor.is_some() {
+            let ser = self.serialization(e.pkt.size);
+            let (w, wb) = (self.waiting_pkts, self.waiting_bytes);
+            if let Some(m) = self.monitor.as_deref_mut() {
+                m.on_dequeue(e.start, &e.pkt, w, wb, ser);
             }
         }
     }

@@ -140,10 +140,9 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
     let mut flows = Vec::with_capacity(d.flows.len());
     let (mut retransmits, mut timeouts, mut goodput_sum) = (0u64, 0u64, 0.0f64);
     for (i, (f, info)) in sim.flows.iter().zip(&d.flows).enumerate() {
-        let w = &f.at_warmup;
         let rec = match &f.endpoints {
             Endpoints::Tcp { sender, receiver } => {
-                let delivered = (receiver.stats.delivered - w.receiver.delivered) * info.payload as u64;
+                let delivered = receiver.window_delivered * info.payload as u64;
                 let rt = sender.window_stats.retransmits;
                 let to = sender.window_stats.timeouts;
                 FlowRecord {
@@ -164,7 +163,7 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
                 }
             }
             Endpoints::Udp(u) => {
-                let delivered = (u.received - w.udp_received) * info.payload as u64;
+                let delivered = u.window_received * info.payload as u64;
                 FlowRecord {
                     flow: i as u32,
                     traffic: info.traffic,

@@ -5,8 +5,9 @@
 //! only a small integer naming the component and what happened (see [`Event`]); components keep
 //! their own state, and the scheduler knows nothing of TCP.
 //!
-//! The queue is an implicit 4-ary min-heap over 24-byte entries: shallower than a binary heap
-//! and cache-friendly, which matters because the engine runs millions of events per second.
+//! The queue is an implicit 4-ary min-heap: shallower than a binary heap and cache-friendly,
+//! which matters because the engine runs millions of events per second. Keys are single
+//! 128-bit integers, and removal uses Floyd's bottom-up sift, which compares children only.
 
 use crate::units::Time;
 
@@ -23,9 +24,16 @@ pub enum Event {
     FlowStart(u32),
     /// A UDP source emits its next packet.
     SourceNext(u32),
-    /// The measured window opens: flows snapshot their counters.
-    Warmup,
 }
+
+/// Bits of a packed event: 3 for the kind, 25 for the component id.
+const ID_BITS: u32 = 25;
+const EVENT_BITS: u32 = 3 + ID_BITS;
+/// Largest component id an event can name (links, flows: the scenario caps flows well below).
+pub const MAX_ID: u32 = (1 << ID_BITS) - 1;
+/// Events a run may schedule: the insertion sequence fills the other 36 bits of the key's low
+/// half (about 69 billion; a 90 s run of a 10 Gb/s link schedules under 100 million).
+const MAX_SEQ: u64 = (1 << (64 - EVENT_BITS)) - 1;
 
 impl Event {
     fn pack(self) -> u64 {
@@ -35,40 +43,46 @@ impl Event {
             Event::DelayedAck(v) => (2, v),
             Event::FlowStart(v) => (3, v),
             Event::SourceNext(v) => (4, v),
-            Event::Warmup => (5, 0),
         };
-        (k << 32) | v as u64
+        debug_assert!(v <= MAX_ID);
+        (k << ID_BITS) | v as u64
     }
     fn unpack(p: u64) -> Event {
-        let v = p as u32;
-        match p >> 32 {
+        let v = (p & MAX_ID as u64) as u32;
+        match (p >> ID_BITS) & 7 {
             0 => Event::LinkExit(v),
             1 => Event::Rto(v),
             2 => Event::DelayedAck(v),
             3 => Event::FlowStart(v),
-            4 => Event::SourceNext(v),
-            _ => Event::Warmup,
+            _ => Event::SourceNext(v),
         }
     }
 }
 
+/// A pending event in 16 bytes. One 128-bit comparison orders entries: time in the high 64
+/// bits; below it the insertion sequence (36 bits), which breaks ties; the event itself in
+/// the lowest 28 bits, which never decide the order because sequences are unique.
 #[derive(Clone, Copy)]
 struct Entry {
-    time: u64,
-    seq: u64,
-    ev: u64,
+    key: u128,
 }
 
 impl Entry {
     #[inline(always)]
-    fn before(&self, other: &Entry) -> bool {
-        (self.time, self.seq) < (other.time, other.seq)
+    fn time(&self) -> u64 {
+        (self.key >> 64) as u64
+    }
+    #[inline(always)]
+    fn event(&self) -> Event {
+        Event::unpack(self.key as u64 & ((1 << EVENT_BITS) - 1))
     }
 }
 
 /// Pending events, earliest first; ties broken by insertion order.
 pub struct Scheduler {
     heap: Vec<Entry>,
+    /// The root was popped but not yet removed: the next `schedule` reuses its slot.
+    root_vacant: bool,
     next_seq: u64,
     now: Time,
     executed: u64,
@@ -80,9 +94,18 @@ impl Default for Scheduler {
     }
 }
 
+/// Children per heap node.
+const ARITY: usize = 4;
+
 impl Scheduler {
     pub fn new() -> Scheduler {
-        Scheduler { heap: Vec::with_capacity(1024), next_seq: 0, now: Time::ZERO, executed: 0 }
+        Scheduler {
+            heap: Vec::with_capacity(1024),
+            root_vacant: false,
+            next_seq: 0,
+            now: Time::ZERO,
+            executed: 0,
+        }
     }
 
     /// The time of the event being executed (or of the last one).
@@ -97,81 +120,132 @@ impl Scheduler {
     }
 
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.root_vacant as usize
     }
 
     /// Schedules `ev` at `at`. Scheduling in the past is a bug in a component.
     #[inline]
     pub fn schedule(&mut self, at: Time, ev: Event) {
         debug_assert!(at >= self.now, "event {ev:?} scheduled in the past");
-        let e = Entry { time: at.0, seq: self.next_seq, ev: ev.pack() };
+        assert!(self.next_seq <= MAX_SEQ, "more than {MAX_SEQ} events scheduled in one run");
+        let low = (self.next_seq << EVENT_BITS) | ev.pack();
+        let e = Entry { key: ((at.0 as u128) << 64) | low as u128 };
         self.next_seq += 1;
-        self.heap.push(e);
-        self.sift_up(self.heap.len() - 1);
+        if self.root_vacant {
+            // Most events schedule a successor soon after now (the next packet of the same
+            // pipe): it belongs near the top, so sifting down from the root stops early.
+            self.root_vacant = false;
+            self.sift_down(e);
+        } else {
+            self.heap.push(e);
+            self.sift_up(self.heap.len() - 1, e);
+        }
+    }
+
+    /// Removes a vacant root for good.
+    #[inline]
+    fn settle(&mut self) {
+        if self.root_vacant {
+            self.root_vacant = false;
+            let last = self.heap.pop().unwrap();
+            if !self.heap.is_empty() {
+                self.refill_root(last);
+            }
+        }
     }
 
     /// The time of the earliest pending event.
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| Time(e.time))
+    pub fn peek_time(&mut self) -> Option<Time> {
+        self.settle();
+        self.heap.first().map(|e| Time(e.time()))
     }
 
-    /// Removes the earliest event and advances the clock to it.
+    /// Takes the earliest event and advances the clock to it. Its slot stays reserved until
+    /// the next call, so that an event scheduled meanwhile can take it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let n = self.heap.len();
-        if n == 0 {
-            return None;
-        }
-        let top = self.heap[0];
-        let last = self.heap.pop().unwrap();
-        if n > 1 {
-            self.sift_down_from_root(last);
-        }
-        self.now = Time(top.time);
+        self.settle();
+        let top = *self.heap.first()?;
+        self.root_vacant = true;
+        self.now = Time(top.time());
         self.executed += 1;
-        Some((self.now, Event::unpack(top.ev)))
+        Some((self.now, top.event()))
     }
 
+    /// Places `e` at the root and moves it down past smaller children (top-down).
     #[inline]
-    fn sift_up(&mut self, mut i: usize) {
-        let e = self.heap[i];
-        while i > 0 {
-            let p = (i - 1) / 4;
-            if e.before(&self.heap[p]) {
-                self.heap[i] = self.heap[p];
-                i = p;
-            } else {
-                break;
-            }
-        }
-        self.heap[i] = e;
-    }
-
-    /// Places `e` (the former last element) starting from the root.
-    #[inline]
-    fn sift_down_from_root(&mut self, e: Entry) {
-        let n = self.heap.len();
+    fn sift_down(&mut self, e: Entry) {
+        let h = self.heap.as_mut_slice();
+        let n = h.len();
         let mut i = 0;
         loop {
-            let c = 4 * i + 1;
+            let c = ARITY * i + 1;
             if c >= n {
                 break;
             }
             let mut best = c;
-            let end = (c + 4).min(n);
-            for j in c + 1..end {
-                if self.heap[j].before(&self.heap[best]) {
+            for j in c + 1..(c + ARITY).min(n) {
+                if h[j].key < h[best].key {
                     best = j;
                 }
             }
-            if self.heap[best].before(&e) {
-                self.heap[i] = self.heap[best];
+            if h[best].key < e.key {
+                h[i] = h[best];
                 i = best;
             } else {
                 break;
             }
         }
-        self.heap[i] = e;
+        h[i] = e;
+    }
+
+    #[inline]
+    fn sift_up(&mut self, mut i: usize, e: Entry) {
+        let h = self.heap.as_mut_slice();
+        while i > 0 {
+            let p = (i - 1) / ARITY;
+            if e.key < h[p].key {
+                h[i] = h[p];
+                i = p;
+            } else {
+                break;
+            }
+        }
+        h[i] = e;
+    }
+
+    /// Fills the empty root with `e` (the former last entry): the hole walks down along the
+    /// smallest children to a leaf, comparing children only, then `e` sifts up from there
+    /// (Floyd's bottom-up method; `e` came from the bottom, so it rarely climbs far).
+    #[inline]
+    fn refill_root(&mut self, e: Entry) {
+        let h = self.heap.as_mut_slice();
+        let n = h.len();
+        let mut hole = 0;
+        loop {
+            let c = ARITY * hole + 1;
+            if c + ARITY <= n {
+                // Full set of children: pick the smallest without unpredictable branches.
+                let a = if h[c + 1].key < h[c].key { c + 1 } else { c };
+                let d = if h[c + 3].key < h[c + 2].key { c + 3 } else { c + 2 };
+                let best = if h[d].key < h[a].key { d } else { a };
+                h[hole] = h[best];
+                hole = best;
+            } else {
+                if c < n {
+                    let mut best = c;
+                    for j in c + 1..n {
+                        if h[j].key < h[best].key {
+                            best = j;
+                        }
+                    }
+                    h[hole] = h[best];
+                    hole = best;
+                }
+                break;
+            }
+        }
+        self.sift_up(hole, e);
     }
 }
 

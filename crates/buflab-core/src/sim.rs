@@ -7,9 +7,9 @@
 //!
 //! **Computing ahead through express links.** A link with an unlimited buffer and no monitor
 //! cannot drop or report, so a packet's exit time from it is known on arrival. If the next
-//! link on the route is fed by that link alone, arrivals there come in the same FIFO order,
-//! so the packet can enter it straight away, at its future arrival time, with no event in
-//! between. The dumbbell's reverse path (bottleneck → access → sender) is computed this way.
+//! link on the route is also express and fed by that link alone, arrivals there come in the
+//! same FIFO order, so the packet can enter it straight away, at its future arrival time, with
+//! no event in between. The dumbbell's reverse path (bottleneck → access → sender) is computed this way.
 //!
 //! **Senders running ahead.** When an ACK's exit from the last (express) link of its route is
 //! known and its sender's data route starts on a link nothing else feeds, the sender handles
@@ -19,6 +19,12 @@
 //! sender's own clock thus runs up to half an RTT ahead of the global one; it counts its
 //! window statistics by its own event times. The result is identical to running every hop as
 //! an event (only the order of exactly simultaneous events can differ).
+//!
+//! **Relay links.** The same reasoning lets a bottleneck hand each admitted packet to its
+//! receiver at once, at the packet's exit time, when nothing downstream can be affected by
+//! anything but the order of the bottleneck's exits (see `can_relay` for the exact test).
+//! In the dumbbell a data packet then costs one event (leaving its access link) and its ACK
+//! none.
 
 use std::time::Instant;
 
@@ -26,8 +32,8 @@ use crate::link::{Admission, Link};
 use crate::monitor::MeasuredWindow;
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
-use crate::sched::{Event, Scheduler};
-use crate::tcp::receiver::{ReceiverStats, TcpReceiver};
+use crate::sched::{Event, Scheduler, MAX_ID};
+use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::traffic::udp::UdpSource;
 use crate::units::Time;
@@ -49,6 +55,20 @@ enum Feeder {
     Route(u32),
     /// Several sources, or an endpoint, or a loss element.
     Other,
+}
+
+/// What happens to a packet entering a hop, fixed once the network is built (see `prepare`).
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Loss(u32),
+    /// A link that can drop or report: admission decides.
+    Queue(u32),
+    /// Express link whose exit enters the next (express, singly fed) link at once.
+    Chain(u32),
+    /// Express link; the packet waits in its pipe for the exit event.
+    Park(u32),
+    /// Express link at the end of an ACK route whose sender runs ahead.
+    ToSender(u32),
 }
 
 /// Source routes, flattened.
@@ -88,25 +108,6 @@ pub struct Flow {
     jitter_rng: Rng,
     /// Release time of the last packet, to keep jittered packets in order.
     last_release: Time,
-    /// Counters when the measured window opened.
-    pub at_warmup: FlowSnapshot,
-}
-
-/// Counters of a flow's receiving end at one instant (receivers run on the global clock, so
-/// a snapshot at the warm-up instant is exact; senders count their own window statistics).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FlowSnapshot {
-    pub receiver: ReceiverStats,
-    pub udp_received: u64,
-}
-
-impl Flow {
-    pub fn snapshot(&self) -> FlowSnapshot {
-        match &self.endpoints {
-            Endpoints::Tcp { receiver, .. } => FlowSnapshot { receiver: receiver.stats, udp_received: 0 },
-            Endpoints::Udp(u) => FlowSnapshot { udp_received: u.received, ..Default::default() },
-        }
-    }
 }
 
 /// Packet accounting for the conservation invariant: injected = delivered + dropped + in flight.
@@ -123,9 +124,8 @@ pub struct Sim {
     pub sched: Scheduler,
     pub links: Vec<Link>,
     feeders: Vec<Feeder>,
-    express: Vec<bool>,
-    /// Per flow: ACKs may be handled as soon as their arrival time is known (see `forward`).
-    ahead: Vec<bool>,
+    /// One step per route hop, parallel to `routes.hops`.
+    plan: Vec<Step>,
     pub losses: Vec<crate::loss::RandomLoss>,
     routes: Routes,
     pub flows: Vec<Flow>,
@@ -135,6 +135,9 @@ pub struct Sim {
     /// Random-loss drops inside the measured window.
     pub loss_drops_window: u64,
     pub wall: std::time::Duration,
+    /// Computing ahead (express chains, senders running ahead, relay links) is on by
+    /// default; off, every hop is an event. Results are the same either way.
+    compute_ahead: bool,
 }
 
 impl Sim {
@@ -143,8 +146,7 @@ impl Sim {
             sched: Scheduler::new(),
             links: Vec::new(),
             feeders: Vec::new(),
-            express: Vec::new(),
-            ahead: Vec::new(),
+            plan: Vec::new(),
             losses: Vec::new(),
             routes: Routes::default(),
             flows: Vec::new(),
@@ -153,12 +155,14 @@ impl Sim {
             counts: Conservation::default(),
             loss_drops_window: 0,
             wall: std::time::Duration::ZERO,
+            compute_ahead: true,
         }
     }
 
     // ---- Building ----
 
     pub fn add_link(&mut self, link: Link) -> u32 {
+        assert!(self.links.len() < MAX_ID as usize, "more than {MAX_ID} links");
         self.links.push(link);
         self.feeders.push(Feeder::None);
         (self.links.len() - 1) as u32
@@ -196,18 +200,18 @@ impl Sim {
     }
 
     pub fn add_flow(&mut self, mut endpoints: Endpoints, start: Time, jitter: Time, jitter_rng: Rng) -> u32 {
-        if let Endpoints::Tcp { sender, .. } = &mut endpoints {
+        if let Endpoints::Tcp { sender, receiver } = &mut endpoints {
             sender.set_window(self.window);
+            receiver.set_window(self.window);
         }
-        self.flows.push(Flow {
-            endpoints,
-            start,
-            jitter,
-            jitter_rng,
-            last_release: Time::ZERO,
-            at_warmup: FlowSnapshot::default(),
-        });
+        assert!(self.flows.len() < MAX_ID as usize, "more than {MAX_ID} flows");
+        self.flows.push(Flow { endpoints, start, jitter, jitter_rng, last_release: Time::ZERO });
         (self.flows.len() - 1) as u32
+    }
+
+    /// Turns computing ahead on or off (off: one event per hop, for equivalence tests).
+    pub fn set_compute_ahead(&mut self, on: bool) {
+        self.compute_ahead = on;
     }
 
     // ---- Running ----
@@ -215,15 +219,9 @@ impl Sim {
     /// Runs until the end of the measured window and closes the monitors' books.
     pub fn run(&mut self) {
         let began = Instant::now();
-        self.express = self.links.iter().map(Link::is_express).collect();
-        self.ahead = self.flows.iter().map(|f| self.runs_ahead(f)).collect();
+        self.prepare();
         for f in 0..self.flows.len() {
             self.sched.schedule(self.flows[f].start, Event::FlowStart(f as u32));
-        }
-        if self.window.start > Time::ZERO {
-            self.sched.schedule(self.window.start, Event::Warmup);
-        } else {
-            self.snapshot_flows();
         }
         let end = self.window.end;
         while let Some((now, ev)) = self.sched.pop() {
@@ -235,8 +233,54 @@ impl Sim {
         for l in &mut self.links {
             l.finish(end);
         }
-        self.counts.in_flight = self.links.iter().map(|l| l.in_flight() as u64).sum();
+        self.counts.in_flight += self.links.iter().map(|l| l.in_flight() as u64).sum::<u64>();
         self.wall = began.elapsed();
+    }
+
+    /// Decides, once, how each hop of each route is handled: relay links, senders running
+    /// ahead, express chains (all only when computing ahead is on).
+    fn prepare(&mut self) {
+        let express: Vec<bool> = self.links.iter().map(Link::is_express).collect();
+        let on = self.compute_ahead;
+        for l in 0..self.links.len() {
+            if on && self.can_relay(l as u32, &express) {
+                self.links[l].set_relay();
+            }
+        }
+        let n_routes = self.routes.start.len();
+        let mut to_ahead_sender = vec![false; n_routes];
+        for f in &self.flows {
+            if let (Endpoints::Tcp { receiver, .. }, true) = (&f.endpoints, on && self.runs_ahead(f)) {
+                to_ahead_sender[receiver.route() as usize] = true;
+            }
+        }
+        self.plan.clear();
+        for r in 0..n_routes as u32 {
+            let len = self.routes.len(r);
+            for h in 0..len {
+                let step = match self.routes.hop(r, h) {
+                    Hop::Loss(i) => Step::Loss(i),
+                    Hop::Link(l) if !express[l as usize] => Step::Queue(l),
+                    Hop::Link(l) => {
+                        // Only into express links: an arrival at a queue that can drop always
+                        // comes from an event, which keeps every chain of computing-ahead
+                        // shorter than one round trip (with one flow, sender → access →
+                        // bottleneck → receiver → sender is a cycle).
+                        let chains = h + 1 < len
+                            && matches!(self.routes.hop(r, h + 1), Hop::Link(n)
+                                if express[n as usize] && self.feeders[n as usize] == Feeder::Link(l));
+                        if on && chains {
+                            Step::Chain(l)
+                        } else if h + 1 == len && to_ahead_sender[r as usize] {
+                            Step::ToSender(l)
+                        } else {
+                            Step::Park(l)
+                        }
+                    }
+                };
+                self.plan.push(step);
+            }
+        }
     }
 
     /// A TCP sender may run ahead of the global clock if the first hop of its data route is
@@ -251,10 +295,68 @@ impl Sim {
         }
     }
 
-    fn snapshot_flows(&mut self) {
-        for f in &mut self.flows {
-            f.at_warmup = f.snapshot();
+    /// The routes a flow's packets take: (data or UDP route, ACK route).
+    fn flow_routes(f: &Flow) -> (u32, Option<u32>) {
+        match &f.endpoints {
+            Endpoints::Tcp { sender, receiver } => (sender.route(), Some(receiver.route())),
+            Endpoints::Udp(u) => (u.route(), None),
         }
+    }
+
+    /// A non-express link may relay (hand each admitted packet on at once, at its exit time)
+    /// when everything downstream of its exits is fixed by the order of those exits:
+    /// - it is the last hop of every route through it, and only data (or UDP) routes use it;
+    /// - UDP sinks just count;
+    /// - every TCP receiver behind it ACKs each segment at once (no delayed-ACK timer, whose
+    ///   ACKs would leave out of this order), onto an express link that only such ACKs feed.
+    ///
+    /// Then receivers see their data in the link's FIFO order, and their ACKs enter the
+    /// reverse link in that same order, so computing them on admission gives exactly what
+    /// running each exit as an event would.
+    fn can_relay(&self, l: u32, express: &[bool]) -> bool {
+        if express[l as usize] {
+            return false;
+        }
+        let ends_here = |r: u32| self.routes.hop(r, self.routes.len(r) - 1) == Hop::Link(l);
+        let uses =
+            |r: u32, link: u32| (0..self.routes.len(r)).any(|h| self.routes.hop(r, h) == Hop::Link(link));
+        let n_routes = self.routes.start.len() as u32;
+        let data_routes: Vec<u32> = self.flows.iter().map(|f| Self::flow_routes(f).0).collect();
+        // Only data routes use the link, and always as their last hop.
+        for r in 0..n_routes {
+            if uses(r, l) && !(data_routes.contains(&r) && ends_here(r)) {
+                return false;
+            }
+        }
+        let mut reverse: Option<u32> = None;
+        for f in &self.flows {
+            let (data, ack) = Self::flow_routes(f);
+            if !ends_here(data) {
+                continue;
+            }
+            let (Endpoints::Tcp { receiver, .. }, Some(ack)) = (&f.endpoints, ack) else { continue };
+            let Hop::Link(first) = self.routes.hop(ack, 0) else { return false };
+            if !receiver.acks_immediately() || !express[first as usize] || reverse.is_some_and(|x| x != first)
+            {
+                return false;
+            }
+            reverse = Some(first);
+        }
+        // The reverse link is fed by nothing but the ACKs of flows whose data ends here.
+        if let Some(rev) = reverse {
+            for r in 0..n_routes {
+                let first = self.routes.hop(r, 0) == Hop::Link(rev);
+                let inner = (1..self.routes.len(r)).any(|h| self.routes.hop(r, h) == Hop::Link(rev));
+                let ours = self.flows.iter().any(|f| {
+                    let (data, ack) = Self::flow_routes(f);
+                    ack == Some(r) && ends_here(data)
+                });
+                if inner || (first && !ours) {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     #[inline]
@@ -273,7 +375,6 @@ impl Sim {
             Event::DelayedAck(f) => self.on_delack_event(now, f),
             Event::FlowStart(f) => self.start_flow(now, f),
             Event::SourceNext(f) => self.udp_emit(now, f),
-            Event::Warmup => self.snapshot_flows(),
         }
     }
 
@@ -281,8 +382,8 @@ impl Sim {
     /// ahead into a link fed by one FIFO upstream, or for a jittered first hop).
     fn forward(&mut self, mut t: Time, mut pkt: Packet) {
         loop {
-            match self.routes.hop(pkt.route, pkt.hop) {
-                Hop::Loss(i) => {
+            match self.plan[(self.routes.start[pkt.route as usize] + pkt.hop as u32) as usize] {
+                Step::Loss(i) => {
                     if self.losses[i as usize].drops_next() {
                         self.counts.loss_drops += 1;
                         if self.window.contains(t) {
@@ -292,29 +393,30 @@ impl Sim {
                     }
                     pkt.hop += 1;
                 }
-                Hop::Link(l) => {
-                    if !self.express[l as usize] {
-                        let link = &mut self.links[l as usize];
-                        if link.arrive(t, pkt, &mut self.sched, l) == Admission::Dropped {
-                            self.counts.queue_drops += 1;
+                Step::Queue(l) => {
+                    match self.links[l as usize].arrive(t, pkt, &mut self.sched, l) {
+                        Admission::Accepted => {}
+                        Admission::Dropped => self.counts.queue_drops += 1,
+                        Admission::Relayed(exit) => {
+                            pkt.hop += 1;
+                            self.arrive_at_endpoint(exit, pkt);
                         }
-                        return;
                     }
+                    return;
+                }
+                Step::Chain(l) => {
+                    t = self.links[l as usize].transit(t, pkt.size);
+                    pkt.hop += 1;
+                }
+                Step::Park(l) => {
+                    let link = &mut self.links[l as usize];
+                    let exit = link.transit(t, pkt.size);
+                    link.push_exit(exit, pkt, &mut self.sched, l);
+                    return;
+                }
+                Step::ToSender(l) => {
                     let exit = self.links[l as usize].transit(t, pkt.size);
-                    let next = pkt.hop + 1;
-                    if next < self.routes.len(pkt.route) {
-                        if let Hop::Link(n) = self.routes.hop(pkt.route, next) {
-                            if self.feeders[n as usize] == Feeder::Link(l) {
-                                pkt.hop = next;
-                                t = exit;
-                                continue;
-                            }
-                        }
-                    } else if pkt.kind == Kind::Ack && self.ahead[pkt.flow as usize] {
-                        self.ack_ahead(exit, pkt);
-                        return;
-                    }
-                    self.links[l as usize].push_exit(exit, pkt, &mut self.sched, l);
+                    self.ack_ahead(exit, pkt);
                     return;
                 }
             }
@@ -322,6 +424,9 @@ impl Sim {
     }
 
     fn arrive_at_endpoint(&mut self, now: Time, pkt: Packet) {
+        if self.beyond_end(now) {
+            return;
+        }
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
         match (&mut flow.endpoints, pkt.kind) {
@@ -336,6 +441,9 @@ impl Sim {
             (Endpoints::Udp(src), Kind::Udp) => {
                 self.counts.delivered += 1;
                 src.received += 1;
+                if self.window.contains(now) {
+                    src.window_received += 1;
+                }
             }
             (_, k) => unreachable!("packet of kind {k:?} delivered to the wrong endpoint"),
         }
@@ -344,6 +452,9 @@ impl Sim {
     /// An ACK reaches its sender at `t` (`t` > now when the sender runs ahead). A timeout due
     /// at or before `t` fires first, exactly as it would have on the global clock.
     fn ack_ahead(&mut self, t: Time, pkt: Packet) {
+        if self.beyond_end(t) {
+            return;
+        }
         self.counts.delivered += 1;
         let f = pkt.flow;
         let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { unreachable!() };
@@ -356,6 +467,17 @@ impl Sim {
         sender.on_ack(t, pkt.seq, &mut self.out);
         self.sync_rto(f);
         self.release(t, f, mark);
+    }
+
+    /// A packet computed ahead to reach its endpoint at or after the end of the run stays in
+    /// flight, as it would on the global clock, where that event never runs.
+    #[inline]
+    fn beyond_end(&mut self, t: Time) -> bool {
+        let beyond = t >= self.window.end;
+        if beyond {
+            self.counts.in_flight += 1;
+        }
+        beyond
     }
 
     /// Sends the packets an endpoint appended to `out` after `mark`, applying send jitter if

@@ -111,6 +111,10 @@ pub struct QueueMonitor {
     last_change: Time,
     cur_pkts: u64,
     cur_bytes: u64,
+    /// The interval the last report fell in, and its bounds: reports come in time order, so
+    /// this spares a division per report.
+    cur_bucket: usize,
+    cur_bucket_span: (u64, u64),
 }
 
 impl QueueMonitor {
@@ -129,13 +133,51 @@ impl QueueMonitor {
             last_change: Time::ZERO,
             cur_pkts: 0,
             cur_bytes: 0,
+            cur_bucket: 0,
+            cur_bucket_span: (0, interval.0),
         }
+    }
+
+    /// Index of the time-series interval holding `t`.
+    #[inline]
+    fn bucket_index(&mut self, t: Time) -> usize {
+        let (lo, hi) = self.cur_bucket_span;
+        if t.0 < lo || t.0 >= hi {
+            let i = t.0 / self.interval.0;
+            self.cur_bucket = i as usize;
+            self.cur_bucket_span = (i * self.interval.0, (i + 1) * self.interval.0);
+        }
+        self.cur_bucket
     }
 
     #[inline]
     fn bucket(&mut self, t: Time) -> Option<&mut Bucket> {
-        let i = (t.0 / self.interval.0) as usize;
+        let i = self.bucket_index(t);
         self.buckets.get_mut(i)
+    }
+
+    /// Adds `f(bucket, overlap)` for every interval that `[a, b)` overlaps.
+    #[inline]
+    fn spread(&mut self, a: Time, b: Time, f: impl Fn(&mut Bucket, u64)) {
+        let i = self.bucket_index(a);
+        let end = self.cur_bucket_span.1;
+        if b.0 <= end {
+            // The common case: the span sits inside one interval.
+            if let Some(bk) = self.buckets.get_mut(i) {
+                f(bk, (b - a).0);
+            }
+            return;
+        }
+        let mut a = a;
+        while a < b {
+            let i = (a.0 / self.interval.0) as usize;
+            let hi = Time((i as u64 + 1) * self.interval.0).min(b);
+            match self.buckets.get_mut(i) {
+                Some(bk) => f(bk, (hi - a).0),
+                None => break,
+            }
+            a = hi;
+        }
     }
 
     /// Integrates the current occupancy up to `t`.
@@ -149,19 +191,8 @@ impl QueueMonitor {
             let w = self.window.overlap(last, t);
             self.totals.occupancy_pkt_ps += self.cur_pkts as u128 * w as u128;
             self.totals.occupancy_byte_ps += self.cur_bytes as u128 * w as u128;
-            // Split over time-series intervals.
-            let mut a = last;
-            while a < t {
-                let i = a.0 / self.interval.0;
-                let b = Time((i + 1) * self.interval.0).min(t);
-                let cur = self.cur_pkts;
-                if let Some(bk) = self.buckets.get_mut(i as usize) {
-                    bk.occupancy_pkt_ps += cur as u128 * (b - a).0 as u128;
-                } else {
-                    break;
-                }
-                a = b;
-            }
+            let cur = self.cur_pkts as u128;
+            self.spread(last, t, |bk, d| bk.occupancy_pkt_ps += cur * d as u128);
         }
         // Occupancy standing when the window opens counts toward the window's maximum.
         if last < self.window.start && t >= self.window.start {
@@ -206,17 +237,7 @@ impl QueueMonitor {
             self.totals.departures += 1;
             self.totals.departed_bytes += p.size as u64;
         }
-        // Split the serialization over time-series intervals.
-        let mut a = start;
-        while a < end {
-            let i = a.0 / self.interval.0;
-            let b = Time((i + 1) * self.interval.0).min(end);
-            match self.buckets.get_mut(i as usize) {
-                Some(bk) => bk.busy_ps += (b - a).0,
-                None => break,
-            }
-            a = b;
-        }
+        self.spread(start, end, |bk, d| bk.busy_ps += d);
         if let Some(log) = self.log.as_mut() {
             log.push(start, 1, p, pkts, bytes);
         }

@@ -3,6 +3,7 @@
 //! The application reads data as soon as it is in order, so the advertised window is always
 //! the configured `max_window` and is not carried in ACKs.
 
+use crate::monitor::MeasuredWindow;
 use crate::packet::{Kind, Packet};
 use crate::tcp::HEADER_BYTES;
 use crate::units::Time;
@@ -40,6 +41,10 @@ pub struct TcpReceiver {
     pub delack_deadline: Option<Time>,
     pub delack_event_at: Option<Time>,
     pub stats: ReceiverStats,
+    /// Segments delivered in order inside the measured window (counted by event time, since a
+    /// receiver may run ahead of the global clock; see `Sim::forward`).
+    pub window_delivered: u64,
+    measured: MeasuredWindow,
 }
 
 impl TcpReceiver {
@@ -58,7 +63,24 @@ impl TcpReceiver {
             delack_deadline: None,
             delack_event_at: None,
             stats: ReceiverStats::default(),
+            window_delivered: 0,
+            measured: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
         }
+    }
+
+    /// Sets the measured window for `window_delivered`.
+    pub fn set_window(&mut self, window: MeasuredWindow) {
+        self.measured = window;
+    }
+
+    /// Whether it acknowledges every segment at once (no delayed-ACK timer).
+    pub fn acks_immediately(&self) -> bool {
+        !self.delayed
+    }
+
+    /// The route its ACKs take.
+    pub fn route(&self) -> u32 {
+        self.route
     }
 
     fn bit(&self, seq: u32) -> (usize, u64) {
@@ -111,6 +133,9 @@ impl TcpReceiver {
             delivered += 1;
         }
         self.stats.delivered += delivered as u64;
+        if self.measured.contains(now) {
+            self.window_delivered += delivered as u64;
+        }
         if !self.delayed || filled_gap {
             // RFC 5681 §4.2: a segment that fills a gap is acknowledged immediately.
             self.ack(now, out);

@@ -18,12 +18,25 @@ pub struct UdpSource {
     rng: Rng,
     pub sent: u64,
     pub received: u64,
+    /// Packets received inside the measured window (by arrival time).
+    pub window_received: u64,
 }
 
 impl UdpSource {
     pub fn new(pattern: UdpPattern, flow: u32, route: u32, rate: Rate, packet: u32, rng: Rng) -> UdpSource {
         let mean_gap_ps = rate.serialization(packet as u64).0 as f64;
-        UdpSource { pattern, flow, route, packet, mean_gap_ps, next_seq: 0, rng, sent: 0, received: 0 }
+        UdpSource {
+            pattern,
+            flow,
+            route,
+            packet,
+            mean_gap_ps,
+            next_seq: 0,
+            rng,
+            sent: 0,
+            received: 0,
+            window_received: 0,
+        }
     }
 
     /// Emits one packet at `now` and returns when the next one is due.
@@ -46,6 +59,11 @@ impl UdpSource {
             UdpPattern::Poisson => self.rng.exponential(self.mean_gap_ps),
         };
         (pkt, now + Time(gap.round().max(1.0) as u64))
+    }
+
+    /// The route its packets take.
+    pub fn route(&self) -> u32 {
+        self.route
     }
 
     pub fn packet_size(&self) -> u32 {
