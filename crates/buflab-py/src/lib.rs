@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList};
 use serde_json::Value;
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario key has a bad value or is unknown.");
+create_exception!(buflab._core, ScenarioError, PyValueError, "A scenario key has a bad value or is unknown.");
 
 fn scenario_error(e: CoreError) -> PyErr {
     ScenarioError::new_err(e.to_string())

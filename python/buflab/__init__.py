@@ -1,0 +1,49 @@
+"""buflab: a packet-level simulator for router buffer sizing.
+
+    import buflab
+    result = buflab.run("examples/dumbbell.toml", network__bottleneck__buffer="50pkt")
+    result.summary["utilization"]      # dict of summary metrics
+    result.flows, result.timeseries    # pandas DataFrames
+
+The engine is Rust (`buflab._core`); this package loads scenarios, applies overrides, turns
+results into DataFrames, runs sweeps, draws plots and holds the theory and the recipes.
+See docs/scenario.md for every scenario key and result column.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _distribution_version
+from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = _distribution_version("buflab")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
+
+if TYPE_CHECKING:
+    from buflab import theory
+    from buflab.api import Result, load_scenario, run, validate
+    from buflab.engine import ScenarioError
+
+__all__ = ["Result", "ScenarioError", "__version__", "load_scenario", "run", "theory", "validate"]
+
+# The API is imported on first use: pandas and pyarrow take most of a second to import, and
+# neither the command line's start (help, theory, a Ctrl-C) nor sweep workers need them.
+_LAZY = {
+    "Result": "buflab.api",
+    "load_scenario": "buflab.api",
+    "run": "buflab.api",
+    "validate": "buflab.api",
+    "ScenarioError": "buflab.engine",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name == "theory":
+        return importlib.import_module("buflab.theory")
+    raise AttributeError(f"module 'buflab' has no attribute {name!r}")

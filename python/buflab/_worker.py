@@ -1,0 +1,22 @@
+"""What a sweep's worker processes run. Kept apart from `buflab.sweep` so that a worker
+imports only the engine, not pandas: workers start once per sweep, and a fresh interpreter
+(the "spawn" start method) imports everything it needs again."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from buflab.engine import core
+
+
+def ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group. Workers ignore it so that only the parent
+    # reacts (saving results, printing one line) and workers print no tracebacks; the
+    # parent then terminates them.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_summary(scenario_text: str) -> dict[str, Any]:
+    """One run, keeping only the summary (a sweep stores nothing else)."""
+    return core().run(scenario_text)["summary"]

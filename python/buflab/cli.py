@@ -1,0 +1,353 @@
+"""The `buflab` command: run, sweep, theory, reproduce, docs.
+
+Bad input never ends in a traceback: scenario errors (from the engine or from --set),
+TOML syntax errors, missing files and bad unit strings print one line, `error: …`, and
+exit with status 2. Ctrl-C during a sweep prints how many runs are kept and exits with 130.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from buflab import __version__, theory
+from buflab.engine import EngineMissing, ScenarioError, core
+from buflab.units import (
+    UnitError,
+    format_bytes,
+    format_percent,
+    format_rate,
+    format_time,
+    parse_bytes,
+    parse_quantity,
+    parse_rate,
+    parse_time_range,
+)
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class BadInput(click.ClickException):
+    """Printed as one line, `error: …`, exit status 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+
+
+# Exceptions that mean "the input is wrong", as opposed to a bug in buflab.
+_BAD_INPUT = (ScenarioError, UnitError, EngineMissing)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _BAD_INPUT as error:
+            raise BadInput(str(error)) from None
+        except tomllib.TOMLDecodeError as error:
+            raise BadInput(f"invalid TOML: {error}") from None
+        except FileNotFoundError as error:
+            raise BadInput(f"no such file: {error.filename}") from None
+
+
+set_option = click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a scenario key, e.g. network.bottleneck.buffer=50pkt or traffic.0.flows=10 "
+    "(repeatable).",
+)
+jobs_option = click.option(
+    "--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores]."
+)
+runs_option = click.option(
+    "--runs", "-r", type=click.IntRange(min=1), help="Seeds per point: seed, seed+1, …"
+)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="buflab")
+def cli() -> None:
+    """buflab: packet-level simulation of router buffers."""
+
+
+@cli.command()
+@click.argument("file")
+@set_option
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--out", type=click.Path(path_type=Path), help="Write results to this directory.")
+@click.option("--csv", is_flag=True, help="With --out: also write the tables as CSV.")
+def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, csv: bool) -> None:
+    """Run the scenario in FILE once and print its summary."""
+    from buflab.api import run as run_scenario
+    from buflab.console import stdout, summary_table
+
+    result = run_scenario(file, overrides=overrides)
+    if out is not None:
+        result.to_dir(out, csv=csv)
+    if as_json:
+        click.echo(json.dumps(result.summary))
+        return
+    stdout.print(summary_table(result.summary))
+    if out is not None:
+        stdout.print(f"results in {out}/")
+
+
+@cli.command()
+@click.argument("file")
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="A key and its values; several --vary give every combination. The first is the "
+    "x axis of the plot. Adds to (or replaces) the file's [sweep.vary].",
+)
+@runs_option
+@jobs_option
+@set_option
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory.")
+def sweep(
+    file: str,
+    varies: tuple[str, ...],
+    runs: int | None,
+    jobs: int | None,
+    overrides: tuple[str, ...],
+    out: Path,
+) -> None:
+    """Run FILE for every combination of the --vary values, R seeds each, in parallel.
+
+    Each finished run is saved at once in OUT/runs/; running the same command again skips
+    them, so an interrupted sweep resumes. Writes results.csv, summary.csv and sweep.png/svg.
+    """
+    from buflab import recipes
+    from buflab.api import load_scenario
+    from buflab.console import stdout
+    from buflab.report import run_and_report
+    from buflab.sweep import Vary
+
+    tree = load_scenario(file, overrides=overrides)
+    scenario, header = recipes.split_header(tree)
+    plan = header.plan(scenario, [Vary.parse(text) for text in varies], runs)
+    if not plan.varies:
+        raise BadInput("nothing to sweep: give at least one --vary KEY=V1,V2,...")
+    title = f"{Path(file).stem}: utilization and drop rate"
+    with _exit_when_interrupted():
+        report = run_and_report(plan, header, out, jobs, "sweep", title)
+    stdout.print(report.view.table(title))
+    _print_written(report, out)
+
+
+@contextmanager
+def _exit_when_interrupted() -> Iterator[None]:
+    """Ctrl-C in a sweep: one line saying what was kept, exit status 130."""
+    from buflab.sweep import SweepInterrupted
+
+    try:
+        yield
+    except SweepInterrupted as stop:
+        click.echo(str(stop), err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _print_written(report: Any, out: Path) -> None:
+    from buflab.console import stdout
+
+    outcome = report.outcome
+    files = [out / "results.csv", out / "summary.csv", *report.figures]
+    stdout.print(
+        f"{outcome.executed} runs simulated, {outcome.skipped} found in {out / 'runs'}; "
+        f"wrote {', '.join(map(str, files))}"
+    )
+
+
+@cli.command(name="theory")
+@click.argument("file", required=False)
+@set_option
+@click.option("--rate", help="Bottleneck rate, e.g. 10Gbps.")
+@click.option("--rtt", help="Mean two-way delay, e.g. 100ms (a range a..b uses its mean).")
+@click.option("--flows", type=click.IntRange(min=1), help="Long-lived flows N.")
+@click.option("--packet", help="Packet size, e.g. 1000B [default: 1000B].")
+@click.option(
+    "--wmax", help="Largest window W_max for eq. 2.1: packets (83, 83pkt) or bytes (64KB)."
+)
+@click.option("--load", type=float, help="Peak offered load ρ (0..1), for eq. 2.1 and ρ^B.")
+@click.option(
+    "--target",
+    type=float,
+    help="Target link utilization θρ for eq. 2.1, e.g. 0.70 (the thesis's θ is target/load).",
+)
+@click.option("--buffer", help="A buffer for the Poisson bound ρ^B, e.g. 20pkt.")
+def theory_command(
+    file: str | None,
+    overrides: tuple[str, ...],
+    rate: str | None,
+    rtt: str | None,
+    flows: int | None,
+    packet: str | None,
+    wmax: str | None,
+    load: float | None,
+    target: float | None,
+    buffer: str | None,
+) -> None:
+    """Buffer sizes from the rules of thumb, for a link given by options or by a scenario FILE.
+
+    With FILE, the link (rate, mean RTT, flows, packet size, W_max) is read from the
+    scenario; options given explicitly take precedence.
+    """
+    from buflab.console import stdout
+
+    facts = _theory_inputs(file, overrides, rate, rtt, flows, packet, wmax)
+    table, notes = _theory_rows(facts, load, target, buffer)
+    stdout.print(table)
+    for note in notes:
+        stdout.print(note)
+
+
+def _theory_inputs(
+    file: str | None,
+    overrides: tuple[str, ...],
+    rate: str | None,
+    rtt: str | None,
+    flows: int | None,
+    packet: str | None,
+    wmax: str | None,
+) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    if file is not None or overrides:
+        from buflab.api import validate
+
+        known = theory.LinkFacts.from_scenario(validate(file or {}, overrides=overrides))
+        facts = dict(vars(known))
+    given = {
+        "rate_bps": _option("--rate", rate, parse_rate),
+        "rtt_s": _option("--rtt", rtt, lambda t: sum(parse_time_range(t)) / 2),
+        "flows": flows,
+        "packet_bytes": _option("--packet", packet, parse_bytes),
+    }
+    facts.update({key: value for key, value in given.items() if value is not None})
+    facts.setdefault("packet_bytes", 1000.0)
+    if wmax is not None:
+        quantity = _option("--wmax", wmax, lambda t: parse_quantity(t, ("packets", "bytes")))
+        facts["wmax_pkts"] = (
+            quantity.value if quantity.kind == "packets" else quantity.value / facts["packet_bytes"]
+        )
+    missing = [
+        name for name, key in (("--rate", "rate_bps"), ("--rtt", "rtt_s")) if key not in facts
+    ]
+    if missing:
+        raise BadInput(f"theory needs {' and '.join(missing)} (or a scenario FILE)")
+    return facts
+
+
+def _option(name: str, text: str | None, parse: Callable[[str], Any]) -> Any:
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except UnitError as error:
+        raise BadInput(f"{name}: {error}") from None
+
+
+def _theory_rows(
+    facts: dict[str, Any], load: float | None, target: float | None, buffer: str | None
+) -> tuple[Any, list[str]]:
+    from rich.table import Table
+
+    rate, rtt, packet = facts["rate_bps"], facts["rtt_s"], facts["packet_bytes"]
+    flows, wmax = facts.get("flows"), facts.get("wmax_pkts")
+    table = Table(
+        title=f"Buffer sizes for {format_rate(rate)}, RTT {format_time(rtt)}, {packet:g} B packets"
+    )
+    table.add_column("rule")
+    table.add_column("formula")
+    table.add_column("buffer", justify="right")
+    notes: list[str] = []
+
+    def add(rule: str, formula: str, packets: float) -> None:
+        table.add_row(rule, formula, f"{packets:,.1f} pkt = {format_bytes(packets * packet)}")
+
+    try:
+        bdp = theory.bdp_packets(rate, rtt, packet)
+        add("rule of thumb", "RTT·C", bdp)
+        if flows:
+            add(f"small buffers, N = {flows:,}", "RTT·C/√N", bdp / math.sqrt(flows))
+        else:
+            notes.append("RTT·C/√N: give --flows N.")
+        tiny = None
+        if load is not None and target is not None and wmax is not None and math.isfinite(wmax):
+            tiny = theory.tiny_buffer_for_utilization(wmax, load, target)
+            add(
+                f"tiny buffers, W = {wmax:,.0f} pkt, ρ = {load:g}, θρ = {target:g}",
+                "log_{1/ρ}(W²/(2(1−θ))) (eq. 2.1)",
+                tiny,
+            )
+        else:
+            notes.append("eq. 2.1: give --wmax, --load and --target.")
+        if load is not None:
+            size = _option("--buffer", buffer, lambda t: parse_quantity(t, ("packets", "bytes")))
+            if size is not None:
+                pkts = size.value if size.kind == "packets" else size.value / packet
+            else:
+                pkts = math.ceil(tiny) if tiny is not None else None
+            if pkts is not None:
+                bound = theory.poisson_drop_bound(load, pkts)
+                table.add_row(
+                    f"Poisson arrivals, ρ = {load:g}, B = {pkts:g} pkt",
+                    "drop rate ≤ ρ^B",
+                    f"drop rate ≤ {format_percent(bound)}",
+                )
+    except ValueError as error:  # out of a rule's domain, e.g. a load above 1
+        raise BadInput(str(error)) from None
+    return table, notes
+
+
+@cli.command()
+@click.argument("name")
+@jobs_option
+@runs_option
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), help="[default: out/NAME]")
+def reproduce(
+    name: str, jobs: int | None, runs: int | None, overrides: tuple[str, ...], out: Path | None
+) -> None:
+    """Reproduce a published figure with a shipped recipe (e.g. headline) or a recipe file.
+
+    Finished runs are kept in OUT/runs and reused, so an interrupted reproduction resumes.
+    """
+    from buflab.console import stdout
+    from buflab.reproduce import reproduce as run_recipe
+
+    out = out or Path("out") / Path(name).stem
+    with _exit_when_interrupted():
+        report, paragraph = run_recipe(name, out, jobs=jobs, runs=runs, overrides=overrides)
+    stdout.print(report.view.table(f"{Path(name).stem}: utilization and drop rate"))
+    if paragraph:
+        stdout.print()
+        stdout.print(paragraph)
+        stdout.print()
+    _print_written(report, out)
+
+
+@cli.command()
+def docs() -> None:
+    """Print the scenario reference (markdown) generated from the engine's schema."""
+    from buflab.docs import scenario_reference
+
+    click.echo(scenario_reference(core().schema()), nl=False)
+
+
+def main() -> None:
+    cli(prog_name="buflab")

@@ -1,0 +1,111 @@
+"""Terminal output: the progress bar of long work and the summary of a run.
+
+Progress goes to stderr so that stdout stays clean for what a command reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from buflab.units import format_bytes, format_percent, format_rate, format_time
+
+stdout = Console()
+stderr = Console(stderr=True)
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A bar with count, elapsed time and ETA; yields `update(done, total)`.
+
+    The bar appears at the first update, so checks that fail before any work starts
+    (a bad --vary value) print their one-line error without a bar above it.
+    """
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    # ETA from the last 10 minutes of finished runs: single runs can take minutes, and rich's
+    # default 30 s window would often hold fewer than two finished runs.
+    progress = Progress(*columns, console=stderr, speed_estimate_period=600)
+    task = progress.add_task(description, total=None)
+    last_done: list[int] = []
+
+    def update(done: int, total: int) -> None:
+        if not last_done:
+            progress.start()
+            # Runs found on disk count as done, but not toward the speed behind the ETA.
+            progress.reset(task, total=total, completed=done)
+        else:
+            progress.update(task, total=total, advance=done - last_done[-1])
+        last_done[:] = [done]
+
+    try:
+        yield update
+    finally:
+        if last_done:
+            progress.stop()
+
+
+# summary key -> (label, formatter); the order is the order of the printed table.
+_SUMMARY_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("utilization", "utilization", format_percent),
+    ("throughput_bps", "throughput", format_rate),
+    ("goodput_bps", "goodput", format_rate),
+    ("bottleneck_rate_bps", "bottleneck rate", format_rate),
+    ("drop_rate", "drop rate", format_percent),
+    ("drops", "drops", lambda v: f"{v:,}"),
+    ("arrivals", "arrivals", lambda v: f"{v:,}"),
+    ("loss_drops", "random-loss drops", lambda v: f"{v:,}"),
+    ("mean_queue_pkts", "mean queue", lambda v: f"{v:,.1f} pkt"),
+    ("max_queue_pkts", "max queue", lambda v: f"{v:,} pkt"),
+    ("mean_queue_bytes", "mean queue (bytes)", format_bytes),
+    ("queue_delay_mean_s", "queueing delay mean", format_time),
+    ("queue_delay_p50_s", "queueing delay p50", format_time),
+    ("queue_delay_p99_s", "queueing delay p99", format_time),
+    ("rtt_mean_s", "mean RTT (propagation)", format_time),
+    ("jain_fairness", "Jain fairness", lambda v: f"{v:.3f}"),
+    ("retransmits", "retransmits", lambda v: f"{v:,}"),
+    ("timeouts", "timeouts", lambda v: f"{v:,}"),
+    ("retransmits_per_drop", "retransmits per drop", lambda v: f"{v:.2f}"),
+    ("flows", "flows", lambda v: f"{v:,}"),
+    ("events", "events simulated", lambda v: f"{v:,}"),
+    ("wall_s", "wall-clock time", format_time),
+]
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    buffer = (
+        f"{summary['buffer_pkts']:,} pkt"
+        if summary.get("buffer_pkts", -1) >= 0
+        else format_bytes(summary.get("buffer_bytes", 0))
+    )
+    title = (
+        f"{summary.get('name', '')}: seed {summary.get('seed')}, buffer {buffer}, "
+        f"measured {format_time(summary.get('measured_s', 0))} after "
+        f"{format_time(summary.get('warmup_s', 0))} warm-up"
+    )
+    table = Table(title=title, show_header=False)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, label, formatter in _SUMMARY_ROWS:
+        if key in summary:
+            table.add_row(label, formatter(summary[key]))
+    return table

@@ -1,0 +1,164 @@
+"""The scenario reference (docs/scenario.md), generated from the engine's own schema.
+
+The key tables come from `_core.schema()`, so they cannot drift from what the engine
+accepts; the prose around them (units, ranges, what a buffer counts, the result columns)
+is kept here. `buflab docs > docs/scenario.md` regenerates the file; a test checks that
+the committed copy is current.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+INTRO = """\
+# Scenario reference
+
+A scenario is a TOML file (or the same tree as a Python dict). Every key below is checked
+by the engine: an unknown key, a value of the wrong type or out of range is an error that
+names the key, the value and what was expected, and suggests the key you probably meant.
+Nothing is silently ignored.
+
+```toml
+name = "dumbbell-100"
+seed = 1
+duration = "60s"
+warmup = "20s"
+
+[network]
+topology = "dumbbell"
+bottleneck = { rate = "100Mbps", buffer = "125pkt" }
+access = { rate = "1Gbps" }
+rtt = "75ms..125ms"
+
+[[traffic]]
+kind = "long_lived"
+flows = 100
+tcp = "newreno"
+packet = "1000B"
+max_window = "20MB"
+start = "0s..5s"
+```
+
+Any key can be changed without editing the file: `buflab run FILE --set
+network.bottleneck.buffer=50pkt --set traffic.0.flows=10` (a number in a key indexes an
+array of tables), or from Python `buflab.run(FILE, network__bottleneck__buffer="50pkt")`.
+A `--set` value is read as TOML when it is valid TOML (`400`, `0.5`, `true`, `"x"`) and as a
+string otherwise (`50pkt`).
+
+## Units
+
+Quantities are strings with a unit. Only a buffer may be a bare integer (packets).
+
+| kind | units | examples |
+|---|---|---|
+| rate | `bps`, `Kbps`, `Mbps`, `Gbps`, `Tbps`, powers of 1000 (also `Mb/s`, any case) \
+| `"100Mbps"`, `"62.5Mbps"` |
+| time | `ps`, `ns`, `us` (`µs`), `ms`, `s`, `min`, `h` | `"100ms"`, `"1.5s"` |
+| size | `B`; `KB`, `MB`, `GB` (powers of 1000); `KiB`, `MiB`, `GiB` (powers of 1024) \
+| `"1000B"`, `"80KB"` = 80,000 B, `"64KiB"` = 65,536 B |
+| buffer | a size, or packets: `pkt` (also `pkts`, `packets`), or `"unlimited"` \
+| `"125pkt"`, `"80KB"` |
+
+A **range** `"a..b"` (e.g. `rtt = "75ms..125ms"`, `start = "0s..5s"`) draws each flow's value
+uniformly between a and b, from the flow's own random stream, so the same seed gives the
+same draws.
+
+A **buffer** is a limit on the packets (`"125pkt"`) or bytes (`"80KB"`) *waiting* in the
+queue. The packet being serialized onto the link is not counted, as in ns-2's drop-tail
+queue: a `"1pkt"` buffer holds one waiting packet while another is being sent.
+
+"""
+
+# summary key -> meaning; kept beside the engine's result contract (see _core.pyi).
+SUMMARY_KEYS: dict[str, str] = {
+    "name": "Scenario name.",
+    "seed": "Seed of the run.",
+    "duration_s": "Simulated time, warm-up included (s).",
+    "warmup_s": "Warm-up excluded from every measured metric (s).",
+    "measured_s": "Measured time: duration − warm-up (s).",
+    "utilization": "Fraction of the measured time the bottleneck serializer was busy (0..1).",
+    "throughput_bps": "Bits the bottleneck serialized per second, headers included.",
+    "goodput_bps": "Payload bits delivered in order to receivers per second.",
+    "drop_rate": "Bottleneck queue drops / arrivals at the bottleneck queue.",
+    "drops": "Packets dropped by the bottleneck queue (buffer full).",
+    "arrivals": "Packets that arrived at the bottleneck queue.",
+    "departures": "Packets the bottleneck started serializing, over the whole run.",
+    "loss_drops": "Packets removed by the random-loss model (`network.loss`), not by the buffer.",
+    "mean_queue_pkts": "Time-average number of packets waiting in the bottleneck buffer.",
+    "max_queue_pkts": "Largest number of packets waiting in the bottleneck buffer.",
+    "mean_queue_bytes": "Time-average bytes waiting in the bottleneck buffer.",
+    "queue_delay_mean_s": "Mean time an admitted packet waits in the bottleneck buffer (s).",
+    "queue_delay_p50_s": "Median of that waiting time (s).",
+    "queue_delay_p99_s": "99th percentile of that waiting time (s).",
+    "jain_fairness": "Jain's index of per-flow goodput, (Σx)² / (n·Σx²); 1 = equal shares.",
+    "retransmits": "TCP segments sent again, all flows.",
+    "timeouts": "Retransmission timeouts, all flows.",
+    "retransmits_per_drop": "Retransmissions per loss (queue and random); 1 = no needless resends.",
+    "flows": "Number of flows.",
+    "events": "Events the engine executed over the whole run (a measure of simulation work).",
+    "wall_s": "Wall-clock time of the run (s); the only value that differs between equal runs.",
+    "bottleneck_rate_bps": "Bottleneck link rate (bit/s).",
+    "buffer_pkts": "Bottleneck buffer in packets, or −1 when it is given in bytes or unlimited.",
+    "buffer_bytes": "Bottleneck buffer in bytes, or −1 when it is given in packets or unlimited.",
+    "rtt_mean_s": "Mean two-way propagation delay of the flows, without queueing (s).",
+}
+
+RESULT_TABLES = """\
+### Tables
+
+`buflab.run()` returns these as pandas DataFrames; `buflab run --out DIR` writes them as
+Parquet (and CSV with `--csv`).
+
+- **flows** (one row per flow): `flow`, `traffic` (index of its `[[traffic]]` entry), `kind`,
+  `tcp`, `rtt_s`, `start_s`, `goodput_bps`, `delivered_bytes`, `sent_packets`, `retransmits`,
+  `timeouts`, `cwnd_pkts`, `ssthresh_pkts`, `srtt_s` (the last three at the end of the run).
+- **timeseries** (one row per `monitor.interval`): `time_s`, `throughput_bps`, `utilization`,
+  `queue_pkts`, `queue_max_pkts`, `arrivals`, `drops`.
+- **events** (only with `monitor.events = true`): every enqueue, dequeue and drop at the
+  bottleneck queue: `time_s`, `event`, `flow`, `seq`, `size`, `queue_pkts`, `queue_bytes`.
+
+A sweep (`buflab sweep`, `buflab reproduce`) writes `runs/<id>.json` per run, `results.csv`
+(one row per run: the varied keys, the seed and every summary value) and `summary.csv` (per
+point: `runs`, then `<metric>_mean` and `<metric>_ci95`, the half-width of the 95 % Student-t
+confidence interval over seeds; empty with a single seed).
+"""
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def key_tables(schema: Iterable[dict[str, str]]) -> str:
+    """One markdown table per schema section, sections in the engine's order."""
+    sections: dict[str, list[dict[str, str]]] = {}
+    for entry in schema:
+        sections.setdefault(entry["section"], []).append(entry)
+    parts = ["## Keys\n"]
+    for section, entries in sections.items():
+        parts.append(f"### {section or 'top level'}\n")
+        parts.append("| key | type | default | meaning |\n|---|---|---|---|")
+        for entry in entries:
+            default = entry["default"]
+            default_cell = "required" if default == "required" else f"`{_cell(default)}`"
+            parts.append(
+                f"| `{_cell(entry['key'])}` | {_cell(entry['type'])} | {default_cell} "
+                f"| {_cell(entry['doc'])} |"
+            )
+        parts.append("")
+    return "\n".join(parts) + "\n"
+
+
+def results_section() -> str:
+    rows = "\n".join(f"| `{key}` | {_cell(doc)} |" for key, doc in SUMMARY_KEYS.items())
+    return (
+        "## Results\n\n### Summary\n\n"
+        "`buflab run --json` prints this object; `Result.summary` is the same dict. Rates are "
+        "in bit/s, times in seconds. Metrics cover the measured time only (after warm-up), "
+        "except `departures` and `events` (whole run) and the echoes of the configuration.\n\n"
+        f"| key | meaning |\n|---|---|\n{rows}\n\n{RESULT_TABLES}"
+    )
+
+
+def scenario_reference(schema: Iterable[dict[str, str]]) -> str:
+    """The whole of docs/scenario.md."""
+    return INTRO + key_tables(schema) + results_section()

@@ -1,0 +1,48 @@
+"""The one door to the compiled engine, `buflab._core`.
+
+Everything that needs the engine asks `core()` for it, so a missing build is reported once,
+as a sentence that says how to build it, instead of as an ImportError deep in a traceback.
+Modules that do not simulate (theory, units, override parsing) work without the engine.
+"""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+from typing import Any
+
+try:
+    from buflab import _core
+except ImportError:  # the Rust extension has not been built into this environment
+    _core = None
+
+if _core is not None:
+    ScenarioError = _core.ScenarioError
+else:
+
+    class ScenarioError(ValueError):  # type: ignore[no-redef]
+        """Stand-in with the engine's name, so errors found in Python (bad overrides) are
+        still catchable as `buflab.ScenarioError` before the engine is built."""
+
+
+class EngineMissing(RuntimeError):
+    """buflab._core is not importable."""
+
+
+def core() -> ModuleType:
+    if _core is None:
+        raise EngineMissing(
+            "the compiled engine buflab._core is not installed; build it with `bash scripts/setup`"
+        )
+    return _core
+
+
+def scenario_json(scenario: dict[str, Any]) -> str:
+    """The scenario tree as the JSON text the engine reads."""
+    try:
+        # allow_nan=False: JSON has no inf/nan, and the engine would report a parse error
+        # instead of a key; default=str turns TOML dates into strings the engine then rejects
+        # with the key's name.
+        return json.dumps(scenario, allow_nan=False, default=str)
+    except ValueError:
+        raise ScenarioError("scenario contains inf or nan, which no key accepts") from None

@@ -1,0 +1,151 @@
+"""Loading scenarios and applying `KEY=VALUE` overrides.
+
+A scenario is the plain tree a TOML file parses to. This module only reads it and edits it;
+whether a key exists or a value makes sense is the engine's call (`buflab.validate`), so the
+rules live in one place and the messages are the same from Python, the CLI and sweeps.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from buflab.engine import ScenarioError
+
+Scenario = dict[str, Any]
+ScenarioSource = str | os.PathLike[str] | Mapping[str, Any]
+Overrides = Mapping[str, Any] | Iterable[str] | None
+
+
+def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenario:
+    """Read a scenario from a TOML file path, TOML text or a dict, then apply overrides.
+
+    A string is taken as TOML text when it contains "=" or a newline (a scenario always does),
+    otherwise as a path. The result is a fresh dict: the caller's dict is never modified.
+    """
+    if isinstance(source, Mapping):
+        scenario = copy.deepcopy(dict(source))
+    elif isinstance(source, str) and ("=" in source or "\n" in source):
+        scenario = tomllib.loads(source)
+    else:
+        with open(source, "rb") as file:  # FileNotFoundError names the path
+            scenario = tomllib.load(file)
+    return apply_overrides(scenario, overrides)
+
+
+def apply_overrides(scenario: Scenario, overrides: Overrides) -> Scenario:
+    """Return a copy of `scenario` with overrides set.
+
+    `overrides` is either a mapping of dotted keys to Python values, used as they are, or
+    an iterable of "KEY=VALUE" strings whose values are parsed with `parse_value`.
+    """
+    result = copy.deepcopy(scenario)
+    if overrides is None:
+        return result
+    if isinstance(overrides, Mapping):
+        pairs = list(overrides.items())
+    elif isinstance(overrides, str):
+        pairs = [parse_override(overrides)]
+    else:
+        pairs = [parse_override(text) for text in overrides]
+    for key, value in pairs:
+        set_key(result, key, value)
+    return result
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """Split "network.bottleneck.buffer=50pkt" into the key and the parsed value."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ScenarioError(f"override {text!r}: expected KEY=VALUE, e.g. seed=2")
+    return key, parse_value(value.strip())
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value if the text is one (400, 0.5, true, "x", [1, 2], {rate = "1Gbps"}),
+    else the text itself, so unit strings can be written without quotes (50pkt, 10Gbps)."""
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+    # A bare date like 2024-01-01 is valid TOML but no scenario key is a date: keep the text.
+    if isinstance(value, datetime.date | datetime.time):
+        return text
+    return value
+
+
+def set_key(scenario: Scenario, key: str, value: Any) -> None:
+    """Set a dotted key in place. A numeric segment indexes an array (traffic.0.flows).
+
+    Missing tables on the way are created (the engine rejects unknown keys later, naming
+    them); an index past the end of an array, or a path through a value that is not a table,
+    is an error naming the key.
+    """
+    parts = key.split(".")
+    if any(part == "" for part in parts):
+        raise ScenarioError(f"override {key!r}: empty segment in the dotted key")
+    node: Any = scenario
+    for depth, part in enumerate(parts):
+        here = ".".join(parts[: depth + 1])
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            index = _array_index(node, part, key, ".".join(parts[:depth]))
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+                if not isinstance(node, dict | list):
+                    raise ScenarioError(
+                        f"override {key!r}: {here} is {_describe(node)}, not a table, "
+                        "so it has no keys to set"
+                    )
+        else:  # unreachable: checked before descending
+            raise AssertionError(here)
+
+
+def _array_index(array: list[Any], part: str, key: str, array_key: str) -> int:
+    if not part.isdigit():
+        raise ScenarioError(
+            f"override {key!r}: {array_key} is an array, so the next segment must be an "
+            f"index (e.g. {array_key}.0), not {part!r}"
+        )
+    index = int(part)
+    if index >= len(array):
+        raise ScenarioError(
+            f"override {key!r}: index {index} is out of range, {array_key} has "
+            f"{len(array)} {'entry' if len(array) == 1 else 'entries'}"
+        )
+    return index
+
+
+def _describe(value: Any) -> str:
+    names = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    return f"the {names.get(type(value), type(value).__name__)} {value!r}"
+
+
+def kwargs_overrides(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword names as dotted keys: network__bottleneck__rate -> network.bottleneck.rate."""
+    return {name.replace("__", "."): value for name, value in kwargs.items()}
+
+
+def get_key(scenario: Scenario, key: str, default: Any = None) -> Any:
+    """Read a dotted key (numeric segments index arrays); `default` when absent."""
+    node: Any = scenario
+    for part in key.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return default
+    return node

@@ -1,0 +1,52 @@
+"""Shared fixtures. Tests marked `engine` need the compiled engine and are skipped, with a
+reason that says how to build it, only when `buflab._core` cannot be imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+try:
+    import buflab._core  # noqa: F401
+
+    HAVE_ENGINE = True
+except ImportError:
+    HAVE_ENGINE = False
+
+# Small enough to run in well under a second: 10 Mb/s, 4 flows, 5 simulated seconds.
+TINY_SCENARIO = """\
+name = "tiny"
+seed = 1
+duration = "5s"
+warmup = "1s"
+
+[network]
+topology = "dumbbell"
+bottleneck = { rate = "10Mbps", buffer = "20pkt" }
+access = { rate = "100Mbps" }
+rtt = "20ms..40ms"
+
+[[traffic]]
+kind = "long_lived"
+flows = 4
+tcp = "newreno"
+packet = "1000B"
+start = "0s..0.5s"
+"""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if HAVE_ENGINE:
+        return
+    skip = pytest.mark.skip(reason="buflab._core is not built; run `bash scripts/setup`")
+    for item in items:
+        if "engine" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def tiny_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY_SCENARIO)
+    return path

@@ -1,0 +1,64 @@
+"""The Python API on the real engine, with tiny scenarios."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import buflab
+from buflab.sweep import DEFAULT_SEED
+from conftest import TINY_SCENARIO
+
+pytestmark = pytest.mark.engine
+
+FLOW_COLUMNS = [
+    "flow", "traffic", "kind", "tcp", "rtt_s", "start_s", "goodput_bps", "delivered_bytes",
+    "sent_packets", "retransmits", "timeouts", "cwnd_pkts", "ssthresh_pkts", "srtt_s",
+]  # fmt: skip
+TIMESERIES_COLUMNS = [
+    "time_s", "throughput_bps", "utilization", "queue_pkts", "queue_max_pkts", "arrivals", "drops",
+]  # fmt: skip
+
+
+def test_run_returns_tables_and_the_scenario_it_ran() -> None:
+    result = buflab.run(TINY_SCENARIO, network__bottleneck__buffer="10pkt", seed=3)
+    assert 0 < result.summary["utilization"] <= 1
+    assert result.summary["buffer_pkts"] == 10
+    assert list(result.flows.columns) == FLOW_COLUMNS
+    assert len(result.flows) == 4
+    assert list(result.timeseries.columns) == TIMESERIES_COLUMNS
+    assert result.events is None, "events are recorded only on request"
+    assert result.scenario["network"]["bottleneck"]["buffer"] == "10pkt"
+    assert result.scenario["seed"] == 3
+
+
+def test_same_seed_same_numbers() -> None:
+    first = buflab.run(TINY_SCENARIO).summary
+    second = buflab.run(TINY_SCENARIO).summary
+    first.pop("wall_s")
+    second.pop("wall_s")
+    assert first == second
+
+
+def test_events_and_to_dir(tmp_path: Path) -> None:
+    result = buflab.run(TINY_SCENARIO, overrides=["monitor.events=true"])
+    assert isinstance(result.events, pd.DataFrame)
+    assert set(result.events["event"].unique()) <= {"enqueue", "dequeue", "drop"}
+    result.to_dir(tmp_path)
+    assert json.loads((tmp_path / "summary.json").read_text()) == result.summary
+    events = pd.read_parquet(tmp_path / "events.parquet")
+    assert len(events) == len(result.events)
+    assert not list(tmp_path.glob("*.csv")), "CSV only when asked"
+
+
+def test_validate_fills_defaults() -> None:
+    normalised = buflab.validate(TINY_SCENARIO)
+    assert "monitor" in normalised
+    without_seed = buflab.load_scenario(TINY_SCENARIO)
+    del without_seed["seed"]
+    assert buflab.validate(without_seed)["seed"] == DEFAULT_SEED, "sweeps count seeds from it"
+    with pytest.raises(buflab.ScenarioError, match="network.bottleneck.buffer"):
+        buflab.validate(TINY_SCENARIO, network__bottleneck__buffer="ten")

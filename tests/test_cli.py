@@ -1,0 +1,110 @@
+"""The command line: bad input gives one line and exit status 2; --json gives the summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import buflab
+from buflab.cli import cli
+
+pytestmark = pytest.mark.engine
+
+
+def invoke(*args: str | Path):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+@pytest.mark.parametrize(
+    ("override", "fragments"),
+    [
+        # A misspelt key: the engine names it and suggests the key it resembles.
+        ("network.bottleneck.bufer=10pkt", ("bufer", "buffer")),
+        ("network.bottleneck.rate=-5Mbps", ("network.bottleneck.rate", "-5Mbps")),
+        ("warmup=10s", ("warmup",)),  # longer than the 5 s duration
+        ("network.bottleneck.buffer=ten", ("network.bottleneck.buffer", "ten")),
+        ("traffic.2.flows=3", ("traffic.2.flows", "out of range")),  # caught in Python
+    ],
+)
+def test_bad_scenarios_exit_2_with_one_line(tiny_file: Path, override: str, fragments) -> None:
+    assert_one_line_error(invoke("run", tiny_file, "--set", override), *fragments)
+
+
+def test_misspelt_key_in_the_file(tmp_path: Path, tiny_file: Path) -> None:
+    path = tmp_path / "typo.toml"
+    path.write_text(tiny_file.read_text().replace("duration =", "duraton ="))
+    assert_one_line_error(invoke("run", path), "duraton", "duration")
+
+
+def test_missing_file_and_bad_toml(tmp_path: Path) -> None:
+    assert_one_line_error(invoke("run", tmp_path / "absent.toml"), "absent.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = \n")
+    assert_one_line_error(invoke("run", bad), "invalid TOML")
+
+
+def test_sweep_with_a_bad_value_fails_before_running(tmp_path: Path, tiny_file: Path) -> None:
+    result = invoke(
+        "sweep", tiny_file, "--vary", "network.bottleneck.buffer=5pkt,ten", "--out", tmp_path
+    )
+    assert_one_line_error(result, "network.bottleneck.buffer", "ten")
+    assert not list((tmp_path / "runs").glob("*.json"))
+
+
+def test_json_summary_equals_the_python_api(tiny_file: Path) -> None:
+    result = invoke("run", tiny_file, "--json", "--set", "seed=7")
+    assert result.exit_code == 0, result.output
+    from_cli = json.loads(result.stdout)  # exactly one JSON object, nothing else
+    from_python = buflab.run(tiny_file, seed=7).summary
+    from_cli.pop("wall_s")
+    from_python.pop("wall_s")
+    assert from_cli == from_python
+    assert from_cli["seed"] == 7
+
+
+def test_run_writes_the_result_directory(tmp_path: Path, tiny_file: Path) -> None:
+    out = tmp_path / "out"
+    result = invoke("run", tiny_file, "--out", out, "--csv", "--set", "monitor.events=true")
+    assert result.exit_code == 0, result.output
+    assert "utilization" in result.stdout
+    names = {path.name for path in out.iterdir()}
+    for table in ("flows", "timeseries", "events"):
+        assert {f"{table}.parquet", f"{table}.csv"} <= names
+    assert json.loads((out / "summary.json").read_text())["name"] == "tiny"
+
+
+def test_theory_table() -> None:
+    result = invoke(
+        "theory", "--rate", "10Gbps", "--rtt", "100ms", "--flows", "800",
+        "--wmax", "83", "--load", "0.75", "--target", "0.70",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "125,000.0" in result.stdout
+    assert "4,419.4" in result.stdout
+    assert "37.7" in result.stdout
+
+
+def test_theory_bad_unit_is_one_line() -> None:
+    assert_one_line_error(invoke("theory", "--rate", "10Gbs", "--rtt", "100ms"), "--rate", "10Gbs")
+
+
+def test_theory_reads_a_scenario(tiny_file: Path) -> None:
+    # 10 Mb/s × 30 ms mean RTT / 8000 bits = 37.5 packets; 4 flows → 18.75.
+    result = invoke("theory", tiny_file, "--set", "traffic.0.flows=4")
+    assert result.exit_code == 0, result.output
+    assert "37.5" in result.stdout
+    assert "18.8" in result.stdout

@@ -1,0 +1,47 @@
+"""docs/scenario.md is generated from the engine's schema and must stay in step with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import buflab
+from buflab.cli import cli
+from buflab.docs import SUMMARY_KEYS, key_tables
+from conftest import TINY_SCENARIO
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "scenario.md"
+
+
+def test_key_tables_are_markdown_per_section() -> None:
+    schema = [
+        {"section": "", "key": "seed", "type": "integer", "default": "1", "doc": "Seed."},
+        {
+            "section": "network.bottleneck",
+            "key": "network.bottleneck.rate",
+            "type": "rate",
+            "default": "required",
+            "doc": "Rate | with a pipe.",
+        },
+    ]
+    text = key_tables(schema)
+    assert "### top level" in text and "### network.bottleneck" in text
+    assert "| `seed` | integer | `1` | Seed. |" in text
+    assert "| `network.bottleneck.rate` | rate | required | Rate \\| with a pipe. |" in text
+
+
+@pytest.mark.engine
+def test_committed_reference_is_current() -> None:
+    generated = CliRunner().invoke(cli, ["docs"]).stdout
+    assert DOC.exists() and DOC.read_text() == generated, (
+        "docs/scenario.md is out of date: regenerate it with "
+        "`.venv/bin/buflab docs > docs/scenario.md`"
+    )
+
+
+@pytest.mark.engine
+def test_every_summary_key_is_documented() -> None:
+    summary = buflab.run(TINY_SCENARIO).summary
+    assert list(summary) == list(SUMMARY_KEYS)

@@ -1,0 +1,102 @@
+"""Loading scenarios and KEY=VALUE overrides (pure Python: no engine needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from buflab.engine import ScenarioError
+from buflab.scenario import apply_overrides, load_scenario, parse_override, parse_value
+
+BASE = {
+    "seed": 1,
+    "network": {"bottleneck": {"rate": "10Mbps", "buffer": "20pkt"}, "rtt": "20ms..40ms"},
+    "traffic": [{"kind": "long_lived", "flows": 4}],
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("400", 400),
+        ("0.5", 0.5),
+        ("true", True),
+        ('"x"', "x"),
+        ("50pkt", "50pkt"),  # not TOML: kept as the string
+        ("10Gbps", "10Gbps"),
+        ("75ms..125ms", "75ms..125ms"),
+        ("[1, 2]", [1, 2]),
+        ('{ rate = "1Gbps" }', {"rate": "1Gbps"}),
+        ("2024-01-01", "2024-01-01"),  # a TOML date, but no key takes dates: kept as text
+    ],
+)
+def test_values_are_toml_when_they_parse_else_strings(text: str, value: object) -> None:
+    assert parse_value(text) == value
+
+
+def test_override_splits_on_the_first_equals_sign() -> None:
+    assert parse_override("name=a=b") == ("name", "a=b")
+    assert parse_override(" seed = 2 ") == ("seed", 2)
+
+
+@pytest.mark.parametrize("text", ["seed", "=2", ""])
+def test_override_without_key_or_equals_is_an_error(text: str) -> None:
+    with pytest.raises(ScenarioError, match="expected KEY=VALUE"):
+        parse_override(text)
+
+
+def test_dotted_keys_and_array_indexes() -> None:
+    result = apply_overrides(
+        BASE, ["network.bottleneck.buffer=50pkt", "traffic.0.flows=10", "seed=2"]
+    )
+    assert result["network"]["bottleneck"]["buffer"] == "50pkt"
+    assert result["traffic"][0]["flows"] == 10
+    assert result["seed"] == 2
+    assert BASE["traffic"][0]["flows"] == 4, "the input must not be modified"
+
+
+def test_new_keys_and_tables_are_created() -> None:
+    # The engine, not the override parser, decides whether a key exists.
+    result = apply_overrides(BASE, ["monitor.events=true", "network.access.rate=1Gbps"])
+    assert result["monitor"] == {"events": True}
+    assert result["network"]["access"] == {"rate": "1Gbps"}
+
+
+def test_mapping_overrides_take_python_values_as_they_are() -> None:
+    result = apply_overrides(BASE, {"network.bottleneck.buffer": "400", "traffic.0.flows": 7})
+    assert result["network"]["bottleneck"]["buffer"] == "400"  # not parsed to an int
+    assert result["traffic"][0]["flows"] == 7
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("traffic.3.flows=2", "index 3 is out of range, traffic has 1 entry"),
+        ("traffic.flows=2", "traffic is an array, so the next segment must be an index"),
+        ("network.rtt.low=1ms", "network.rtt is the string '20ms..40ms', not a table"),
+        ("seed.value=3", "seed is the integer 1, not a table"),
+        ("network..rate=1Gbps", "empty segment"),
+    ],
+)
+def test_bad_paths_are_one_line_errors_naming_the_key(override: str, message: str) -> None:
+    key = override.partition("=")[0]
+    with pytest.raises(ScenarioError) as error:
+        apply_overrides(BASE, [override])
+    text = str(error.value)
+    assert message in text
+    assert repr(key) in text
+    assert "\n" not in text
+
+
+def test_load_from_path_text_and_dict(tmp_path: Path) -> None:
+    text = 'name = "x"\nseed = 3\n'
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    assert load_scenario(path) == load_scenario(str(path)) == load_scenario(text)
+    assert load_scenario({"name": "x", "seed": 3}, ["seed=4"]) == {"name": "x", "seed": 4}
+
+
+def test_missing_file_raises_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_scenario(tmp_path / "absent.toml")
