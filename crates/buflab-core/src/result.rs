@@ -201,7 +201,8 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
             let len = (s.duration.0 - start).min(mon.interval.0) as f64;
             let util = b.busy_ps as f64 / len;
             SeriesRow {
-                time_s: (i + 1) as f64 * interval_s,
+                // The last interval may be cut short by the end of the run.
+                time_s: ((i + 1) as f64 * interval_s).min(s.duration.secs_f64()),
                 throughput_bps: util * rate,
                 utilization: util,
                 queue_pkts: b.occupancy_pkt_ps as f64 / len,

@@ -96,9 +96,38 @@ impl EventLog {
     }
 }
 
+/// Whole-run running totals. Window and per-interval figures are differences of snapshots
+/// of these, taken when time crosses an interval or window boundary.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cumulative {
+    occupancy_pkt_ps: u128,
+    occupancy_byte_ps: u128,
+    /// Serialization time of every service started (a snapshot trims the one in progress).
+    busy_ps: u64,
+    arrivals: u64,
+    drops: u64,
+    departures: u64,
+    departed_bytes: u64,
+}
+
+impl Cumulative {
+    fn minus(&self, o: &Cumulative) -> Cumulative {
+        Cumulative {
+            occupancy_pkt_ps: self.occupancy_pkt_ps - o.occupancy_pkt_ps,
+            occupancy_byte_ps: self.occupancy_byte_ps - o.occupancy_byte_ps,
+            busy_ps: self.busy_ps - o.busy_ps,
+            arrivals: self.arrivals - o.arrivals,
+            drops: self.drops - o.drops,
+            departures: self.departures - o.departures,
+            departed_bytes: self.departed_bytes - o.departed_bytes,
+        }
+    }
+}
+
 pub struct QueueMonitor {
     pub rate: Rate,
     pub window: MeasuredWindow,
+    /// Totals over the measured window (complete after `finish`).
     pub totals: QueueTotals,
     /// Queueing delay (arrival to service start) of packets admitted in the window.
     pub delay: Histogram,
@@ -106,21 +135,32 @@ pub struct QueueMonitor {
     pub max_pkts_ever: u64,
     pub max_bytes_ever: u64,
     pub interval: Time,
+    /// The time series, one bucket per interval (complete after `finish`).
     pub buckets: Vec<Bucket>,
     pub log: Option<EventLog>,
+    cum: Cumulative,
     last_change: Time,
     cur_pkts: u64,
     cur_bytes: u64,
-    /// The interval the last report fell in, and its bounds: reports come in time order, so
-    /// this spares a division per report.
-    cur_bucket: usize,
-    cur_bucket_span: (u64, u64),
+    /// End of the last service started.
+    service_end: Time,
+    /// The next interval boundary or window edge: only crossing one costs more than a
+    /// comparison and two multiply-adds.
+    next_mark: Time,
+    /// Snapshots at interval boundaries 0, interval, 2·interval, …
+    marks: Vec<Cumulative>,
+    /// Largest occupancy (packets) of each finished interval, and of the current one.
+    interval_max: Vec<u64>,
+    cur_interval_max: u64,
+    at_window_start: Option<Cumulative>,
+    at_window_end: Option<Cumulative>,
+    in_window: bool,
 }
 
 impl QueueMonitor {
     pub fn new(rate: Rate, window: MeasuredWindow, interval: Time, log: bool) -> QueueMonitor {
         let n = window.end.0.div_ceil(interval.0.max(1)) as usize;
-        QueueMonitor {
+        let mut m = QueueMonitor {
             rate,
             window,
             totals: QueueTotals::default(),
@@ -128,78 +168,86 @@ impl QueueMonitor {
             max_pkts_ever: 0,
             max_bytes_ever: 0,
             interval,
-            buckets: vec![Bucket::default(); n],
+            buckets: Vec::with_capacity(n),
             log: log.then(EventLog::default),
+            cum: Cumulative::default(),
             last_change: Time::ZERO,
             cur_pkts: 0,
             cur_bytes: 0,
-            cur_bucket: 0,
-            cur_bucket_span: (0, interval.0),
-        }
+            service_end: Time::ZERO,
+            next_mark: Time::ZERO,
+            marks: Vec::with_capacity(n + 1),
+            interval_max: Vec::with_capacity(n),
+            cur_interval_max: 0,
+            at_window_start: None,
+            at_window_end: None,
+            in_window: false,
+        };
+        m.cross_marks(Time::ZERO);
+        m
     }
 
-    /// Index of the time-series interval holding `t`.
-    #[inline]
-    fn bucket_index(&mut self, t: Time) -> usize {
-        let (lo, hi) = self.cur_bucket_span;
-        if t.0 < lo || t.0 >= hi {
-            let i = t.0 / self.interval.0;
-            self.cur_bucket = i as usize;
-            self.cur_bucket_span = (i * self.interval.0, (i + 1) * self.interval.0);
-        }
-        self.cur_bucket
-    }
-
-    #[inline]
-    fn bucket(&mut self, t: Time) -> Option<&mut Bucket> {
-        let i = self.bucket_index(t);
-        self.buckets.get_mut(i)
-    }
-
-    /// Adds `f(bucket, overlap)` for every interval that `[a, b)` overlaps.
-    #[inline]
-    fn spread(&mut self, a: Time, b: Time, f: impl Fn(&mut Bucket, u64)) {
-        let i = self.bucket_index(a);
-        let end = self.cur_bucket_span.1;
-        if b.0 <= end {
-            // The common case: the span sits inside one interval.
-            if let Some(bk) = self.buckets.get_mut(i) {
-                f(bk, (b - a).0);
-            }
-            return;
-        }
-        let mut a = a;
-        while a < b {
-            let i = (a.0 / self.interval.0) as usize;
-            let hi = Time((i as u64 + 1) * self.interval.0).min(b);
-            match self.buckets.get_mut(i) {
-                Some(bk) => f(bk, (hi - a).0),
-                None => break,
-            }
-            a = hi;
-        }
+    /// Running totals as of time `m`, with the service in progress trimmed at `m`.
+    fn snapshot(&self, m: Time) -> Cumulative {
+        let mut c = self.cum;
+        c.busy_ps -= self.service_end.0.saturating_sub(m.0);
+        c
     }
 
     /// Integrates the current occupancy up to `t`.
     #[inline]
-    fn advance(&mut self, t: Time) {
-        let last = self.last_change;
-        if t <= last {
-            return;
-        }
-        if self.cur_pkts > 0 {
-            let w = self.window.overlap(last, t);
-            self.totals.occupancy_pkt_ps += self.cur_pkts as u128 * w as u128;
-            self.totals.occupancy_byte_ps += self.cur_bytes as u128 * w as u128;
-            let cur = self.cur_pkts as u128;
-            self.spread(last, t, |bk, d| bk.occupancy_pkt_ps += cur * d as u128);
-        }
-        // Occupancy standing when the window opens counts toward the window's maximum.
-        if last < self.window.start && t >= self.window.start {
-            self.totals.max_pkts = self.totals.max_pkts.max(self.cur_pkts);
-            self.totals.max_bytes = self.totals.max_bytes.max(self.cur_bytes);
-        }
+    fn integrate(&mut self, t: Time) {
+        let d = t.0 - self.last_change.0;
+        self.cum.occupancy_pkt_ps += self.cur_pkts as u128 * d as u128;
+        self.cum.occupancy_byte_ps += self.cur_bytes as u128 * d as u128;
         self.last_change = t;
+    }
+
+    /// Brings the books up to `t` (reports arrive in time order).
+    #[inline]
+    fn advance(&mut self, t: Time) {
+        if t >= self.next_mark {
+            self.cross_marks(t);
+        }
+        if t > self.last_change {
+            self.integrate(t);
+        }
+    }
+
+    /// Takes the snapshots of every boundary up to and including `t`.
+    fn cross_marks(&mut self, t: Time) {
+        while self.next_mark <= t {
+            let m = self.next_mark;
+            self.integrate(m);
+            let snap = self.snapshot(m);
+            let next_boundary = Time(self.marks.len() as u64 * self.interval.0);
+            if m == next_boundary {
+                if !self.marks.is_empty() {
+                    self.interval_max.push(self.cur_interval_max);
+                }
+                self.marks.push(snap);
+                // Occupancy standing at the boundary counts toward the new interval's maximum.
+                self.cur_interval_max = self.cur_pkts;
+            }
+            if m == self.window.start {
+                self.at_window_start = Some(snap);
+                self.in_window = true;
+                self.totals.max_pkts = self.cur_pkts;
+                self.totals.max_bytes = self.cur_bytes;
+            }
+            if m == self.window.end {
+                self.at_window_end = Some(snap);
+                self.in_window = false;
+            }
+            let mut next = Time(self.marks.len() as u64 * self.interval.0);
+            if self.at_window_start.is_none() {
+                next = next.min(self.window.start);
+            }
+            if self.at_window_end.is_none() {
+                next = next.min(self.window.end);
+            }
+            self.next_mark = if next > m { next } else { Time::MAX };
+        }
     }
 
     #[inline]
@@ -209,58 +257,80 @@ impl QueueMonitor {
         self.cur_bytes = bytes;
     }
 
+    #[inline]
     pub fn on_enqueue(&mut self, t: Time, p: &Packet, pkts: u64, bytes: u64, wait: Time) {
         self.set_occupancy(t, pkts, bytes);
+        self.cum.arrivals += 1;
         self.max_pkts_ever = self.max_pkts_ever.max(pkts);
         self.max_bytes_ever = self.max_bytes_ever.max(bytes);
-        if self.window.contains(t) {
-            self.totals.arrivals += 1;
+        self.cur_interval_max = self.cur_interval_max.max(pkts);
+        if self.in_window {
             self.totals.max_pkts = self.totals.max_pkts.max(pkts);
             self.totals.max_bytes = self.totals.max_bytes.max(bytes);
             self.delay.record(wait.0);
-        }
-        if let Some(b) = self.bucket(t) {
-            b.arrivals += 1;
-            b.max_pkts = b.max_pkts.max(pkts);
         }
         if let Some(log) = self.log.as_mut() {
             log.push(t, 0, p, pkts, bytes);
         }
     }
 
+    #[inline]
     pub fn on_dequeue(&mut self, start: Time, p: &Packet, pkts: u64, bytes: u64, ser: Time) {
         self.set_occupancy(start, pkts, bytes);
-        let end = start + ser;
-        let busy = self.window.overlap(start, end);
-        self.totals.busy_ps += busy;
-        if self.window.contains(start) {
-            self.totals.departures += 1;
-            self.totals.departed_bytes += p.size as u64;
-        }
-        self.spread(start, end, |bk, d| bk.busy_ps += d);
+        self.cum.busy_ps += ser.0;
+        self.cum.departures += 1;
+        self.cum.departed_bytes += p.size as u64;
+        self.service_end = start + ser;
         if let Some(log) = self.log.as_mut() {
             log.push(start, 1, p, pkts, bytes);
         }
     }
 
+    #[inline]
     pub fn on_drop(&mut self, t: Time, p: &Packet, pkts: u64, bytes: u64) {
         self.advance(t);
-        if self.window.contains(t) {
-            self.totals.arrivals += 1;
-            self.totals.drops += 1;
-        }
-        if let Some(b) = self.bucket(t) {
-            b.arrivals += 1;
-            b.drops += 1;
-        }
+        self.cum.arrivals += 1;
+        self.cum.drops += 1;
         if let Some(log) = self.log.as_mut() {
             log.push(t, 2, p, pkts, bytes);
         }
     }
 
-    /// Closes the books at the end of the run.
+    /// Closes the books at the end of the run (`t` is the window's end) and fills `totals`
+    /// and `buckets`.
     pub fn finish(&mut self, t: Time, pkts: u64, bytes: u64) {
         self.set_occupancy(t, pkts, bytes);
+        let end = self.at_window_end.unwrap_or_else(|| self.snapshot(t));
+        let start = self.at_window_start.unwrap_or_default();
+        let w = end.minus(&start);
+        self.totals.arrivals = w.arrivals;
+        self.totals.drops = w.drops;
+        self.totals.departures = w.departures;
+        self.totals.departed_bytes = w.departed_bytes;
+        self.totals.busy_ps = w.busy_ps;
+        self.totals.occupancy_pkt_ps = w.occupancy_pkt_ps;
+        self.totals.occupancy_byte_ps = w.occupancy_byte_ps;
+        // The last interval may be cut short by the end of the run.
+        let mut closing = self.marks.clone();
+        let mut maxes = self.interval_max.clone();
+        if closing.last().is_none_or(|_| (closing.len() as u64 - 1) * self.interval.0 < t.0) {
+            closing.push(end);
+            maxes.push(self.cur_interval_max);
+        }
+        self.buckets = closing
+            .windows(2)
+            .zip(maxes)
+            .map(|(pair, max_pkts)| {
+                let d = pair[1].minus(&pair[0]);
+                Bucket {
+                    busy_ps: d.busy_ps,
+                    arrivals: d.arrivals,
+                    drops: d.drops,
+                    occupancy_pkt_ps: d.occupancy_pkt_ps,
+                    max_pkts,
+                }
+            })
+            .collect();
     }
 
     /// Fraction of the window the serializer was busy.
