@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from buflab.engine import core
+from buflab.engine import run_engine
 
 
 def ignore_sigint() -> None:
@@ -19,4 +19,4 @@ def ignore_sigint() -> None:
 
 def run_summary(scenario_text: str) -> dict[str, Any]:
     """One run, keeping only the summary (a sweep stores nothing else)."""
-    return core().run(scenario_text)["summary"]
+    return run_engine(scenario_text)["summary"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from buflab.engine import core, scenario_json
+from buflab.engine import core, run_engine, scenario_json
 from buflab.scenario import (
     Overrides,
     Scenario,
@@ -92,4 +92,4 @@ def validate(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any
 def run(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Result:
     """Run one scenario to completion; raises ScenarioError for invalid input."""
     tree = load_scenario(scenario, overrides=overrides, **kw)
-    return Result.from_engine(core().run(scenario_json(tree)), tree)
+    return Result.from_engine(run_engine(scenario_json(tree)), tree)

@@ -96,11 +96,15 @@ SUMMARY_KEYS: dict[str, str] = {
     "retransmits_per_drop": "Retransmissions per loss (queue and random); 1 = no needless resends.",
     "flows": "Number of flows.",
     "events": "Events the engine executed over the whole run (a measure of simulation work).",
-    "wall_s": "Wall-clock time of the run (s); the only value that differs between equal runs.",
+    "wall_s": "Wall-clock time of the run (s); it and peak_rss_mib vary between equal runs.",
     "bottleneck_rate_bps": "Bottleneck link rate (bit/s).",
     "buffer_pkts": "Bottleneck buffer in packets, or −1 when it is given in bytes or unlimited.",
     "buffer_bytes": "Bottleneck buffer in bytes, or −1 when it is given in packets or unlimited.",
     "rtt_mean_s": "Mean two-way propagation delay of the flows, without queueing (s).",
+    "peak_rss_mib": (
+        "Peak resident memory of the process that ran it (MiB), counting the interpreter "
+        "and earlier runs in the same process."
+    ),
 }
 
 RESULT_TABLES = """\

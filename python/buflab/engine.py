@@ -8,6 +8,8 @@ Modules that do not simulate (theory, units, override parsing) work without the 
 from __future__ import annotations
 
 import json
+import resource
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -35,6 +37,21 @@ def core() -> ModuleType:
             "the compiled engine buflab._core is not installed; build it with `bash scripts/setup`"
         )
     return _core
+
+
+def run_engine(scenario_text: str) -> dict[str, Any]:
+    """One engine run, with the run statistics only the process can see added to the summary."""
+    raw = core().run(scenario_text)
+    raw["summary"]["peak_rss_mib"] = peak_rss_mib()
+    return raw
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far (MiB): the interpreter and earlier runs in
+    the same process included, so it bounds what one run needs from above."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def scenario_json(scenario: dict[str, Any]) -> str:

@@ -172,6 +172,19 @@ impl Scheduler {
         Some((self.now, top.event()))
     }
 
+    /// Index of the smallest of the four children starting at `c`, as a tournament of three
+    /// comparisons the compiler can turn into conditional moves.
+    #[inline(always)]
+    fn smallest_of_four(h: &[Entry], c: usize) -> usize {
+        let a = if h[c + 1].key < h[c].key { c + 1 } else { c };
+        let d = if h[c + 3].key < h[c + 2].key { c + 3 } else { c + 2 };
+        if h[d].key < h[a].key {
+            d
+        } else {
+            a
+        }
+    }
+
     /// Places `e` at the root and moves it down past smaller children (top-down).
     #[inline]
     fn sift_down(&mut self, e: Entry) {
@@ -183,12 +196,17 @@ impl Scheduler {
             if c >= n {
                 break;
             }
-            let mut best = c;
-            for j in c + 1..(c + ARITY).min(n) {
-                if h[j].key < h[best].key {
-                    best = j;
+            let best = if c + ARITY <= n {
+                Self::smallest_of_four(h, c)
+            } else {
+                let mut best = c;
+                for j in c + 1..n {
+                    if h[j].key < h[best].key {
+                        best = j;
+                    }
                 }
-            }
+                best
+            };
             if h[best].key < e.key {
                 h[i] = h[best];
                 i = best;
@@ -225,10 +243,7 @@ impl Scheduler {
         loop {
             let c = ARITY * hole + 1;
             if c + ARITY <= n {
-                // Full set of children: pick the smallest without unpredictable branches.
-                let a = if h[c + 1].key < h[c].key { c + 1 } else { c };
-                let d = if h[c + 3].key < h[c + 2].key { c + 3 } else { c + 2 };
-                let best = if h[d].key < h[a].key { d } else { a };
+                let best = Self::smallest_of_four(h, c);
                 h[hole] = h[best];
                 hole = best;
             } else {
