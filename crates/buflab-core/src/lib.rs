@@ -7,7 +7,7 @@
 //! - [`units`]: integer time (picoseconds), rates (bits/s), sizes; parsing of "10Gbps", "100ms".
 //! - [`sched`]: the event queue, ordered by (time, insertion sequence) — the determinism rule.
 //! - [`packet`]: the 32-byte `Copy` packet with its source route.
-//! - [`link`]: queue + serializer + propagation pipe, with one pending event per link.
+//! - [`link`]: queue + serializer + propagation pipe, with at most one pending event per link.
 //! - [`loss`]: independent random loss.
 //! - [`tcp`]: sender, receiver, RTO (RFC 6298) and congestion control ([`tcp::cc`]).
 //! - [`traffic`]: open-loop UDP sources.

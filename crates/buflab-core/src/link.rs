@@ -7,7 +7,7 @@
 //! The link is FIFO end to end, so it needs no per-packet events inside: when a packet is
 //! admitted its service start (`max(arrival, busy_until)`), its end of serialization and its
 //! exit time are already known. Admitted packets sit in one ring ordered by exit time, and the
-//! link keeps exactly one pending [`Event::LinkExit`] for the head of that ring.
+//! link keeps at most one pending [`Event::LinkExit`], for the head of that ring.
 //!
 //! **Lazy dequeue.** Whether a new arrival is dropped depends on how many packets are *waiting*
 //! at that instant (service start later than now). Packets whose service has started are
@@ -24,6 +24,12 @@
 //! **Express links.** A link with an unlimited buffer and no monitor never drops and reports
 //! nothing, so it keeps no waiting state at all; the simulator may even compute a packet's
 //! passage through it ahead of time (see `Sim::forward`).
+//!
+//! **Relay mode.** When nothing downstream of a link depends on anything but the order of its
+//! exits (the simulator decides, see `Sim::can_relay`), `arrive` returns the exit time of an
+//! admitted packet and the caller hands the packet on at once. The ring then holds only the
+//! packets still waiting, for the drop decision and the dequeue reports, and the link
+//! schedules no events at all.
 
 use std::collections::VecDeque;
 
@@ -332,6 +338,23 @@ mod tests {
         assert_eq!(t, Time::from_us(11_500));
         assert_eq!(l.pop_exit(t, &mut s, 7).seq, 1);
         assert!(s.pop().is_none());
+    }
+
+    #[test]
+    fn a_smaller_limit_lets_queued_packets_drain() {
+        // Four packets wait behind the one in service; the limit drops to 1. Nobody already
+        // queued is dropped, but arrivals are refused until fewer than 1 wait.
+        let mut s = Scheduler::new();
+        let mut l = Link::new(Rate::mbps(8), Time::ZERO, BufferLimit::Packets(10));
+        for i in 0..5 {
+            assert_eq!(l.arrive(Time::ZERO, pkt(i, 1000), &mut s, 0), Admission::Accepted);
+        }
+        l.set_limit(BufferLimit::Packets(1));
+        assert_eq!(l.arrive(Time::ZERO, pkt(5, 1000), &mut s, 0), Admission::Dropped);
+        assert_eq!(l.in_flight(), 5);
+        // At 4 ms the fifth packet is in service and none waits: one may queue again.
+        assert_eq!(l.arrive(Time::from_ms(4), pkt(6, 1000), &mut s, 0), Admission::Accepted);
+        assert_eq!(l.arrive(Time::from_ms(4), pkt(7, 1000), &mut s, 0), Admission::Dropped);
     }
 
     #[test]

@@ -154,12 +154,6 @@ impl Scheduler {
         }
     }
 
-    /// The time of the earliest pending event.
-    pub fn peek_time(&mut self) -> Option<Time> {
-        self.settle();
-        self.heap.first().map(|e| Time(e.time()))
-    }
-
     /// Takes the earliest event and advances the clock to it. Its slot stays reserved until
     /// the next call, so that an event scheduled meanwhile can take it.
     #[inline]

@@ -44,11 +44,6 @@ impl Time {
     pub const fn from_secs(s: u64) -> Time {
         Time(s * PS_PER_S)
     }
-    /// Converts seconds given as a float, rounding to the nearest picosecond.
-    /// Only for configuration and random draws, never for event-loop arithmetic.
-    pub fn from_secs_f64(s: f64) -> Time {
-        Time((s * PS_PER_S as f64).round().max(0.0) as u64)
-    }
     pub const fn ps(self) -> u64 {
         self.0
     }
@@ -111,11 +106,6 @@ impl Rate {
         let bits_ps = bytes as u128 * 8 * PS_PER_S as u128;
         let r = self.0 as u128;
         Time(bits_ps.div_ceil(r) as u64)
-    }
-
-    /// Bytes this rate carries in `t` (floor), for capacity arithmetic in reports.
-    pub fn bytes_in(self, t: Time) -> f64 {
-        self.0 as f64 * t.secs_f64() / 8.0
     }
 }
 

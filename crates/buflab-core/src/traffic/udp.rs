@@ -65,8 +65,4 @@ impl UdpSource {
     pub fn route(&self) -> u32 {
         self.route
     }
-
-    pub fn packet_size(&self) -> u32 {
-        self.packet
-    }
 }
