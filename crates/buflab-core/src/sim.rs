@@ -53,7 +53,7 @@ enum Feeder {
     Link(u32),
     /// Only the endpoint that starts this route (the link is its private first hop).
     Route(u32),
-    /// Several sources, or an endpoint, or a loss element.
+    /// Several sources, or a loss element.
     Other,
 }
 
@@ -247,6 +247,15 @@ impl Sim {
                 self.links[l].set_relay();
             }
         }
+        for f in &self.flows {
+            // A jittered packet enters its first hop at a later time than now; only a first
+            // hop nothing else feeds sees such arrivals in order. Builders must ensure it.
+            let (data, _) = Self::flow_routes(f);
+            assert!(
+                f.jitter == Time::ZERO || self.private_first_hop(data),
+                "send jitter needs a private first hop"
+            );
+        }
         let n_routes = self.routes.start.len();
         let mut to_ahead_sender = vec![false; n_routes];
         for f in &self.flows {
@@ -288,11 +297,12 @@ impl Sim {
     /// or what it sends before its next ACK arrives.
     fn runs_ahead(&self, f: &Flow) -> bool {
         let Endpoints::Tcp { sender, .. } = &f.endpoints else { return false };
-        let r = sender.route();
-        match self.routes.hop(r, 0) {
-            Hop::Link(l) => self.feeders[l as usize] == Feeder::Route(r),
-            Hop::Loss(_) => false,
-        }
+        self.private_first_hop(sender.route())
+    }
+
+    /// Whether route `r` starts on a link that nothing but its own endpoint feeds.
+    fn private_first_hop(&self, r: u32) -> bool {
+        matches!(self.routes.hop(r, 0), Hop::Link(l) if self.feeders[l as usize] == Feeder::Route(r))
     }
 
     /// The routes a flow's packets take: (data or UDP route, ACK route).
