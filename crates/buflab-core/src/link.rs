@@ -82,6 +82,11 @@ pub struct Link {
     /// Packets that finished serialization (service started, whole run).
     pub departures: u64,
     pub drops: u64,
+    /// Arrivals at the same picosecond as the previous one. Their order is the order their
+    /// events were scheduled; a count above zero signals phase effects (deterministic
+    /// delays lining flows up), which send jitter breaks.
+    pub simultaneous_arrivals: u64,
+    last_arrival: Time,
 }
 
 impl Link {
@@ -102,6 +107,8 @@ impl Link {
             relay: false,
             departures: 0,
             drops: 0,
+            simultaneous_arrivals: 0,
+            last_arrival: Time::MAX,
         }
     }
 
@@ -189,6 +196,10 @@ impl Link {
 
     /// A packet arrives at time `t` (now, or later for a link fed only by one FIFO upstream).
     pub fn arrive(&mut self, t: Time, pkt: Packet, sched: &mut Scheduler, id: u32) -> Admission {
+        if t == self.last_arrival {
+            self.simultaneous_arrivals += 1;
+        }
+        self.last_arrival = t;
         self.flush(t);
         let busy = self.busy_until > t;
         if busy {

@@ -18,7 +18,10 @@
 //! arrive later (FIFO), and a retransmission timeout due before the ACK is fired first. The
 //! sender's own clock thus runs up to half an RTT ahead of the global one; it counts its
 //! window statistics by its own event times. The result is identical to running every hop as
-//! an event (only the order of exactly simultaneous events can differ).
+//! an event, except where two packets reach a shared queue at the same picosecond: both modes
+//! serve them in the order their events were scheduled, and that order can differ between
+//! the modes. Deterministic delays can line flows up like that (`Link::simultaneous_arrivals`
+//! counts it); send jitter breaks it.
 //!
 //! **Relay links.** The same reasoning lets a bottleneck hand each admitted packet to its
 //! receiver at once, at the packet's exit time, when nothing downstream can be affected by
