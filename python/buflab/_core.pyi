@@ -34,6 +34,9 @@ def run(scenario_json: str) -> dict[str, Any]:
       "summary":    dict[str, float | int | str]  (see docs/scenario.md, "Results")
       "flows":      dict[str, list]  columns, one row per flow
       "timeseries": dict[str, list]  columns, one row per monitor interval
+      "transfers":  dict[str, list]  columns, one row per connection of closed-loop traffic
+                    (one file each); empty without such traffic. Older builds omit the key,
+                    which `Result.from_engine` reads as an empty table.
       "events":     dict[str, list] | None  the bottleneck queue event log when
                     `monitor.events = true`
     Raises ScenarioError for invalid input.

@@ -4,6 +4,9 @@
     >>> result = buflab.run("examples/dumbbell.toml", network__bottleneck__buffer="50pkt", seed=2)
     >>> result.summary["utilization"], result.flows.head()
 
+Closed-loop traffic adds `result.transfers`, one row per file transfer; `buflab.transfers`
+summarises it by file size.
+
 Keyword overrides use `__` for the dots of a key (`traffic__0__flows=10`); `overrides` takes
 a mapping of dotted keys or a list of "KEY=VALUE" strings, as `--set` does on the command line.
 Keyword overrides are applied after `overrides`.
@@ -28,14 +31,33 @@ from buflab.scenario import (
 )
 from buflab.scenario import load_scenario as _load
 
+# The transfers table: one row per connection of closed-loop traffic, each carrying one file.
+# Long-lived and UDP traffic have none, so the columns and their types are fixed here to keep
+# an empty table usable (`transfers[transfers["complete"]]`, `.astype`, Parquet) like a full one.
+TRANSFER_COLUMNS: dict[str, str] = {
+    "flow": "int64",  # the user's slot, as in the flows table
+    "traffic": "int64",  # index of its [[traffic]] entry
+    "conn": "int64",  # connection number within the flow, from 1
+    "start_s": "float64",  # the client opened the connection (SYN, or first data)
+    "end_s": "float64",  # the client had the last byte; nan if incomplete
+    "bytes": "int64",  # file size
+    "fct_s": "float64",  # end_s - start_s; nan if incomplete
+    "throughput_bps": "float64",  # bytes * 8 / fct_s; nan if incomplete
+    "retransmits": "int64",  # the server's, on this connection
+    "timeouts": "int64",
+    "complete": "bool",  # the last byte arrived before the run ended
+}
+
 
 @dataclass
 class Result:
-    """One finished run: the summary, per-flow and per-interval tables, and the scenario run."""
+    """One finished run: the summary, per-flow, per-transfer and per-interval tables, and the
+    scenario run."""
 
     summary: dict[str, Any]
     flows: pd.DataFrame
     timeseries: pd.DataFrame
+    transfers: pd.DataFrame
     events: pd.DataFrame | None
     scenario: Scenario
 
@@ -46,6 +68,7 @@ class Result:
             summary=dict(raw["summary"]),
             flows=pd.DataFrame(raw["flows"]),
             timeseries=pd.DataFrame(raw["timeseries"]),
+            transfers=_transfers_frame(raw.get("transfers")),
             events=None if events is None else _events_frame(events),
             scenario=scenario,
         )
@@ -63,8 +86,11 @@ class Result:
         return out
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables this result has, by file name (events only when they were recorded)."""
+        """The tables this result has, by file name (transfers only when there were any, events
+        only when they were recorded)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
+        if len(self.transfers) > 0:
+            tables["transfers"] = self.transfers
         if self.events is not None:
             tables["events"] = self.events
         return tables
@@ -76,6 +102,16 @@ def _events_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
     if "event" in frame:
         frame["event"] = frame["event"].astype("category")
     return frame
+
+
+def _transfers_frame(columns: dict[str, list[Any]] | None) -> pd.DataFrame:
+    """TRANSFER_COLUMNS in order and typed; no table, or one without rows, is an empty table.
+    Columns the engine adds beyond these are kept, after them."""
+    frame = pd.DataFrame(columns or {})
+    if len(frame) == 0:
+        frame = frame.reindex(columns=list(TRANSFER_COLUMNS))
+    extra = [name for name in frame.columns if name not in TRANSFER_COLUMNS]
+    return frame[[*TRANSFER_COLUMNS, *extra]].astype(TRANSFER_COLUMNS)
 
 
 def load_scenario(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Scenario:

@@ -90,9 +90,11 @@ def cli() -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="Write results to this directory.")
 @click.option("--csv", is_flag=True, help="With --out: also write the tables as CSV.")
 def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, csv: bool) -> None:
-    """Run the scenario in FILE once and print its summary."""
+    """Run the scenario in FILE once and print its summary (and, with closed-loop traffic,
+    completion times and throughput by file size)."""
     from buflab.api import run as run_scenario
-    from buflab.console import stdout, summary_table
+    from buflab.console import stdout, summary_table, transfers_table
+    from buflab.transfers import by_size_bin
 
     result = run_scenario(file, overrides=overrides)
     if out is not None:
@@ -101,6 +103,8 @@ def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, 
         click.echo(json.dumps(result.summary))
         return
     stdout.print(summary_table(result.summary))
+    if len(result.transfers) > 0:
+        stdout.print(transfers_table(by_size_bin(result.transfers)))
     if out is not None:
         stdout.print(f"results in {out}/")
 

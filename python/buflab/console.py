@@ -1,13 +1,14 @@
-"""Terminal output: the progress bar of long work and the summary of a run.
+"""Terminal output: the progress bar of long work and the tables that summarise a run.
 
 Progress goes to stderr so that stdout stays clean for what a command reports.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -21,6 +22,9 @@ from rich.progress import (
 from rich.table import Table
 
 from buflab.units import format_bytes, format_percent, format_rate, format_time
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 stdout = Console()
 stderr = Console(stderr=True)
@@ -108,4 +112,32 @@ def summary_table(summary: dict[str, Any]) -> Table:
     for key, label, formatter in _SUMMARY_ROWS:
         if key in summary:
             table.add_row(label, formatter(summary[key]))
+    return table
+
+
+def transfers_table(bins: pd.DataFrame, title: str = "transfers by file size") -> Table:
+    """A table from `buflab.transfers.by_size_bin` (or `short_and_long`); – where no transfer
+    completed."""
+
+    def shown(value: float, formatter: Callable[[float], str]) -> str:
+        return formatter(value) if math.isfinite(value) else "–"
+
+    table = Table(
+        title=title,
+        caption="FCT: flow completion time; throughput: mean of bytes·8/FCT; "
+        "both over the completed transfers",
+    )
+    table.add_column("size", no_wrap=True)
+    for header in ("transfers", "done", "FCT mean", "FCT p50", "FCT p99", "throughput"):
+        table.add_column(header, justify="right")
+    for row in bins.itertuples(index=False):
+        table.add_row(
+            row.bin,
+            f"{row.transfers:,}",
+            f"{row.completed:,}",
+            shown(row.fct_mean_s, format_time),
+            shown(row.fct_p50_s, format_time),
+            shown(row.fct_p99_s, format_time),
+            shown(row.throughput_mean_bps, format_rate),
+        )
     return table

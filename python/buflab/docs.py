@@ -118,6 +118,11 @@ Parquet (and CSV with `--csv`).
   `timeouts`, `cwnd_pkts`, `ssthresh_pkts`, `srtt_s` (the last three at the end of the run).
 - **timeseries** (one row per `monitor.interval`): `time_s`, `throughput_bps`, `utilization`,
   `queue_pkts`, `queue_max_pkts`, `arrivals`, `drops`.
+- **transfers** (closed-loop traffic; one row per download, i.e. per connection): `flow`,
+  `traffic`, `conn` (1, 2, … per flow), `start_s` (the client's request), `end_s` (last byte
+  received; NaN if the run ended first), `bytes`, `fct_s`, `throughput_bps` (bytes·8/fct),
+  `retransmits`, `timeouts` (the server's, for that connection), `complete`.
+  `buflab.transfers.by_size_bin()` and `short_and_long()` summarise it.
 - **events** (only with `monitor.events = true`): every enqueue, dequeue and drop at the
   bottleneck queue: `time_s`, `event`, `flow`, `seq`, `size`, `queue_pkts`, `queue_bytes`.
 

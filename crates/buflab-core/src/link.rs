@@ -317,7 +317,17 @@ mod tests {
     use crate::packet::Kind;
 
     fn pkt(seq: u32, size: u32) -> Packet {
-        Packet { sent_at: Time::ZERO, flow: 0, seq, size, route: 0, hop: 0, kind: Kind::Udp, flags: 0 }
+        Packet {
+            sent_at: Time::ZERO,
+            flow: 0,
+            seq,
+            size,
+            route: 0,
+            conn: 0,
+            hop: 0,
+            kind: Kind::Udp,
+            flags: 0,
+        }
     }
 
     #[test]

@@ -18,6 +18,11 @@ pub enum Kind {
 pub mod flags {
     /// The data segment is a retransmission.
     pub const RETRANSMIT: u8 = 1;
+    /// Connection set-up: the client's SYN (on an ACK route) or the server's SYN-ACK (on a
+    /// data route), both 40 B control packets.
+    pub const SYN: u8 = 2;
+    /// The last data segment of a transfer (FIN piggybacked on it).
+    pub const FIN: u8 = 4;
 }
 
 /// A packet on the wire. 32 bytes, `Copy`.
@@ -33,6 +38,9 @@ pub struct Packet {
     /// Size on the wire, bytes (headers included).
     pub size: u32,
     pub route: u32,
+    /// Connection number on this flow (finite transfers open a new one each time); endpoints
+    /// ignore packets of an earlier connection still in flight.
+    pub conn: u16,
     pub hop: u8,
     pub kind: Kind,
     pub flags: u8,

@@ -113,9 +113,29 @@ pub struct SeriesRow {
     pub drops: u64,
 }
 
+/// One finite transfer (closed-loop traffic): a connection carrying one file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferRow {
+    pub flow: u32,
+    pub traffic: u32,
+    pub conn: u32,
+    /// When the client sent its request (SYN).
+    pub start_s: f64,
+    /// When the client had the last byte; NaN if the run ended first.
+    pub end_s: f64,
+    pub bytes: u64,
+    /// Flow completion time, end − start; NaN if incomplete.
+    pub fct_s: f64,
+    pub throughput_bps: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub complete: bool,
+}
+
 pub struct RunResult {
     pub summary: Summary,
     pub flows: Vec<FlowRecord>,
+    pub transfers: Vec<TransferRow>,
     pub timeseries: Vec<SeriesRow>,
     pub events: Option<EventLog>,
     pub conservation: Conservation,
@@ -142,7 +162,7 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
     for (i, (f, info)) in sim.flows.iter().zip(&d.flows).enumerate() {
         let rec = match &f.endpoints {
             Endpoints::Tcp { sender, receiver } => {
-                let delivered = receiver.window_delivered * info.payload as u64;
+                let delivered = receiver.window_delivered_bytes;
                 let rt = sender.window_stats.retransmits;
                 let to = sender.window_stats.timeouts;
                 FlowRecord {
@@ -253,9 +273,32 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
         },
         rtt_mean_s,
     };
+    let transfers = sim
+        .transfers
+        .iter()
+        .map(|t| {
+            let start_s = t.start.secs_f64();
+            let end_s = t.end.map_or(f64::NAN, |e| e.secs_f64());
+            let fct_s = end_s - start_s;
+            TransferRow {
+                flow: t.flow,
+                traffic: t.traffic,
+                conn: t.conn as u32,
+                start_s,
+                end_s,
+                bytes: t.bytes,
+                fct_s,
+                throughput_bps: t.bytes as f64 * 8.0 / fct_s,
+                retransmits: t.retransmits,
+                timeouts: t.timeouts,
+                complete: t.end.is_some(),
+            }
+        })
+        .collect();
     RunResult {
         summary,
         flows,
+        transfers,
         timeseries,
         events: mon.log.take(),
         conservation: sim.counts,

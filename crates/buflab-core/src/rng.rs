@@ -22,6 +22,7 @@ pub enum Stream {
     Source = 3,
     Loss = 4,
     Jitter = 5,
+    User = 6,
 }
 
 /// xoshiro256++ random generator.

@@ -33,11 +33,12 @@ use std::time::Instant;
 
 use crate::link::{Admission, Link};
 use crate::monitor::MeasuredWindow;
-use crate::packet::{Kind, Packet};
+use crate::packet::{flags, Kind, Packet};
 use crate::rng::Rng;
 use crate::sched::{Event, Scheduler, MAX_ID};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
+use crate::traffic::closed_loop::User;
 use crate::traffic::udp::UdpSource;
 use crate::units::Time;
 
@@ -111,6 +112,24 @@ pub struct Flow {
     jitter_rng: Rng,
     /// Release time of the last packet, to keep jittered packets in order.
     last_release: Time,
+    /// A closed-loop user driving this flow's connections (None: a long-lived flow).
+    pub user: Option<User>,
+}
+
+/// One finite transfer (a connection carrying one file).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransferRecord {
+    pub flow: u32,
+    pub traffic: u32,
+    pub conn: u16,
+    /// When the client sent its request.
+    pub start: Time,
+    /// When the client had the last byte (None: incomplete at the end of the run).
+    pub end: Option<Time>,
+    pub bytes: u64,
+    /// The server's counts for this connection.
+    pub retransmits: u64,
+    pub timeouts: u64,
 }
 
 /// Packet accounting for the conservation invariant: injected = delivered + dropped + in flight.
@@ -135,6 +154,8 @@ pub struct Sim {
     pub window: MeasuredWindow,
     out: Vec<Packet>,
     pub counts: Conservation,
+    /// Finite transfers, in the order they started.
+    pub transfers: Vec<TransferRecord>,
     /// Random-loss drops inside the measured window.
     pub loss_drops_window: u64,
     pub wall: std::time::Duration,
@@ -156,6 +177,7 @@ impl Sim {
             window,
             out: Vec::with_capacity(64),
             counts: Conservation::default(),
+            transfers: Vec::new(),
             loss_drops_window: 0,
             wall: std::time::Duration::ZERO,
             compute_ahead: true,
@@ -208,8 +230,13 @@ impl Sim {
             receiver.set_window(self.window);
         }
         assert!(self.flows.len() < MAX_ID as usize, "more than {MAX_ID} flows");
-        self.flows.push(Flow { endpoints, start, jitter, jitter_rng, last_release: Time::ZERO });
+        self.flows.push(Flow { endpoints, start, jitter, jitter_rng, last_release: Time::ZERO, user: None });
         (self.flows.len() - 1) as u32
+    }
+
+    /// Makes flow `f` a closed-loop user's: its start is the first request.
+    pub fn set_user(&mut self, f: u32, user: User) {
+        self.flows[f as usize].user = Some(user);
     }
 
     /// Turns computing ahead on or off (off: one event per hop, for equivalence tests).
@@ -235,6 +262,10 @@ impl Sim {
         }
         for l in &mut self.links {
             l.finish(end);
+        }
+        // Transfers still open: the server's counts so far.
+        for f in 0..self.flows.len() {
+            self.close_server_record(f as u32);
         }
         self.counts.in_flight += self.links.iter().map(|l| l.in_flight() as u64).sum::<u64>();
         self.wall = began.elapsed();
@@ -445,10 +476,21 @@ impl Sim {
         match (&mut flow.endpoints, pkt.kind) {
             (Endpoints::Tcp { receiver, .. }, Kind::Data) => {
                 self.counts.delivered += 1;
+                if pkt.conn != receiver.conn() {
+                    return; // a packet of an earlier connection
+                }
                 let mark = self.out.len();
-                receiver.on_data(now, pkt.seq, &mut self.out);
+                if pkt.flags & flags::SYN != 0 {
+                    receiver.on_syn_ack(now, &mut self.out);
+                } else {
+                    receiver.on_data(now, pkt.seq, &mut self.out);
+                }
+                let completed = receiver.take_completion();
                 self.sync_delack(f);
                 self.release(now, f, mark);
+                if completed {
+                    self.transfer_completed(now, f);
+                }
             }
             (Endpoints::Tcp { .. }, Kind::Ack) => self.ack_ahead(now, pkt),
             (Endpoints::Udp(src), Kind::Udp) => {
@@ -476,10 +518,66 @@ impl Sim {
             sender.on_timeout(d, &mut self.out);
             self.release(d, f, mark);
         }
-        let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { unreachable!() };
-        sender.on_ack(t, pkt.seq, &mut self.out);
+        let flow = &mut self.flows[f as usize];
+        let Endpoints::Tcp { sender, .. } = &mut flow.endpoints else { unreachable!() };
+        if pkt.flags & flags::SYN != 0 {
+            // A client's request: the server opens the new connection.
+            let user = flow.user.as_mut().expect("requests come from closed-loop users");
+            let (bytes, handshake, record) = (user.bytes, user.handshake, user.record);
+            self.close_server_record(f);
+            let flow = &mut self.flows[f as usize];
+            let Endpoints::Tcp { sender, .. } = &mut flow.endpoints else { unreachable!() };
+            sender.accept(t, pkt.conn, bytes, handshake, &mut self.out);
+            flow.user.as_mut().unwrap().server_record = record;
+        } else if pkt.conn == sender.conn() {
+            sender.on_ack(t, pkt.seq, &mut self.out);
+        }
         self.sync_rto(f);
         self.release(t, f, mark);
+    }
+
+    /// A user's download finished at `now`: record it and schedule the next request after
+    /// the user thinks.
+    fn transfer_completed(&mut self, now: Time, f: u32) {
+        let Some(user) = self.flows[f as usize].user.as_mut() else { return };
+        if let Some(i) = user.record {
+            self.transfers[i].end = Some(now);
+        }
+        let next = now + user.think_time();
+        self.sched.schedule(next, Event::FlowStart(f));
+    }
+
+    /// Copies the server's counts for the connection it has been serving into its record.
+    fn close_server_record(&mut self, f: u32) {
+        let flow = &self.flows[f as usize];
+        let (Some(user), Endpoints::Tcp { sender, .. }) = (&flow.user, &flow.endpoints) else { return };
+        if let Some(i) = user.server_record {
+            let r = &mut self.transfers[i];
+            (r.retransmits, r.timeouts) = (sender.conn_stats.retransmits, sender.conn_stats.timeouts);
+        }
+    }
+
+    /// A user sends its next request: a new connection for a new file.
+    fn request(&mut self, now: Time, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        let (Some(user), Endpoints::Tcp { receiver, .. }) = (flow.user.as_mut(), &mut flow.endpoints) else {
+            unreachable!()
+        };
+        let (conn, bytes) = user.next_request();
+        user.record = Some(self.transfers.len());
+        self.transfers.push(TransferRecord {
+            flow: f,
+            traffic: user.traffic,
+            conn,
+            start: now,
+            end: None,
+            bytes,
+            retransmits: 0,
+            timeouts: 0,
+        });
+        let mark = self.out.len();
+        receiver.connect(now, conn, bytes, &mut self.out);
+        self.release(now, f, mark);
     }
 
     /// A packet computed ahead to reach its endpoint at or after the end of the run stays in
@@ -518,6 +616,9 @@ impl Sim {
     }
 
     fn start_flow(&mut self, now: Time, f: u32) {
+        if self.flows[f as usize].user.is_some() {
+            return self.request(now, f);
+        }
         match &mut self.flows[f as usize].endpoints {
             Endpoints::Tcp { sender, .. } => {
                 let mark = self.out.len();

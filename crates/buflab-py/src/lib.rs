@@ -122,6 +122,24 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
     );
     out.set_item("flows", flows)?;
 
+    let transfers = PyDict::new(py);
+    column!(
+        transfers,
+        r.transfers,
+        flow,
+        traffic,
+        conn,
+        start_s,
+        end_s,
+        bytes,
+        fct_s,
+        throughput_bps,
+        retransmits,
+        timeouts,
+        complete
+    );
+    out.set_item("transfers", transfers)?;
+
     let ts = PyDict::new(py);
     column!(
         ts,

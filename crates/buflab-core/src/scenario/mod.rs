@@ -12,6 +12,8 @@ use reader::{error, Table};
 pub use reader::{Result, ScenarioError};
 
 use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
+use crate::traffic::dist::Dist;
+use crate::units;
 use crate::units::{BufferLimit, Range, Rate, Time};
 
 #[derive(Clone, Debug)]
@@ -45,7 +47,23 @@ pub struct Monitor {
 #[derive(Clone, Debug)]
 pub enum Traffic {
     LongLived(LongLived),
+    ClosedLoop(ClosedLoop),
     Udp(Udp),
+}
+
+/// Harpoon-style users: request a file over a new connection, download it, think, repeat.
+#[derive(Clone, Debug)]
+pub struct ClosedLoop {
+    pub users: u32,
+    pub tcp: TcpConfig,
+    /// When each user makes its first request.
+    pub start: Range<Time>,
+    pub jitter: Time,
+    pub handshake: bool,
+    /// File sizes, bytes.
+    pub file_size: Dist,
+    /// Think times, picoseconds.
+    pub think: Dist,
 }
 
 #[derive(Clone, Debug)]
@@ -75,6 +93,7 @@ impl Traffic {
     pub fn kind(&self) -> &'static str {
         match self {
             Traffic::LongLived(_) => "long_lived",
+            Traffic::ClosedLoop(_) => "closed_loop",
             Traffic::Udp(u) if u.pattern == UdpPattern::Poisson => "udp_poisson",
             Traffic::Udp(_) => "udp_cbr",
         }
@@ -82,6 +101,7 @@ impl Traffic {
     pub fn flows(&self) -> u32 {
         match self {
             Traffic::LongLived(l) => l.flows,
+            Traffic::ClosedLoop(c) => c.users,
             Traffic::Udp(u) => u.flows,
         }
     }
@@ -167,12 +187,19 @@ impl Scenario {
         let mut traffic = Vec::new();
         let mut total_flows = 0u64;
         for (path, map) in root.array("traffic")? {
-            let mut kind_t = Table::entry(path.clone(), "traffic", map);
-            let kind = kind_t.choice("kind", &["long_lived", "udp_poisson", "udp_cbr"])?;
+            let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
+            let kind = kind_t.choice("kind", &["long_lived", "closed_loop", "udp_poisson", "udp_cbr"])?;
             asked.extend(kind_t.asked());
             let t = match kind {
-                "long_lived" => read_long_lived(Table::entry(path, "traffic.long_lived", map), &mut asked)?,
-                pattern => read_udp(Table::entry(path, "traffic.udp", map), pattern, &mut asked)?,
+                "long_lived" => read_long_lived(
+                    Table::entry(path, "traffic.long_lived", Some("traffic.tcp"), map),
+                    &mut asked,
+                )?,
+                "closed_loop" => read_closed_loop(
+                    Table::entry(path, "traffic.closed_loop", Some("traffic.tcp"), map),
+                    &mut asked,
+                )?,
+                pattern => read_udp(Table::entry(path, "traffic.udp", None, map), pattern, &mut asked)?,
             };
             total_flows += t.flows() as u64;
             traffic.push(t);
@@ -220,9 +247,13 @@ impl Scenario {
             for (item, t) in items.iter_mut().zip(&scenario.traffic) {
                 let section = match t {
                     Traffic::LongLived(_) => "traffic.long_lived",
+                    Traffic::ClosedLoop(_) => "traffic.closed_loop",
                     Traffic::Udp(_) => "traffic.udp",
                 };
                 fill_defaults(item, section);
+                if !matches!(t, Traffic::Udp(_)) {
+                    fill_defaults(item, "traffic.tcp");
+                }
             }
         }
         Ok(out)
@@ -248,18 +279,18 @@ fn fill_defaults(table: &mut Value, section: &str) {
     }
 }
 
-fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
-    t.consume("kind");
-    let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
+/// The TCP keys shared by every TCP traffic kind (section `traffic.tcp`): the flow's
+/// settings and its send jitter.
+fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
     let recovery = match t.choice("tcp", &["newreno", "reno"])? {
         "reno" => Recovery::Reno,
         _ => Recovery::NewReno,
     };
     let packet = t.bytes("packet")?;
     if !(HEADER_BYTES as u64 + 1..=65_535).contains(&packet) {
-        let got = t.raw("packet").cloned().unwrap_or(Value::Null);
+        let got = t.value("packet")?;
         return Err(error(
-            &format!("{}.packet", t.path()),
+            &t.key_path("packet"),
             &got,
             "a packet size from 41 B (40 B of headers) to 65535 B",
         ));
@@ -268,9 +299,9 @@ fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) 
     let max_window = t.bytes("max_window")?;
     let mss = tcp.mss() as u64;
     if max_window < mss {
-        let got = t.raw("max_window").cloned().unwrap_or(Value::Null);
+        let got = t.value("max_window")?;
         return Err(error(
-            &format!("{}.max_window", t.path()),
+            &t.key_path("max_window"),
             &got,
             &format!("at least one segment ({mss} B of payload)"),
         ));
@@ -282,11 +313,8 @@ fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) 
         Some(v) => match v.as_u64() {
             Some(n) if n >= 1 && n <= u32::MAX as u64 => tcp.initial_window = n as u32,
             _ => {
-                return Err(error(
-                    &format!("{}.initial_window", t.path()),
-                    v,
-                    "a whole number of segments ≥ 1, or \"rfc3390\"",
-                ))
+                let expected = "a whole number of segments ≥ 1, or \"rfc3390\"";
+                return Err(error(&t.key_path("initial_window"), v, expected));
             }
         },
     }
@@ -294,17 +322,72 @@ fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) 
     tcp.delayed_ack = t.boolean("delayed_ack")?;
     tcp.delayed_ack_timeout = t.time("delayed_ack_timeout")?;
     if tcp.delayed_ack_timeout >= Time::from_ms(500) || tcp.delayed_ack_timeout == Time::ZERO {
-        let got = t.raw("delayed_ack_timeout").cloned().unwrap_or(Value::Null);
-        return Err(error(
-            &format!("{}.delayed_ack_timeout", t.path()),
-            &got,
-            "a positive timeout under 500 ms (RFC 1122 §4.2.3.2)",
-        ));
+        let got = t.value("delayed_ack_timeout")?;
+        let expected = "a positive timeout under 500 ms (RFC 1122 §4.2.3.2)";
+        return Err(error(&t.key_path("delayed_ack_timeout"), &got, expected));
     }
-    let start = t.time_range("start")?;
     let jitter = t.time("jitter")?;
+    Ok((tcp, jitter))
+}
+
+fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
+    t.consume("kind");
+    let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
+    let (tcp, jitter) = read_tcp(&mut t)?;
+    let start = t.time_range("start")?;
     t.finish(asked)?;
     Ok(Traffic::LongLived(LongLived { flows, tcp, start, jitter }))
+}
+
+fn read_closed_loop(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
+    t.consume("kind");
+    let users = t.uint("users", 1, MAX_FLOWS)? as u32;
+    let (tcp, jitter) = read_tcp(&mut t)?;
+    let start = t.time_range("start")?;
+    let handshake = t.boolean("handshake")?;
+    let file_size = read_dist_key(&mut t, "file_size", |s| units::parse_bytes(s).map(|b| b as f64), asked)?;
+    let think = read_dist_key(&mut t, "think", |s| units::parse_time(s).map(|x| x.0 as f64), asked)?;
+    t.finish(asked)?;
+    Ok(Traffic::ClosedLoop(ClosedLoop { users, tcp, start, jitter, handshake, file_size, think }))
+}
+
+/// Reads the distribution under `key` (a table, or the key's documented default), with
+/// values parsed by `parse` (sizes in bytes or times in picoseconds).
+fn read_dist_key(
+    t: &mut Table,
+    key: &'static str,
+    parse: fn(&str) -> std::result::Result<f64, units::UnitError>,
+    asked: &mut Vec<(&'static str, &'static str)>,
+) -> Result<Dist> {
+    let path = t.key_path(key);
+    let v = t.value(key)?;
+    let Value::Object(map) = &v else {
+        return Err(error(&path, &v, "a table such as { dist = \"exponential\", mean = \"1s\" }"));
+    };
+    let mut d = Table::entry(path, "distribution", None, map);
+    let dist = match d.choice("dist", &["pareto", "exponential", "lognormal", "uniform", "constant"])? {
+        "pareto" => {
+            Dist::Pareto { mean: d.unit("mean", parse)?, shape: d.number_between("shape", 1.0, 100.0)? }
+        }
+        "exponential" => Dist::Exponential { mean: d.unit("mean", parse)? },
+        "lognormal" => {
+            Dist::Lognormal { mean: d.unit("mean", parse)?, sigma: d.number_between("sigma", 0.0, 100.0)? }
+        }
+        "uniform" => {
+            let r = d.unit("range", |s| units::parse_range(s, parse))?;
+            Dist::Uniform { lo: r.lo, hi: r.hi }
+        }
+        _ => Dist::Constant(d.unit("value", parse)?),
+    };
+    // Keys that belong to another kind of distribution are an error, not silently ignored.
+    for other in ["mean", "shape", "sigma", "range", "value"] {
+        if d.present(other) && !d.asked().any(|(_, k)| k == other) {
+            let got = map[other].clone();
+            return Err(error(&d.key_path(other), &got, "no such parameter for this `dist`"));
+        }
+    }
+    d.finish(asked)?;
+    Ok(dist)
 }
 
 fn read_udp(mut t: Table, pattern: &str, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
@@ -405,6 +488,9 @@ mod tests {
         v["traffic"] = json!([
             { "kind": "long_lived" },
             { "kind": "udp_poisson", "rate": "1Mbps" },
+            { "kind": "closed_loop", "file_size": { "dist": "lognormal", "mean": "10KB", "sigma": 0.5 } },
+            { "kind": "closed_loop", "think": { "dist": "uniform", "range": "1s..2s" } },
+            { "kind": "closed_loop", "think": { "dist": "constant", "value": "1s" } },
         ]);
         let (_, asked) = Scenario::read(&v).unwrap();
         for k in schema::KEYS {

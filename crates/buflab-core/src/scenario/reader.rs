@@ -52,21 +52,23 @@ pub struct Table<'a> {
     path: String,
     /// Schema section whose defaults and suggestions apply.
     section: &'static str,
+    /// A second section whose keys this table also takes (the TCP keys of traffic entries).
+    shared: Option<&'static str>,
     map: Option<&'a Map<String, Value>>,
     used: BTreeSet<&'static str>,
+    /// (section, key) of every key asked for.
+    asked: Vec<(&'static str, &'static str)>,
 }
 
 impl<'a> Table<'a> {
     pub fn root(v: &'a Value) -> Result<Table<'a>> {
         match v {
-            Value::Object(m) => {
-                Ok(Table { path: String::new(), section: "", map: Some(m), used: BTreeSet::new() })
-            }
+            Value::Object(m) => Ok(Table::new(String::new(), "", None, Some(m))),
             other => Err(error("", other, "a table of scenario keys")),
         }
     }
 
-    fn key_path(&self, key: &str) -> String {
+    pub fn key_path(&self, key: &str) -> String {
         if self.path.is_empty() {
             key.to_string()
         } else {
@@ -74,19 +76,43 @@ impl<'a> Table<'a> {
         }
     }
 
+    fn new(
+        path: String,
+        section: &'static str,
+        shared: Option<&'static str>,
+        map: Option<&'a Map<String, Value>>,
+    ) -> Self {
+        Table { path, section, shared, map, used: BTreeSet::new(), asked: Vec::new() }
+    }
+
+    /// The documentation of `key` in this table's section or its shared one.
+    fn doc(&self, key: &str) -> &'static schema::KeyDoc {
+        match (schema::find(self.section, key), self.shared) {
+            (Some(d), _) => d,
+            (None, Some(shared)) => schema::lookup(shared, key),
+            (None, None) => schema::lookup(self.section, key),
+        }
+    }
+
     /// The raw value of `key`, or None when absent.
     pub fn raw(&mut self, key: &'static str) -> Option<&'a Value> {
-        schema::lookup(self.section, key);
+        let doc = self.doc(key);
+        self.asked.push((doc.section, key));
         self.used.insert(key);
         self.map.and_then(|m| m.get(key))
     }
 
+    /// Whether the user wrote `key` (without reading it).
+    pub fn present(&self, key: &str) -> bool {
+        self.map.is_some_and(|m| m.contains_key(key))
+    }
+
     /// The value of `key`, or its documented default parsed as if the user had written it.
-    fn value(&mut self, key: &'static str) -> Result<Value> {
+    pub fn value(&mut self, key: &'static str) -> Result<Value> {
         if let Some(v) = self.raw(key) {
             return Ok(v.clone());
         }
-        let doc = schema::lookup(self.section, key);
+        let doc = self.doc(key);
         if doc.default == REQUIRED {
             return Err(ScenarioError {
                 key: self.key_path(key),
@@ -97,7 +123,7 @@ impl<'a> Table<'a> {
             .unwrap_or_else(|_| panic!("schema default of {key} is not a valid value")))
     }
 
-    fn unit<T>(
+    pub fn unit<T>(
         &mut self,
         key: &'static str,
         parse: impl Fn(&str) -> std::result::Result<T, UnitError>,
@@ -150,6 +176,15 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// A number in `(lo, hi)`, exclusive at both ends.
+    pub fn number_between(&mut self, key: &'static str, lo: f64, hi: f64) -> Result<f64> {
+        let v = self.value(key)?;
+        match v.as_f64() {
+            Some(x) if x > lo && x < hi => Ok(x),
+            _ => Err(error(&self.key_path(key), &v, &format!("a number above {lo} and below {hi}"))),
+        }
+    }
+
     pub fn fraction(&mut self, key: &'static str) -> Result<f64> {
         let v = self.value(key)?;
         match v.as_f64() {
@@ -182,8 +217,8 @@ impl<'a> Table<'a> {
     pub fn table(&mut self, key: &'static str, section: &'static str) -> Result<Table<'a>> {
         let path = self.key_path(key);
         match self.raw(key) {
-            None => Ok(Table { path, section, map: None, used: BTreeSet::new() }),
-            Some(Value::Object(m)) => Ok(Table { path, section, map: Some(m), used: BTreeSet::new() }),
+            None => Ok(Table::new(path, section, None, None)),
+            Some(Value::Object(m)) => Ok(Table::new(path, section, None, Some(m))),
             Some(other) => Err(error(&path, other, "a table such as { rate = \"100Mbps\" }")),
         }
     }
@@ -211,8 +246,13 @@ impl<'a> Table<'a> {
     }
 
     /// A table that is an array entry, read under `section`.
-    pub fn entry(path: String, section: &'static str, map: &'a Map<String, Value>) -> Table<'a> {
-        Table { path, section, map: Some(map), used: BTreeSet::new() }
+    pub fn entry(
+        path: String,
+        section: &'static str,
+        shared: Option<&'static str>,
+        map: &'a Map<String, Value>,
+    ) -> Table<'a> {
+        Table::new(path, section, shared, Some(map))
     }
 
     /// Marks `key` as read under another section (a traffic entry's `kind`).
@@ -231,7 +271,7 @@ impl<'a> Table<'a> {
 
     /// Keys asked for, for the schema completeness test.
     pub fn asked(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
-        self.used.iter().map(move |k| (self.section, *k))
+        self.asked.iter().copied()
     }
 
     /// Rejects keys present in the table that nothing read (unknown or not valid here).
@@ -243,10 +283,13 @@ impl<'a> Table<'a> {
                 continue;
             }
             let path = self.key_path(key);
-            let message = match schema::suggest(self.section, key) {
+            let sections = [Some(self.section), self.shared];
+            let suggestion = sections.iter().flatten().find_map(|s| schema::suggest(s, key));
+            let message = match suggestion {
                 Some(s) => format!("unknown key; did you mean `{s}`?"),
                 None => {
-                    let known: Vec<&str> = schema::section(self.section).map(|k| k.key).collect();
+                    let known: Vec<&str> =
+                        sections.iter().flatten().flat_map(|s| schema::section(s)).map(|k| k.key).collect();
                     format!("unknown key; expected one of: {}", known.join(", "))
                 }
             };

@@ -47,18 +47,32 @@ keys! {
     "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops).";
     "monitor" "events" "boolean" "false" "Record the bottleneck queue event log: every enqueue, dequeue and drop with its time (kept in memory).";
 
-    "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
+    "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
 
-    "traffic.long_lived" "flows" "integer" "1" "Number of TCP flows.";
-    "traffic.long_lived" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";
-    "traffic.long_lived" "packet" "size" "\"1000B\"" "Data packet size on the wire, headers included (payload = packet − 40 B). ACKs are 40 B.";
-    "traffic.long_lived" "max_window" "size" "\"20MB\"" "Receiver's advertised window (payload bytes); the sender never has more than max_window / MSS segments outstanding.";
+    "traffic.tcp" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";
+    "traffic.tcp" "packet" "size" "\"1000B\"" "Data packet size on the wire, headers included (payload = packet − 40 B). ACKs and SYN, SYN-ACK are 40 B.";
+    "traffic.tcp" "max_window" "size" "\"20MB\"" "Receiver's advertised window (payload bytes); the sender never has more than max_window / MSS segments outstanding.";
+    "traffic.tcp" "initial_window" "integer or \"rfc3390\"" "\"rfc3390\"" "Initial congestion window in segments; RFC 3390 gives min(4·MSS, max(2·MSS, 4380 B)).";
+    "traffic.tcp" "min_rto" "time" "\"200ms\"" "Minimum retransmission timeout (RFC 6298 §2.4 says 1 s; Linux uses 200 ms).";
+    "traffic.tcp" "delayed_ack" "boolean" "false" "Delayed ACKs (RFC 1122): ACK every second segment or when the timer expires. Off by default, as in the ns-2 studies.";
+    "traffic.tcp" "delayed_ack_timeout" "time" "\"100ms\"" "Delayed-ACK timer.";
+    "traffic.tcp" "jitter" "time" "\"0s\"" "Optional per-packet send jitter: each packet leaves the sender after a uniform random delay in [0, jitter], order kept.";
+
+    "traffic.long_lived" "flows" "integer" "1" "Number of TCP flows. Also takes every key of `traffic.tcp`.";
     "traffic.long_lived" "start" "time range" "\"0s..1s\"" "Start times, uniform over `lo..hi`, drawn per flow.";
-    "traffic.long_lived" "initial_window" "integer or \"rfc3390\"" "\"rfc3390\"" "Initial congestion window in segments; RFC 3390 gives min(4·MSS, max(2·MSS, 4380 B)).";
-    "traffic.long_lived" "min_rto" "time" "\"200ms\"" "Minimum retransmission timeout (RFC 6298 §2.4 says 1 s; Linux uses 200 ms).";
-    "traffic.long_lived" "delayed_ack" "boolean" "false" "Delayed ACKs (RFC 1122): ACK every second segment or when the timer expires. Off by default, as in the ns-2 studies.";
-    "traffic.long_lived" "delayed_ack_timeout" "time" "\"100ms\"" "Delayed-ACK timer.";
-    "traffic.long_lived" "jitter" "time" "\"0s\"" "Optional per-packet send jitter: each packet leaves the sender after a uniform random delay in [0, jitter], order kept.";
+
+    "traffic.closed_loop" "users" "integer" "1" "Number of users (Harpoon): each opens a connection, downloads a file, thinks, and repeats, each from its own random stream. Also takes every key of `traffic.tcp`.";
+    "traffic.closed_loop" "start" "time range" "\"0s..1s\"" "When each user makes its first request, uniform over `lo..hi`.";
+    "traffic.closed_loop" "file_size" "distribution of sizes" "{\"dist\": \"pareto\", \"mean\": \"80KB\", \"shape\": 1.5}" "File size of each download (thesis ch. 4: Pareto, mean 80 KB, shape 1.5); see `distribution`.";
+    "traffic.closed_loop" "think" "distribution of times" "{\"dist\": \"exponential\", \"mean\": \"1s\"}" "Time between the end of a download and the next request; see `distribution`.";
+    "traffic.closed_loop" "handshake" "boolean" "true" "Open each connection with SYN / SYN-ACK / ACK (40 B each): the first RTT sample comes from it, and short transfers pay a round trip. Without it the server sends as soon as the request arrives.";
+
+    "distribution" "dist" "string" "required" "`pareto` (mean, shape), `exponential` (mean), `lognormal` (mean, sigma), `uniform` (range) or `constant` (value). Values are sizes or times, as the key says.";
+    "distribution" "mean" "size or time" "required" "Mean, for pareto, exponential and lognormal.";
+    "distribution" "shape" "number" "1.5" "Pareto shape α > 1 (scale = mean·(α − 1)/α).";
+    "distribution" "sigma" "number" "1.0" "Lognormal standard deviation of ln(value).";
+    "distribution" "range" "size or time range" "required" "`lo..hi`, for uniform.";
+    "distribution" "value" "size or time" "required" "The value, for constant.";
 
     "traffic.udp" "flows" "integer" "1" "Number of independent sources.";
     "traffic.udp" "rate" "rate" "required" "Mean rate of each source, packets included on the wire.";
@@ -69,6 +83,11 @@ keys! {
 /// The documented keys of one section.
 pub fn section(section: &str) -> impl Iterator<Item = &'static KeyDoc> + '_ {
     KEYS.iter().filter(move |k| k.section == section)
+}
+
+/// The entry for (section, key), if documented.
+pub fn find(section: &str, key: &str) -> Option<&'static KeyDoc> {
+    KEYS.iter().find(|k| k.section == section && k.key == key)
 }
 
 /// The entry for (section, key). Panics if the reader asks for an undocumented key: that is a
@@ -112,7 +131,7 @@ mod tests {
     #[test]
     fn suggests_near_misses_only() {
         assert_eq!(suggest("network", "botleneck"), Some("bottleneck"));
-        assert_eq!(suggest("traffic.long_lived", "max_windw"), Some("max_window"));
+        assert_eq!(suggest("traffic.tcp", "max_windw"), Some("max_window"));
         assert_eq!(suggest("network", "zzzzzz"), None);
     }
 }

@@ -4,7 +4,7 @@
 //! the configured `max_window` and is not carried in ACKs.
 
 use crate::monitor::MeasuredWindow;
-use crate::packet::{Kind, Packet};
+use crate::packet::{flags, Kind, Packet};
 use crate::tcp::HEADER_BYTES;
 use crate::units::Time;
 
@@ -41,14 +41,26 @@ pub struct TcpReceiver {
     pub delack_deadline: Option<Time>,
     pub delack_event_at: Option<Time>,
     pub stats: ReceiverStats,
-    /// Segments delivered in order inside the measured window (counted by event time, since a
-    /// receiver may run ahead of the global clock; see `Sim::forward`).
-    pub window_delivered: u64,
+    /// Payload bytes delivered in order inside the measured window (counted by event time,
+    /// since a receiver may run ahead of the global clock; see `Sim::forward`).
+    pub window_delivered_bytes: u64,
+    /// Payload bytes of a full segment, and of the last segment of the current transfer.
+    mss: u32,
+    last_payload: u32,
     measured: MeasuredWindow,
+    /// Connection number (finite transfers).
+    conn: u16,
+    /// Segments of the current transfer (u32::MAX: a long-lived flow).
+    expect: u32,
+    /// A client that opens connections itself (sends requests on its own timer).
+    initiates: bool,
+    /// The current transfer has been received in full (reported once by `take_completion`).
+    completed: bool,
+    completion_pending: bool,
 }
 
 impl TcpReceiver {
-    pub fn new(flow: u32, route: u32, window: u32, delayed: bool, delay: Time) -> TcpReceiver {
+    pub fn new(flow: u32, route: u32, mss: u32, window: u32, delayed: bool, delay: Time) -> TcpReceiver {
         TcpReceiver {
             flow,
             route,
@@ -63,9 +75,52 @@ impl TcpReceiver {
             delack_deadline: None,
             delack_event_at: None,
             stats: ReceiverStats::default(),
-            window_delivered: 0,
+            window_delivered_bytes: 0,
+            mss,
+            last_payload: mss,
             measured: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
+            conn: 0,
+            expect: u32::MAX,
+            initiates: false,
+            completed: false,
+            completion_pending: false,
         }
+    }
+
+    /// Marks it as a client that opens connections itself.
+    pub fn set_initiates(&mut self) {
+        self.initiates = true;
+    }
+
+    /// The connection it is receiving now.
+    pub fn conn(&self) -> u16 {
+        self.conn
+    }
+
+    /// Opens connection `conn` for a transfer of `bytes`: state of the previous
+    /// connection is dropped (the run's counters stay), and the request goes out, a 40 B
+    /// SYN on the ACK route. With a handshake the server answers with a SYN-ACK; without,
+    /// it starts sending data when the request arrives.
+    pub fn connect(&mut self, now: Time, conn: u16, bytes: u64, out: &mut Vec<Packet>) {
+        self.ooo.iter_mut().for_each(|w| *w = 0);
+        (self.ooo_count, self.rcv_nxt, self.unacked) = (0, 0, 0);
+        let mss = self.mss as u64;
+        let segments = bytes.max(1).div_ceil(mss);
+        self.expect = segments.min(u32::MAX as u64 - 1) as u32;
+        self.last_payload = (bytes.max(1) - (segments - 1) * mss) as u32;
+        (self.delack_deadline, self.conn) = (None, conn);
+        (self.completed, self.completion_pending) = (false, false);
+        self.send(now, flags::SYN, out);
+    }
+
+    /// The server's SYN-ACK arrives: acknowledge it (the third packet of the handshake).
+    pub fn on_syn_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.ack(now, out);
+    }
+
+    /// True once, right after the last segment of the transfer arrived.
+    pub fn take_completion(&mut self) -> bool {
+        std::mem::take(&mut self.completion_pending)
     }
 
     /// Sets the measured window for `window_delivered`.
@@ -73,9 +128,10 @@ impl TcpReceiver {
         self.measured = window;
     }
 
-    /// Whether it acknowledges every segment at once (no delayed-ACK timer).
+    /// Whether it only ever sends ACKs, each at once in answer to a segment (no delayed-ACK
+    /// timer, no requests of its own).
     pub fn acks_immediately(&self) -> bool {
-        !self.delayed
+        !self.delayed && !self.initiates
     }
 
     /// The route its ACKs take.
@@ -92,6 +148,11 @@ impl TcpReceiver {
         self.unacked = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
+        self.send(now, 0, out);
+    }
+
+    /// A 40 B packet on the ACK route carrying the cumulative ACK.
+    fn send(&mut self, now: Time, f: u8, out: &mut Vec<Packet>) {
         out.push(Packet {
             sent_at: now,
             flow: self.flow,
@@ -100,7 +161,8 @@ impl TcpReceiver {
             route: self.route,
             hop: 0,
             kind: Kind::Ack,
-            flags: 0,
+            conn: self.conn,
+            flags: f,
         });
     }
 
@@ -134,7 +196,15 @@ impl TcpReceiver {
         }
         self.stats.delivered += delivered as u64;
         if self.measured.contains(now) {
-            self.window_delivered += delivered as u64;
+            let mut bytes = delivered as u64 * self.mss as u64;
+            if self.rcv_nxt >= self.expect {
+                // The transfer's last segment, just delivered, is short.
+                bytes -= (self.mss - self.last_payload) as u64;
+            }
+            self.window_delivered_bytes += bytes;
+        }
+        if self.rcv_nxt >= self.expect && !self.completed {
+            (self.completed, self.completion_pending) = (true, true);
         }
         if !self.delayed || filled_gap {
             // RFC 5681 §4.2: a segment that fills a gap is acknowledged immediately.
@@ -197,7 +267,7 @@ mod tests {
 
     #[test]
     fn cumulative_acks_and_out_of_order_buffering() {
-        let mut r = TcpReceiver::new(0, 1, 100, false, Time::from_ms(100));
+        let mut r = TcpReceiver::new(0, 1, 960, 100, false, Time::from_ms(100));
         let mut out = Vec::new();
         let t = Time::ZERO;
         r.on_data(t, 0, &mut out);
@@ -214,7 +284,7 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_segment_or_on_timer() {
-        let mut r = TcpReceiver::new(0, 1, 100, true, Time::from_ms(100));
+        let mut r = TcpReceiver::new(0, 1, 960, 100, true, Time::from_ms(100));
         let mut out = Vec::new();
         r.on_data(Time::ZERO, 0, &mut out);
         assert!(out.is_empty());

@@ -71,6 +71,12 @@ impl RttEstimator {
         t
     }
 
+    /// Forgets the backoff and sets the RTO to `rto` until the next sample (RFC 6298 §5.7).
+    pub fn restart_at(&mut self, rto: Time) {
+        self.base_rto = rto.max(self.min_rto).min(self.max_rto);
+        self.backoff = 0;
+    }
+
     /// RFC 6298 §5.5: the timer expired, double the RTO ("back off the timer").
     pub fn back_off(&mut self) {
         if self.rto() < self.max_rto {

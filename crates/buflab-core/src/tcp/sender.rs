@@ -11,10 +11,20 @@
 
 use super::cc::{Cc, CongestionControl, Window};
 use super::rto::RttEstimator;
-use super::{Recovery, TcpConfig};
+use super::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
 use crate::units::Time;
+
+/// Where a connection stands (finite transfers; a long-lived flow is always Established).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// SYN-ACK sent, waiting for the client's ACK.
+    SynReceived,
+    Established,
+    /// Every segment acknowledged.
+    Done,
+}
 
 /// Counters over the whole run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,6 +69,16 @@ pub struct TcpSender {
     /// Time of the pending timer event, if any (lazy timer bookkeeping).
     pub rto_event_at: Option<Time>,
     pub stats: SenderStats,
+    /// The same counters for the current connection only.
+    pub conn_stats: SenderStats,
+    /// Connection number (finite transfers); packets carry it.
+    conn: u16,
+    phase: Phase,
+    /// Payload bytes of the last segment of a finite transfer.
+    last_payload: u32,
+    /// When the SYN-ACK was first sent, for the handshake's RTT sample.
+    syn_ack_sent: Option<Time>,
+    syn_ack_retransmitted: bool,
     /// The same counters, only for events inside the measured window. Counted by event time
     /// because a sender may process an ACK ahead of the global clock (see `Sim::forward`).
     pub window_stats: SenderStats,
@@ -88,6 +108,12 @@ impl TcpSender {
             rto_deadline: None,
             rto_event_at: None,
             stats: SenderStats::default(),
+            conn_stats: SenderStats::default(),
+            conn: 0,
+            phase: Phase::Established,
+            last_payload: 0,
+            syn_ack_sent: None,
+            syn_ack_retransmitted: false,
             window_stats: SenderStats::default(),
             window: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
         }
@@ -106,6 +132,7 @@ impl TcpSender {
     #[inline]
     fn count(&mut self, now: Time, bump: fn(&mut SenderStats)) {
         bump(&mut self.stats);
+        bump(&mut self.conn_stats);
         if self.window.contains(now) {
             bump(&mut self.window_stats);
         }
@@ -125,6 +152,65 @@ impl TcpSender {
         self.send_allowed(now, out);
     }
 
+    /// The connection it serves now.
+    pub fn conn(&self) -> u16 {
+        self.conn
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// A client's request for `bytes` arrives on connection `conn`: everything about the
+    /// previous connection is forgotten (a new connection starts with the initial window and
+    /// RTO, RFC 6298 §2.1) except the run's counters. With `handshake` the server answers the
+    /// SYN with a SYN-ACK and sends data once the client's ACK arrives; without, it sends at
+    /// once.
+    pub fn accept(&mut self, now: Time, conn: u16, bytes: u64, handshake: bool, out: &mut Vec<Packet>) {
+        let (stats, window_stats, window) = (self.stats, self.window_stats, self.window);
+        *self = TcpSender::new(self.cfg, self.flow, self.route);
+        (self.stats, self.window_stats, self.window, self.conn) = (stats, window_stats, window, conn);
+        let mss = self.cfg.mss() as u64;
+        let segments = bytes.max(1).div_ceil(mss);
+        self.limit = segments.min(u32::MAX as u64 - 1) as u32;
+        self.last_payload = (bytes.max(1) - (segments - 1) * mss) as u32;
+        if handshake {
+            self.phase = Phase::SynReceived;
+            self.syn_ack_sent = Some(now);
+            self.send_syn_ack(now, out);
+        } else {
+            self.send_allowed(now, out);
+        }
+    }
+
+    fn send_syn_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        out.push(Packet {
+            sent_at: now,
+            flow: self.flow,
+            seq: 0,
+            size: HEADER_BYTES,
+            route: self.route,
+            conn: self.conn,
+            hop: 0,
+            kind: Kind::Data,
+            flags: flags::SYN,
+        });
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// The client's ACK of the SYN-ACK: the connection is established.
+    fn establish(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.phase = Phase::Established;
+        match self.syn_ack_sent {
+            // The handshake gives the first RTT sample (Karn: only if not retransmitted).
+            Some(sent) if !self.syn_ack_retransmitted => self.rtt.sample(now - sent),
+            // RFC 6298 §5.7: after a SYN timed out, RTO is reset to 3 s for the data.
+            _ => self.rtt.restart_at(Time::from_secs(3)),
+        }
+        self.rto_deadline = None;
+        self.send_allowed(now, out);
+    }
+
     /// Puts segment `seq` on the wire. `retransmit`: it was sent before (decided by the
     /// caller before `snd_max` moves).
     fn emit(&mut self, now: Time, seq: u32, retransmit: bool, out: &mut Vec<Packet>) {
@@ -136,15 +222,21 @@ impl TcpSender {
             self.timed = Some((seq, now));
         }
         self.count(now, |s| s.sent += 1);
+        let last = seq + 1 == self.limit;
+        let mut f = if retransmit { flags::RETRANSMIT } else { 0 };
+        if last {
+            f |= flags::FIN;
+        }
         out.push(Packet {
             sent_at: now,
             flow: self.flow,
             seq,
-            size: self.cfg.packet,
+            size: if last { self.last_payload + HEADER_BYTES } else { self.cfg.packet },
             route: self.route,
+            conn: self.conn,
             hop: 0,
             kind: Kind::Data,
-            flags: if retransmit { flags::RETRANSMIT } else { 0 },
+            flags: f,
         });
         // RFC 6298 §5.1: start the timer when sending data if it is not running.
         if self.rto_deadline.is_none() {
@@ -175,6 +267,11 @@ impl TcpSender {
 
     /// An ACK arrives carrying cumulative acknowledgement `ack` (next segment expected).
     pub fn on_ack(&mut self, now: Time, ack: u32, out: &mut Vec<Packet>) {
+        match self.phase {
+            Phase::SynReceived => return self.establish(now, out),
+            Phase::Done => return,
+            Phase::Established => {}
+        }
         if ack > self.snd_una {
             self.on_new_ack(now, ack, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
@@ -228,6 +325,9 @@ impl TcpSender {
         // RFC 6298 §5.2: all data acknowledged: stop the timer. §5.3: otherwise restart it.
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
+            if self.snd_una >= self.limit {
+                self.phase = Phase::Done;
+            }
         } else if restart_timer {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
@@ -268,6 +368,14 @@ impl TcpSender {
     /// The retransmission timer expired (the caller checked the deadline).
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.count(now, |s| s.timeouts += 1);
+        if self.phase == Phase::SynReceived {
+            // RFC 6298 §5.5: back off and resend the SYN-ACK.
+            self.rtt.back_off();
+            self.syn_ack_retransmitted = true;
+            self.count(now, |s| s.retransmits += 1);
+            self.send_syn_ack(now, out);
+            return;
+        }
         // RFC 5681 §3.1 eq. 4, only if this segment has not already been resent by the
         // timer: a repeated timeout for the same segment keeps ssthresh.
         if self.last_rto_una != Some(self.snd_una) {

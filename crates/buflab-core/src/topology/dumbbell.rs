@@ -21,6 +21,7 @@ use crate::scenario::{Scenario, Traffic};
 use crate::sim::{Endpoints, Hop, Sim};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
+use crate::traffic::closed_loop::User;
 use crate::traffic::udp::UdpSource;
 use crate::units::{BufferLimit, Time};
 
@@ -73,49 +74,60 @@ pub fn build(s: &Scenario) -> Dumbbell {
             let forward = sim.add_route(&hops);
             let jitter_rng = Rng::stream(s.seed, Stream::Jitter, id);
             let flow = id as u32;
-            match traffic {
-                Traffic::LongLived(l) => {
-                    let start = uniform_time(&mut rng, l.start.lo, l.start.hi);
-                    let back = sim.add_link(Link::new(net.access_rate, access_delay, BufferLimit::Unlimited));
-                    let backward = sim.add_route(&[Hop::Link(reverse), Hop::Link(back)]);
-                    let endpoints = Endpoints::Tcp {
-                        sender: TcpSender::new(l.tcp, flow, forward),
-                        receiver: TcpReceiver::new(
-                            flow,
-                            backward,
-                            l.tcp.max_window,
-                            l.tcp.delayed_ack,
-                            l.tcp.delayed_ack_timeout,
-                        ),
-                    };
-                    sim.add_flow(endpoints, start, l.jitter, jitter_rng);
-                    let tcp = match l.tcp.recovery {
-                        crate::tcp::Recovery::Reno => "reno",
-                        crate::tcp::Recovery::NewReno => "newreno",
-                    };
-                    flows.push(FlowInfo {
-                        traffic: ti as u32,
-                        kind: traffic.kind(),
-                        tcp,
-                        rtt,
-                        start,
-                        payload: l.tcp.mss(),
-                    });
+            let tcp_kind = match traffic {
+                Traffic::LongLived(l) => Some((l.tcp, l.start, l.jitter, None)),
+                Traffic::ClosedLoop(c) => {
+                    let user_rng = Rng::stream(s.seed, Stream::User, id);
+                    let user = User::new(ti as u32, c.file_size, c.think, c.handshake, user_rng);
+                    Some((c.tcp, c.start, c.jitter, Some(user)))
                 }
-                Traffic::Udp(u) => {
-                    let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
-                    let src_rng = Rng::stream(s.seed, Stream::Source, id);
-                    let src = UdpSource::new(u.pattern, flow, forward, u.rate, u.packet, src_rng);
-                    sim.add_flow(Endpoints::Udp(src), start, Time::ZERO, jitter_rng);
-                    flows.push(FlowInfo {
-                        traffic: ti as u32,
-                        kind: traffic.kind(),
-                        tcp: "",
-                        rtt,
-                        start,
-                        payload: u.packet,
-                    });
+                Traffic::Udp(_) => None,
+            };
+            if let Some((tcp, start, jitter, user)) = tcp_kind {
+                let start = uniform_time(&mut rng, start.lo, start.hi);
+                let back = sim.add_link(Link::new(net.access_rate, access_delay, BufferLimit::Unlimited));
+                let backward = sim.add_route(&[Hop::Link(reverse), Hop::Link(back)]);
+                let mut receiver = TcpReceiver::new(
+                    flow,
+                    backward,
+                    tcp.mss(),
+                    tcp.max_window,
+                    tcp.delayed_ack,
+                    tcp.delayed_ack_timeout,
+                );
+                if user.is_some() {
+                    receiver.set_initiates();
                 }
+                let endpoints = Endpoints::Tcp { sender: TcpSender::new(tcp, flow, forward), receiver };
+                let f = sim.add_flow(endpoints, start, jitter, jitter_rng);
+                if let Some(user) = user {
+                    sim.set_user(f, user);
+                }
+                let tcp_name = match tcp.recovery {
+                    crate::tcp::Recovery::Reno => "reno",
+                    crate::tcp::Recovery::NewReno => "newreno",
+                };
+                flows.push(FlowInfo {
+                    traffic: ti as u32,
+                    kind: traffic.kind(),
+                    tcp: tcp_name,
+                    rtt,
+                    start,
+                    payload: tcp.mss(),
+                });
+            } else if let Traffic::Udp(u) = traffic {
+                let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
+                let src_rng = Rng::stream(s.seed, Stream::Source, id);
+                let src = UdpSource::new(u.pattern, flow, forward, u.rate, u.packet, src_rng);
+                sim.add_flow(Endpoints::Udp(src), start, Time::ZERO, jitter_rng);
+                flows.push(FlowInfo {
+                    traffic: ti as u32,
+                    kind: traffic.kind(),
+                    tcp: "",
+                    rtt,
+                    start,
+                    payload: u.packet,
+                });
             }
         }
     }

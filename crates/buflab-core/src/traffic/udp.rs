@@ -49,6 +49,7 @@ impl UdpSource {
             route: self.route,
             hop: 0,
             kind: Kind::Udp,
+            conn: 0,
             flags: 0,
         };
         self.next_seq = self.next_seq.wrapping_add(1);

@@ -5,6 +5,7 @@
 mod analytic;
 mod properties;
 mod tcp_scenarios;
+mod transfers;
 
 use buflab_core::result::RunResult;
 use buflab_core::scenario::Scenario;

@@ -18,14 +18,22 @@ fn small_scenario() -> impl Strategy<Value = Value> {
         prop::bool::ANY,                              // delayed ACKs
         prop_oneof![Just(0.0), Just(0.001), Just(0.02)],
         0u64..1000,                                   // seed
-        prop_oneof![Just(0u64), Just(50)],            // jitter µs
+        (prop_oneof![Just(0u64), Just(50)], 0u32..4, prop::bool::ANY), // jitter µs, users, handshake
     )
-        .prop_map(|(tcp, udp, variant, buffer, bytes, mbps, rtt, delack, loss, seed, jitter)| {
+        .prop_map(|(tcp, udp, variant, buffer, bytes, mbps, rtt, delack, loss, seed, (jitter, users, handshake))| {
             let buffer = if bytes { format!("{}B", buffer * 700) } else { format!("{buffer}pkt") };
             let mut traffic = vec![json!({
                 "kind": "long_lived", "flows": tcp, "tcp": variant, "start": "0s..1s",
                 "delayed_ack": delack, "jitter": format!("{jitter}us"), "packet": "576B",
             })];
+            if users > 0 {
+                traffic.push(json!({
+                    "kind": "closed_loop", "users": users, "tcp": variant, "handshake": handshake,
+                    "delayed_ack": delack, "packet": "576B", "start": "0s..1s",
+                    "file_size": { "dist": "pareto", "mean": "20KB", "shape": 1.5 },
+                    "think": { "dist": "exponential", "mean": "200ms" },
+                }));
+            }
             if udp > 0 {
                 traffic.push(json!({ "kind": "udp_poisson", "flows": udp, "rate": format!("{}Kbps", mbps * 100), "packet": "500B" }));
             }
@@ -60,10 +68,16 @@ proptest! {
                 // Each data arrival is delivered once, recognised as a duplicate, or held
                 // out of order: nothing is delivered twice or lost inside the receiver.
                 prop_assert_eq!(r.arrivals, r.delivered + r.duplicates + receiver.out_of_order() as u64);
-                // In-order delivery: the application got segments 0..rcv_nxt exactly.
-                prop_assert_eq!(r.delivered, receiver.rcv_nxt as u64);
-                prop_assert!(sender.snd_una <= receiver.rcv_nxt && receiver.rcv_nxt <= sender.snd_max);
+                if f.user.is_none() {
+                    // In-order delivery on the one connection: segments 0..rcv_nxt exactly.
+                    prop_assert_eq!(r.delivered, receiver.rcv_nxt as u64);
+                    prop_assert!(sender.snd_una <= receiver.rcv_nxt && receiver.rcv_nxt <= sender.snd_max);
+                }
             }
+        }
+        // Every completed transfer ends after it starts.
+        for t in &net.sim.transfers {
+            prop_assert!(t.end.is_none_or(|e| e > t.start));
         }
 
         let r = buflab_core::result::collect(&s, &mut net);
@@ -81,6 +95,7 @@ proptest! {
         prop_assert_eq!(&again.summary, &r.summary);
         prop_assert_eq!(&again.flows, &r.flows);
         prop_assert_eq!(&again.timeseries, &r.timeseries);
+        prop_assert_eq!(again.transfers.len(), r.transfers.len());
     }
 }
 
@@ -111,6 +126,13 @@ proptest! {
         prop_assert_eq!(&a.summary, &b.summary);
         prop_assert_eq!(&a.flows, &b.flows);
         prop_assert_eq!(&a.timeseries, &b.timeseries);
+        prop_assert_eq!(a.transfers.len(), b.transfers.len());
+        for (x, y) in a.transfers.iter().zip(&b.transfers) {
+            // NaN ≠ NaN: compare incomplete transfers by their other fields.
+            prop_assert_eq!((x.flow, x.conn, x.bytes, x.start_s, x.complete), (y.flow, y.conn, y.bytes, y.start_s, y.complete));
+            prop_assert!(x.end_s == y.end_s || (x.end_s.is_nan() && y.end_s.is_nan()));
+            prop_assert_eq!((x.retransmits, x.timeouts), (y.retransmits, y.timeouts));
+        }
     }
 }
 

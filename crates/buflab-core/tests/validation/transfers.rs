@@ -1,0 +1,82 @@
+//! Finite transfers and closed-loop users against round-trip arithmetic.
+
+use serde_json::{json, Value};
+
+/// One user on an uncongested path: 1 Gb/s everywhere, RTT exactly 100 ms, a constant file,
+/// and a constant think time.
+fn one_user(bytes: u64, handshake: bool) -> Value {
+    json!({
+        "duration": "10s",
+        "network": { "bottleneck": { "rate": "1Gbps", "buffer": "unlimited" },
+                     "access": { "rate": "1Gbps" }, "rtt": "100ms" },
+        "traffic": [ {
+            "kind": "closed_loop", "users": 1, "start": "0s", "handshake": handshake,
+            "file_size": { "dist": "constant", "value": format!("{bytes}B") },
+            "think": { "dist": "constant", "value": "1s" },
+        } ],
+    })
+}
+
+/// Serialization of one 1000 B packet and one 40 B control packet per 1 Gb/s link crossed:
+/// the round trips below are exact up to these few microseconds.
+const SLACK_S: f64 = 0.000_1;
+
+#[test]
+fn completion_time_counts_handshake_and_slow_start_round_trips() {
+    // MSS = 960 B; RFC 3390 gives an initial window of 4 segments.
+    // With a handshake: SYN ½ RTT, SYN-ACK ½, ACK ½, then the 4 segments ½: 2 RTT.
+    // Without: request ½ RTT, data ½ RTT: 1 RTT.
+    // 12 segments: the first 4, their ACKs open the window to 8, the other 8: one RTT more.
+    for (bytes, handshake, rtts) in [(3840, true, 2.0), (3840, false, 1.0), (11_520, true, 3.0)] {
+        let r = super::run(one_user(bytes, handshake));
+        let first = &r.transfers[0];
+        assert!(first.complete);
+        assert_eq!(first.bytes, bytes);
+        let expected = rtts * 0.1;
+        assert!(
+            first.fct_s >= expected && first.fct_s < expected + SLACK_S,
+            "{bytes} B, handshake {handshake}: FCT {} vs {expected} s",
+            first.fct_s
+        );
+        assert_eq!(first.retransmits, 0);
+    }
+}
+
+#[test]
+fn users_think_between_downloads() {
+    // Each cycle is one download (0.2 s) and 1 s of thinking: in 10 s the user completes
+    // transfers starting at 0, 1.2, 2.4, … 9.6 s (nine), the last of which ends at 9.8 s.
+    let r = super::run(one_user(3840, true));
+    let complete: Vec<_> = r.transfers.iter().filter(|t| t.complete).collect();
+    assert_eq!(complete.len(), 9);
+    for pair in complete.windows(2) {
+        let gap = pair[1].start_s - pair[0].end_s;
+        assert!((gap - 1.0).abs() < 1e-9, "think gap {gap}");
+        assert_eq!(pair[1].conn, pair[0].conn + 1);
+    }
+    // Goodput counts file bytes exactly (the last segment of each file is short).
+    let delivered: u64 = complete.iter().map(|t| t.bytes).sum();
+    assert_eq!(r.flows[0].delivered_bytes, delivered);
+}
+
+#[test]
+fn harpoon_users_share_a_bottleneck() {
+    // Thesis T1 scaled 100x down: 24 Harpoon users (Pareto 80 KB files, 1 s think) on 10 Mb/s
+    // instead of 2,400 on 1 Gb/s. Each user asks for 80 KB per think-plus-download cycle, so
+    // the link is well loaded and a 50-packet buffer drops some packets (measured: about 72 %
+    // utilization, 4 % drops, 700 downloads in 50 s). The bounds below are loose on purpose:
+    // they check the mechanism, not the numbers.
+    let r = super::run(json!({
+        "duration": "60s", "warmup": "10s",
+        "network": { "bottleneck": { "rate": "10Mbps", "buffer": "50pkt" }, "rtt": "100ms" },
+        "traffic": [ { "kind": "closed_loop", "users": 24, "start": "0s..5s" } ],
+    }));
+    assert!(r.summary.utilization > 0.5, "{}", r.summary.utilization);
+    let complete = r.transfers.iter().filter(|t| t.complete).count();
+    assert!(complete > 300, "{complete} transfers completed");
+    assert!(r.summary.drops > 0 && r.transfers.iter().any(|t| t.retransmits > 0));
+    // No download beats the handshake plus one data round trip: 2 RTT.
+    for t in r.transfers.iter().filter(|t| t.complete) {
+        assert!(t.fct_s >= 0.2, "{t:?}");
+    }
+}
