@@ -51,19 +51,30 @@ pub enum Traffic {
     Udp(Udp),
 }
 
+/// When the users of a closed-loop entry make their first request.
+#[derive(Clone, Copy, Debug)]
+pub enum Starts {
+    /// Drawn uniformly from the range, per user.
+    Uniform(Range<Time>),
+    /// Evenly spaced over the period: user k of n at k·period/n.
+    Ramp(Time),
+}
+
 /// Harpoon-style users: request a file over a new connection, download it, think, repeat.
+/// (`repeated_downloads` is the same with a constant file, no think time and a ramp.)
 #[derive(Clone, Debug)]
 pub struct ClosedLoop {
     pub users: u32,
     pub tcp: TcpConfig,
-    /// When each user makes its first request.
-    pub start: Range<Time>,
+    pub start: Starts,
     pub jitter: Time,
     pub handshake: bool,
     /// File sizes, bytes.
     pub file_size: Dist,
     /// Think times, picoseconds.
     pub think: Dist,
+    /// Read from a `repeated_downloads` entry.
+    pub repeated: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -93,6 +104,7 @@ impl Traffic {
     pub fn kind(&self) -> &'static str {
         match self {
             Traffic::LongLived(_) => "long_lived",
+            Traffic::ClosedLoop(c) if c.repeated => "repeated_downloads",
             Traffic::ClosedLoop(_) => "closed_loop",
             Traffic::Udp(u) if u.pattern == UdpPattern::Poisson => "udp_poisson",
             Traffic::Udp(_) => "udp_cbr",
@@ -188,7 +200,8 @@ impl Scenario {
         let mut total_flows = 0u64;
         for (path, map) in root.array("traffic")? {
             let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
-            let kind = kind_t.choice("kind", &["long_lived", "closed_loop", "udp_poisson", "udp_cbr"])?;
+            let kinds = ["long_lived", "closed_loop", "repeated_downloads", "udp_poisson", "udp_cbr"];
+            let kind = kind_t.choice("kind", &kinds)?;
             asked.extend(kind_t.asked());
             let t = match kind {
                 "long_lived" => read_long_lived(
@@ -197,6 +210,10 @@ impl Scenario {
                 )?,
                 "closed_loop" => read_closed_loop(
                     Table::entry(path, "traffic.closed_loop", Some("traffic.tcp"), map),
+                    &mut asked,
+                )?,
+                "repeated_downloads" => read_repeated_downloads(
+                    Table::entry(path, "traffic.repeated_downloads", Some("traffic.tcp"), map),
                     &mut asked,
                 )?,
                 pattern => read_udp(Table::entry(path, "traffic.udp", None, map), pattern, &mut asked)?,
@@ -247,6 +264,7 @@ impl Scenario {
             for (item, t) in items.iter_mut().zip(&scenario.traffic) {
                 let section = match t {
                     Traffic::LongLived(_) => "traffic.long_lived",
+                    Traffic::ClosedLoop(c) if c.repeated => "traffic.repeated_downloads",
                     Traffic::ClosedLoop(_) => "traffic.closed_loop",
                     Traffic::Udp(_) => "traffic.udp",
                 };
@@ -348,7 +366,38 @@ fn read_closed_loop(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>)
     let file_size = read_dist_key(&mut t, "file_size", |s| units::parse_bytes(s).map(|b| b as f64), asked)?;
     let think = read_dist_key(&mut t, "think", |s| units::parse_time(s).map(|x| x.0 as f64), asked)?;
     t.finish(asked)?;
-    Ok(Traffic::ClosedLoop(ClosedLoop { users, tcp, start, jitter, handshake, file_size, think }))
+    let start = Starts::Uniform(start);
+    Ok(Traffic::ClosedLoop(ClosedLoop {
+        users,
+        tcp,
+        start,
+        jitter,
+        handshake,
+        file_size,
+        think,
+        repeated: false,
+    }))
+}
+
+fn read_repeated_downloads(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
+    t.consume("kind");
+    let users = t.uint("users", 1, MAX_FLOWS)? as u32;
+    // This kind documents its own max_window default (16 KB), which read_tcp picks up.
+    let (tcp, jitter) = read_tcp(&mut t)?;
+    let start = Starts::Ramp(t.time("ramp")?);
+    let file_size = Dist::Constant(t.bytes("file_size")?.max(1) as f64);
+    t.finish(asked)?;
+    let think = Dist::Constant(0.0);
+    Ok(Traffic::ClosedLoop(ClosedLoop {
+        users,
+        tcp,
+        start,
+        jitter,
+        handshake: true,
+        file_size,
+        think,
+        repeated: true,
+    }))
 }
 
 /// Reads the distribution under `key` (a table, or the key's documented default), with
@@ -491,6 +540,7 @@ mod tests {
             { "kind": "closed_loop", "file_size": { "dist": "lognormal", "mean": "10KB", "sigma": 0.5 } },
             { "kind": "closed_loop", "think": { "dist": "uniform", "range": "1s..2s" } },
             { "kind": "closed_loop", "think": { "dist": "constant", "value": "1s" } },
+            { "kind": "repeated_downloads", "users": 3, "ramp": "5s" },
         ]);
         let (_, asked) = Scenario::read(&v).unwrap();
         for k in schema::KEYS {

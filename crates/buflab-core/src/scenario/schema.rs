@@ -47,7 +47,7 @@ keys! {
     "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops).";
     "monitor" "events" "boolean" "false" "Record the bottleneck queue event log: every enqueue, dequeue and drop with its time (kept in memory).";
 
-    "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
+    "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `repeated_downloads` (users fetching fixed-size files back to back), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
 
     "traffic.tcp" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";
     "traffic.tcp" "packet" "size" "\"1000B\"" "Data packet size on the wire, headers included (payload = packet − 40 B). ACKs and SYN, SYN-ACK are 40 B.";
@@ -66,6 +66,11 @@ keys! {
     "traffic.closed_loop" "file_size" "distribution of sizes" "{\"dist\": \"pareto\", \"mean\": \"80KB\", \"shape\": 1.5}" "File size of each download (thesis ch. 4: Pareto, mean 80 KB, shape 1.5); see `distribution`.";
     "traffic.closed_loop" "think" "distribution of times" "{\"dist\": \"exponential\", \"mean\": \"1s\"}" "Time between the end of a download and the next request; see `distribution`.";
     "traffic.closed_loop" "handshake" "boolean" "true" "Open each connection with SYN / SYN-ACK / ACK (40 B each): the first RTT sample comes from it, and short transfers pay a round trip. Without it the server sends as soon as the request arrives.";
+
+    "traffic.repeated_downloads" "users" "integer" "1" "Number of users (Sprint ATL, IMC §3.2): each downloads a file of `file_size` over a new connection (with handshake), then at once the next, for ever. Also takes every key of `traffic.tcp`.";
+    "traffic.repeated_downloads" "ramp" "time" "\"0s\"" "Users start evenly spaced over this period, user k at k·ramp/users (IMC: 0 → 600 users in 50 s).";
+    "traffic.repeated_downloads" "file_size" "size" "\"1MB\"" "Size of every file.";
+    "traffic.repeated_downloads" "max_window" "size" "\"16KB\"" "Receiver's advertised window; the IMC experiment used 16 KB, so this kind's default differs from `traffic.tcp`'s.";
 
     "distribution" "dist" "string" "required" "`pareto` (mean, shape), `exponential` (mean), `lognormal` (mean, sigma), `uniform` (range) or `constant` (value). Values are sizes or times, as the key says.";
     "distribution" "mean" "size or time" "required" "Mean, for pareto, exponential and lognormal.";

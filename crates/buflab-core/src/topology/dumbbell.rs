@@ -17,7 +17,7 @@ use crate::link::Link;
 use crate::loss::RandomLoss;
 use crate::monitor::{MeasuredWindow, QueueMonitor};
 use crate::rng::{Rng, Stream};
-use crate::scenario::{Scenario, Traffic};
+use crate::scenario::{Scenario, Starts, Traffic};
 use crate::sim::{Endpoints, Hop, Sim};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
@@ -62,7 +62,7 @@ pub fn build(s: &Scenario) -> Dumbbell {
 
     let mut flows = Vec::new();
     for (ti, traffic) in s.traffic.iter().enumerate() {
-        for _ in 0..traffic.flows() {
+        for k in 0..traffic.flows() {
             let id = flows.len() as u64;
             let mut rng = Rng::stream(s.seed, Stream::Flow, id);
             let rtt = uniform_time(&mut rng, net.rtt.lo, net.rtt.hi);
@@ -75,7 +75,7 @@ pub fn build(s: &Scenario) -> Dumbbell {
             let jitter_rng = Rng::stream(s.seed, Stream::Jitter, id);
             let flow = id as u32;
             let tcp_kind = match traffic {
-                Traffic::LongLived(l) => Some((l.tcp, l.start, l.jitter, None)),
+                Traffic::LongLived(l) => Some((l.tcp, Starts::Uniform(l.start), l.jitter, None)),
                 Traffic::ClosedLoop(c) => {
                     let user_rng = Rng::stream(s.seed, Stream::User, id);
                     let user = User::new(ti as u32, c.file_size, c.think, c.handshake, user_rng);
@@ -83,8 +83,13 @@ pub fn build(s: &Scenario) -> Dumbbell {
                 }
                 Traffic::Udp(_) => None,
             };
-            if let Some((tcp, start, jitter, user)) = tcp_kind {
-                let start = uniform_time(&mut rng, start.lo, start.hi);
+            if let Some((tcp, starts, jitter, user)) = tcp_kind {
+                let start = match starts {
+                    Starts::Uniform(r) => uniform_time(&mut rng, r.lo, r.hi),
+                    Starts::Ramp(period) => {
+                        Time((period.0 as u128 * k as u128 / traffic.flows() as u128) as u64)
+                    }
+                };
                 let back = sim.add_link(Link::new(net.access_rate, access_delay, BufferLimit::Unlimited));
                 let backward = sim.add_route(&[Hop::Link(reverse), Hop::Link(back)]);
                 let mut receiver = TcpReceiver::new(
