@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import buflab
 from buflab.engine import ScenarioError
 from buflab.scenario import apply_overrides, load_scenario, parse_override, parse_value
 
@@ -100,3 +101,28 @@ def test_load_from_path_text_and_dict(tmp_path: Path) -> None:
 def test_missing_file_raises_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         load_scenario(tmp_path / "absent.toml")
+
+
+@pytest.mark.engine
+def test_empirical_file_sizes_from_a_csv_next_to_the_scenario(tmp_path: Path) -> None:
+    # The front end reads `file` (relative to the scenario file) into `cdf`; the engine then
+    # samples it: here every file is between 1 KB and 2 KB, half of them exactly 1 KB.
+    (tmp_path / "sizes.csv").write_text("value,probability\n1KB,0.5\n2000,1.0\n")
+    (tmp_path / "s.toml").write_text(
+        'duration = "20s"\n'
+        '[network]\nbottleneck = { rate = "100Mbps", buffer = "100pkt" }\n'
+        '[[traffic]]\nkind = "closed_loop"\nusers = 5\n'
+        'file_size = { dist = "empirical", file = "sizes.csv" }\n'
+    )
+    sizes = buflab.run(tmp_path / "s.toml").transfers["bytes"]
+    assert len(sizes) > 50
+    assert sizes.between(1000, 2000).all()
+    assert 0.35 < (sizes == 1000).mean() < 0.65  # 50 % with ~100 draws: ±3σ
+
+
+def test_missing_cdf_file_names_the_key(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(
+        '[[traffic]]\nkind = "closed_loop"\nfile_size = { dist = "empirical", file = "nope.csv" }\n'
+    )
+    with pytest.raises(ScenarioError, match=r"traffic\.0\.file_size\.file: cannot read"):
+        load_scenario(tmp_path / "s.toml")

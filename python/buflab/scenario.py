@@ -8,6 +8,7 @@ rules live in one place and the messages are the same from Python, the CLI and s
 from __future__ import annotations
 
 import copy
+import csv
 import datetime
 import os
 import tomllib
@@ -27,6 +28,7 @@ def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenar
     A string is taken as TOML text when it contains "=" or a newline (a scenario always does),
     otherwise as a path. The result is a fresh dict: the caller's dict is never modified.
     """
+    base = os.getcwd()
     if isinstance(source, Mapping):
         scenario = copy.deepcopy(dict(source))
     elif isinstance(source, str) and ("=" in source or "\n" in source):
@@ -34,7 +36,61 @@ def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenar
     else:
         with open(source, "rb") as file:  # FileNotFoundError names the path
             scenario = tomllib.load(file)
-    return apply_overrides(scenario, overrides)
+        base = os.path.dirname(os.path.abspath(source))
+    return read_cdf_files(apply_overrides(scenario, overrides), base)
+
+
+# Keys of traffic entries whose value is a distribution table (see docs/scenario.md).
+DISTRIBUTION_KEYS = ("file_size", "think")
+
+
+def read_cdf_files(scenario: Scenario, base: str) -> Scenario:
+    """Replace each empirical distribution's `file` by the `cdf` points it holds.
+
+    The engine reads no files (a scenario it gets is self-contained), so the front end
+    does it, with paths relative to the scenario file. Both keys at once are left for the
+    engine to reject.
+    """
+    for i, entry in enumerate(scenario.get("traffic") or []):
+        if not isinstance(entry, dict):
+            continue
+        for key in DISTRIBUTION_KEYS:
+            dist = entry.get(key)
+            if isinstance(dist, dict) and "file" in dist and "cdf" not in dist:
+                path = os.path.join(base, str(dist["file"]))
+                points = read_cdf_file(path, f"traffic.{i}.{key}.file")
+                entry[key] = {k: v for k, v in dist.items() if k != "file"} | {"cdf": points}
+    return scenario
+
+
+def read_cdf_file(path: str, key: str) -> list[list[Any]]:
+    """`value,probability` rows (a header row is skipped); values keep their units."""
+    points: list[list[Any]] = []
+    try:
+        with open(path, newline="") as file:
+            for n, row in enumerate(csv.reader(file), start=1):
+                if not row or row[0].lstrip().startswith("#"):
+                    continue
+                if len(row) != 2:
+                    raise ValueError(f"line {n}: expected two columns, value,probability")
+                value, probability = (cell.strip() for cell in row)
+                try:
+                    points.append([_number_or_text(value), float(probability)])
+                except ValueError:
+                    if points:
+                        why = f"line {n}: probability {probability!r} is not a number"
+                        raise ValueError(why) from None
+                    # A header row.
+    except (OSError, ValueError) as e:
+        raise ScenarioError(f"{key}: cannot read {path!r}: {e}") from None
+    return points
+
+
+def _number_or_text(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def apply_overrides(scenario: Scenario, overrides: Overrides) -> Scenario:

@@ -282,6 +282,44 @@ impl Scenario {
     }
 }
 
+/// The `cdf` of an empirical distribution: `[value, probability]` pairs, values as unit
+/// strings or plain numbers in `number_unit`s. A `file` must have been read by the front end.
+fn read_cdf(
+    d: &mut Table,
+    parse: fn(&str) -> std::result::Result<f64, units::UnitError>,
+    number_unit: f64,
+) -> Result<Dist> {
+    if d.present("file") && !d.present("cdf") {
+        let got = d.value("file")?;
+        let expected = "a file the `buflab` command or Python package reads into `cdf` (the engine alone reads no files)";
+        return Err(error(&d.key_path("file"), &got, expected));
+    }
+    if let Some(file) = d.raw("file") {
+        return Err(error(&d.key_path("file"), file, "either `cdf` or `file`, not both"));
+    }
+    let v = d.value("cdf")?;
+    let path = d.key_path("cdf");
+    let bad = |got: &Value, why: &str| error(&path, got, why);
+    let items = v.as_array().ok_or_else(|| bad(&v, "an array of [value, probability] pairs"))?;
+    let mut points = Vec::with_capacity(items.len());
+    for item in items {
+        let pair = item
+            .as_array()
+            .filter(|p| p.len() == 2)
+            .ok_or_else(|| bad(item, "a [value, probability] pair"))?;
+        let value = match &pair[0] {
+            Value::String(s) => parse(s).map_err(|e| bad(item, &e.0))?,
+            n => n
+                .as_f64()
+                .map(|x| x * number_unit)
+                .ok_or_else(|| bad(item, "a value with a unit or a number"))?,
+        };
+        let p = pair[1].as_f64().ok_or_else(|| bad(item, "a probability between 0 and 1"))?;
+        points.push((value, p));
+    }
+    Dist::empirical(points).map_err(|why| bad(&v, &why))
+}
+
 /// Inserts the documented default of every absent key of `section` into `table`.
 fn fill_defaults(table: &mut Value, section: &str) {
     if table.is_null() {
@@ -363,8 +401,10 @@ fn read_closed_loop(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>)
     let (tcp, jitter) = read_tcp(&mut t)?;
     let start = t.time_range("start")?;
     let handshake = t.boolean("handshake")?;
-    let file_size = read_dist_key(&mut t, "file_size", |s| units::parse_bytes(s).map(|b| b as f64), asked)?;
-    let think = read_dist_key(&mut t, "think", |s| units::parse_time(s).map(|x| x.0 as f64), asked)?;
+    // Plain numbers in an empirical CDF are bytes for sizes and seconds for times.
+    let file_size =
+        read_dist_key(&mut t, "file_size", |s| units::parse_bytes(s).map(|b| b as f64), 1.0, asked)?;
+    let think = read_dist_key(&mut t, "think", |s| units::parse_time(s).map(|x| x.0 as f64), 1e12, asked)?;
     t.finish(asked)?;
     let start = Starts::Uniform(start);
     Ok(Traffic::ClosedLoop(ClosedLoop {
@@ -406,6 +446,7 @@ fn read_dist_key(
     t: &mut Table,
     key: &'static str,
     parse: fn(&str) -> std::result::Result<f64, units::UnitError>,
+    number_unit: f64,
     asked: &mut Vec<(&'static str, &'static str)>,
 ) -> Result<Dist> {
     let path = t.key_path(key);
@@ -414,7 +455,10 @@ fn read_dist_key(
         return Err(error(&path, &v, "a table such as { dist = \"exponential\", mean = \"1s\" }"));
     };
     let mut d = Table::entry(path, "distribution", None, map);
-    let dist = match d.choice("dist", &["pareto", "exponential", "lognormal", "uniform", "constant"])? {
+    let dist = match d
+        .choice("dist", &["pareto", "exponential", "lognormal", "uniform", "constant", "empirical"])?
+    {
+        "empirical" => read_cdf(&mut d, parse, number_unit)?,
         "pareto" => {
             Dist::Pareto { mean: d.unit("mean", parse)?, shape: d.number_between("shape", 1.0, 100.0)? }
         }
@@ -429,7 +473,7 @@ fn read_dist_key(
         _ => Dist::Constant(d.unit("value", parse)?),
     };
     // Keys that belong to another kind of distribution are an error, not silently ignored.
-    for other in ["mean", "shape", "sigma", "range", "value"] {
+    for other in ["mean", "shape", "sigma", "range", "value", "cdf", "file"] {
         if d.present(other) && !d.asked().any(|(_, k)| k == other) {
             let got = map[other].clone();
             return Err(error(&d.key_path(other), &got, "no such parameter for this `dist`"));
@@ -540,6 +584,7 @@ mod tests {
             { "kind": "closed_loop", "file_size": { "dist": "lognormal", "mean": "10KB", "sigma": 0.5 } },
             { "kind": "closed_loop", "think": { "dist": "uniform", "range": "1s..2s" } },
             { "kind": "closed_loop", "think": { "dist": "constant", "value": "1s" } },
+            { "kind": "closed_loop", "file_size": { "dist": "empirical", "cdf": [["1KB", 0.5], [2000, 1.0]] } },
             { "kind": "repeated_downloads", "users": 3, "ramp": "5s" },
         ]);
         let (_, asked) = Scenario::read(&v).unwrap();

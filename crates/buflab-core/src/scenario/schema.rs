@@ -72,12 +72,14 @@ keys! {
     "traffic.repeated_downloads" "file_size" "size" "\"1MB\"" "Size of every file.";
     "traffic.repeated_downloads" "max_window" "size" "\"16KB\"" "Receiver's advertised window; the IMC experiment used 16 KB, so this kind's default differs from `traffic.tcp`'s.";
 
-    "distribution" "dist" "string" "required" "`pareto` (mean, shape), `exponential` (mean), `lognormal` (mean, sigma), `uniform` (range) or `constant` (value). Values are sizes or times, as the key says.";
+    "distribution" "dist" "string" "required" "`pareto` (mean, shape), `exponential` (mean), `lognormal` (mean, sigma), `uniform` (range), `constant` (value) or `empirical` (cdf or file). Values are sizes or times, as the key says.";
     "distribution" "mean" "size or time" "required" "Mean, for pareto, exponential and lognormal.";
     "distribution" "shape" "number" "1.5" "Pareto shape α > 1 (scale = mean·(α − 1)/α).";
     "distribution" "sigma" "number" "1.0" "Lognormal standard deviation of ln(value).";
     "distribution" "range" "size or time range" "required" "`lo..hi`, for uniform.";
     "distribution" "value" "size or time" "required" "The value, for constant.";
+    "distribution" "cdf" "array of [value, probability]" "required" "For empirical: points of the cumulative distribution, both coordinates nondecreasing, the last probability 1; values between points are interpolated linearly. Values are unit strings, or numbers in bytes (sizes) or seconds (times).";
+    "distribution" "file" "path" "required" "For empirical, instead of `cdf`: a CSV file of `value,probability` rows (values as in `cdf`), relative to the scenario file; the `buflab` command and Python package read it into `cdf`.";
 
     "traffic.udp" "flows" "integer" "1" "Number of independent sources.";
     "traffic.udp" "rate" "rate" "required" "Mean rate of each source, packets included on the wire.";

@@ -78,7 +78,8 @@ pub fn build(s: &Scenario) -> Dumbbell {
                 Traffic::LongLived(l) => Some((l.tcp, Starts::Uniform(l.start), l.jitter, None)),
                 Traffic::ClosedLoop(c) => {
                     let user_rng = Rng::stream(s.seed, Stream::User, id);
-                    let user = User::new(ti as u32, c.file_size, c.think, c.handshake, user_rng);
+                    let user =
+                        User::new(ti as u32, c.file_size.clone(), c.think.clone(), c.handshake, user_rng);
                     Some((c.tcp, c.start, c.jitter, Some(user)))
                 }
                 Traffic::Udp(_) => None,

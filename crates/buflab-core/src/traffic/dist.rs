@@ -4,10 +4,12 @@
 //! and shape 1.5, exponential think times with mean 1 s. Values are drawn as floats from a
 //! flow's own stream and rounded to whole units, so a draw is reproducible per seed.
 
+use std::sync::Arc;
+
 use crate::rng::Rng;
 
 /// A distribution over non-negative values, in the caller's unit (bytes or picoseconds).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Dist {
     /// Every draw is this value.
     Constant(f64),
@@ -20,6 +22,10 @@ pub enum Dist {
     Pareto { mean: f64, shape: f64 },
     /// Lognormal with this mean and log-space standard deviation σ: μ = ln(mean) − σ²/2.
     Lognormal { mean: f64, sigma: f64 },
+    /// An empirical CDF: points (value, P(X ≤ value)) with both coordinates nondecreasing
+    /// and the last probability 1; values between points are interpolated linearly, and
+    /// the first value carries the probability of its point.
+    Empirical(Arc<[(f64, f64)]>),
 }
 
 impl Dist {
@@ -29,6 +35,22 @@ impl Dist {
             Dist::Constant(v) => v,
             Dist::Uniform { lo, hi } => (lo + hi) / 2.0,
             Dist::Exponential { mean } | Dist::Pareto { mean, .. } | Dist::Lognormal { mean, .. } => mean,
+            Dist::Empirical(ref points) => {
+                let (v0, p0) = points[0];
+                v0 * p0 + points.windows(2).map(|w| (w[0].0 + w[1].0) / 2.0 * (w[1].1 - w[0].1)).sum::<f64>()
+            }
+        }
+    }
+
+    /// Checks an empirical CDF's points; the error completes "expected …".
+    pub fn empirical(points: Vec<(f64, f64)>) -> Result<Dist, String> {
+        let ordered = points.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1);
+        let valid = points.iter().all(|&(v, p)| v >= 0.0 && v.is_finite() && (0.0..=1.0).contains(&p));
+        match points.last() {
+            Some(&(_, last)) if ordered && valid && last == 1.0 => Ok(Dist::Empirical(points.into())),
+            _ => Err("[value, probability] points with values and probabilities nondecreasing, \
+                      probabilities in [0, 1] and the last one 1"
+                .into()),
         }
     }
 
@@ -45,6 +67,16 @@ impl Dist {
             Dist::Lognormal { mean, sigma } => {
                 let mu = mean.ln() - sigma * sigma / 2.0;
                 (mu + sigma * standard_normal(rng)).exp()
+            }
+            Dist::Empirical(ref points) => {
+                let u = rng.uniform();
+                // The first point whose probability reaches u; interpolate from the one before.
+                let i = points.partition_point(|&(_, p)| p < u);
+                let (v1, p1) = points[i.min(points.len() - 1)];
+                match i.checked_sub(1).map(|j| points[j]) {
+                    Some((v0, p0)) if p1 > p0 => v0 + (v1 - v0) * (u - p0) / (p1 - p0),
+                    _ => v1,
+                }
             }
         }
     }
@@ -76,10 +108,25 @@ mod tests {
             Dist::Lognormal { mean: 3.0, sigma: 1.0 },
             Dist::Uniform { lo: 1.0, hi: 5.0 },
         ] {
-            let m = mean_of(d, 200_000);
+            let m = mean_of(d.clone(), 200_000);
             assert!((m / 3.0 - 1.0).abs() < 0.02, "{d:?}: {m}");
         }
         assert_eq!(mean_of(Dist::Constant(7.0), 10), 7.0);
+    }
+
+    #[test]
+    fn empirical_cdf_is_sampled_by_interpolation() {
+        // 30 % exactly 1000; then uniform up to 5000 (70 %): mean 0.3·1000 + 0.7·3000 = 2400.
+        let d = Dist::empirical(vec![(1000.0, 0.3), (5000.0, 1.0)]).unwrap();
+        assert_eq!(d.mean(), 2400.0);
+        let m = mean_of(d.clone(), 200_000);
+        // Standard deviation ≈ 1500; the standard error of 200k draws ≈ 3.4: 1 % is 7σ.
+        assert!((m / 2400.0 - 1.0).abs() < 0.01, "{m}");
+        let mut r = Rng::stream(5, Stream::Source, 3);
+        let at_first = (0..100_000).filter(|_| d.sample(&mut r) == 1000.0).count() as f64 / 1e5;
+        assert!((at_first - 0.3).abs() < 0.01, "{at_first}");
+        assert!(Dist::empirical(vec![(5.0, 0.5), (1.0, 1.0)]).is_err());
+        assert!(Dist::empirical(vec![(1.0, 0.5), (5.0, 0.9)]).is_err());
     }
 
     #[test]
