@@ -115,7 +115,8 @@ Parquet (and CSV with `--csv`).
 
 - **flows** (one row per flow): `flow`, `traffic` (index of its `[[traffic]]` entry), `kind`,
   `tcp`, `rtt_s`, `start_s`, `goodput_bps`, `delivered_bytes`, `sent_packets`, `retransmits`,
-  `timeouts`, `cwnd_pkts`, `ssthresh_pkts`, `srtt_s` (the last three at the end of the run).
+  `timeouts`, `cwnd_pkts`, `ssthresh_pkts`, `srtt_s` (the last three at the end of the run),
+  `machine`, `class` (the flow's server machine and class queue; −1 without machines).
 - **timeseries** (one row per `monitor.interval`): `time_s`, `throughput_bps`, `utilization`,
   `queue_pkts`, `queue_max_pkts`, `arrivals`, `drops`.
 - **transfers** (closed-loop traffic; one row per download, i.e. per connection): `flow`,

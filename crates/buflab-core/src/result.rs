@@ -97,6 +97,9 @@ pub struct FlowRecord {
     pub cwnd_pkts: f64,
     pub ssthresh_pkts: f64,
     pub srtt_s: f64,
+    /// Server machine and class queue (−1 without machines).
+    pub machine: i64,
+    pub class: i64,
 }
 
 /// One interval of the bottleneck time series.
@@ -180,6 +183,8 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
                     cwnd_pkts: sender.w.cwnd,
                     ssthresh_pkts: sender.w.ssthresh,
                     srtt_s: sender.rtt.srtt().map_or(0.0, |t| t.secs_f64()),
+                    machine: info.placement.map_or(-1, |p| p.0),
+                    class: info.placement.map_or(-1, |p| p.1),
                 }
             }
             Endpoints::Udp(u) => {
@@ -199,6 +204,8 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
                     cwnd_pkts: 0.0,
                     ssthresh_pkts: 0.0,
                     srtt_s: 0.0,
+                    machine: info.placement.map_or(-1, |p| p.0),
+                    class: info.placement.map_or(-1, |p| p.1),
                 }
             }
         };

@@ -94,6 +94,8 @@ impl Rate {
     pub const fn gbps(g: u64) -> Rate {
         Rate(g * 1_000_000_000)
     }
+    /// A rate so high that serialization takes at most a picosecond: links that only delay.
+    pub const UNBOUNDED: Rate = Rate(u64::MAX);
     pub fn bits_per_s(self) -> u64 {
         self.0
     }

@@ -118,7 +118,9 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         timeouts,
         cwnd_pkts,
         ssthresh_pkts,
-        srtt_s
+        srtt_s,
+        machine,
+        class
     );
     out.set_item("flows", flows)?;
 

@@ -34,6 +34,10 @@ pub struct Network {
     pub bottleneck_delay: Time,
     pub access_rate: Rate,
     pub access_buffer: BufferLimit,
+    /// Server machines (0: a private access link per flow) and class queues per machine.
+    pub machines: u32,
+    pub classes: u32,
+    pub nic_rate: Rate,
     pub rtt: Range<Time>,
     pub loss: f64,
 }
@@ -185,6 +189,9 @@ impl Scenario {
         let mut acc = net.table("access", "network.access")?;
         let access_rate = acc.rate("rate")?;
         let access_buffer = acc.buffer("buffer")?;
+        let machines = acc.uint("machines", 0, MAX_FLOWS)? as u32;
+        let classes = acc.uint("classes", 1, MAX_FLOWS)? as u32;
+        let nic_rate = acc.rate("nic")?;
         acc.finish(&mut asked)?;
         net.finish(&mut asked)?;
 
@@ -240,6 +247,9 @@ impl Scenario {
                 bottleneck_delay,
                 access_rate,
                 access_buffer,
+                machines,
+                classes,
+                nic_rate,
                 rtt,
                 loss,
             },

@@ -41,8 +41,11 @@ keys! {
     "network.bottleneck" "delay" "time" "\"0ms\"" "One-way propagation delay of the bottleneck itself; the rest of each flow's RTT sits on its access link. At most half the smallest RTT.";
     "network.bottleneck" "queue" "string" "\"droptail\"" "Queue discipline. Only `droptail` so far.";
 
-    "network.access" "rate" "rate" "\"10Gbps\"" "Rate of every sender's access link (one per flow).";
-    "network.access" "buffer" "buffer" "\"unlimited\"" "Access link buffer. Unlimited by default: the sender's NIC queue never drops.";
+    "network.access" "rate" "rate" "\"10Gbps\"" "Rate of every sender's access link (one per flow), or of every class queue when `machines` > 0.";
+    "network.access" "buffer" "buffer" "\"unlimited\"" "Buffer of each access link or class queue. Unlimited by default: the sender's queue never drops (the thesis's PSPacer classes had 5,000 packets).";
+    "network.access" "machines" "integer" "0" "0: every flow has its own access link. Otherwise the senders run on this many server machines (flow i on machine i mod machines), each with a NIC link of rate `nic` into the bottleneck, and each machine's flows share `classes` queues at `rate` (PSPacer-style emulated access links, thesis ch. 4.1).";
+    "network.access" "classes" "integer" "1" "Class queues per machine (flow i in class (i div machines) mod classes).";
+    "network.access" "nic" "rate" "\"1Gbps\"" "Rate of each server machine's NIC link.";
 
     "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops).";
     "monitor" "events" "boolean" "false" "Record the bottleneck queue event log: every enqueue, dequeue and drop with its time (kept in memory).";

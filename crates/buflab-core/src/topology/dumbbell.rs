@@ -23,7 +23,7 @@ use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::traffic::closed_loop::User;
 use crate::traffic::udp::UdpSource;
-use crate::units::{BufferLimit, Time};
+use crate::units::{BufferLimit, Rate, Time};
 
 /// What the results need to know about each flow.
 #[derive(Clone, Debug)]
@@ -35,6 +35,8 @@ pub struct FlowInfo {
     pub start: Time,
     /// Payload bytes per packet (MSS for TCP, the whole packet for UDP).
     pub payload: u32,
+    /// Server machine and class queue, when the scenario has machines.
+    pub placement: Option<(i64, i64)>,
 }
 
 /// A built dumbbell.
@@ -60,6 +62,17 @@ pub fn build(s: &Scenario) -> Dumbbell {
     let loss = (net.loss > 0.0)
         .then(|| sim.add_loss(RandomLoss::new(net.loss, Rng::stream(s.seed, Stream::Loss, 0))));
 
+    // Server machines (when asked for): a NIC link each, and `classes` shared class queues
+    // at the access rate in front of it.
+    let machines: Vec<(u32, Vec<u32>)> = (0..net.machines)
+        .map(|_| {
+            let classes = (0..net.classes)
+                .map(|_| sim.add_link(Link::new(net.access_rate, Time::ZERO, net.access_buffer)))
+                .collect();
+            (sim.add_link(Link::new(net.nic_rate, Time::ZERO, BufferLimit::Unlimited)), classes)
+        })
+        .collect();
+
     let mut flows = Vec::new();
     for (ti, traffic) in s.traffic.iter().enumerate() {
         for k in 0..traffic.flows() {
@@ -67,8 +80,18 @@ pub fn build(s: &Scenario) -> Dumbbell {
             let mut rng = Rng::stream(s.seed, Stream::Flow, id);
             let rtt = uniform_time(&mut rng, net.rtt.lo, net.rtt.hi);
             let access_delay = Time(rtt.0 / 2) - net.bottleneck_delay;
-            let access = sim.add_link(Link::new(net.access_rate, access_delay, net.access_buffer));
-            let mut hops = vec![Hop::Link(access)];
+            let (placement, mut hops) = if machines.is_empty() {
+                let access = sim.add_link(Link::new(net.access_rate, access_delay, net.access_buffer));
+                (None, vec![Hop::Link(access)])
+            } else {
+                // The flow's share of propagation delay on a private delay line, then its
+                // class queue and its machine's NIC, both shared.
+                let m = (id % machines.len() as u64) as usize;
+                let c = (id / machines.len() as u64 % net.classes as u64) as usize;
+                let line = sim.add_link(Link::new(Rate::UNBOUNDED, access_delay, BufferLimit::Unlimited));
+                let (nic, classes) = &machines[m];
+                (Some((m as i64, c as i64)), vec![Hop::Link(line), Hop::Link(classes[c]), Hop::Link(*nic)])
+            };
             hops.extend(loss.map(Hop::Loss));
             hops.push(Hop::Link(bottleneck));
             let forward = sim.add_route(&hops);
@@ -120,6 +143,7 @@ pub fn build(s: &Scenario) -> Dumbbell {
                     rtt,
                     start,
                     payload: tcp.mss(),
+                    placement,
                 });
             } else if let Traffic::Udp(u) = traffic {
                 let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
@@ -133,6 +157,7 @@ pub fn build(s: &Scenario) -> Dumbbell {
                     rtt,
                     start,
                     payload: u.packet,
+                    placement,
                 });
             }
         }

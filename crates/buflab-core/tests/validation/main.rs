@@ -3,6 +3,7 @@
 //! Run in release mode: `cargo test --release -p buflab-core --test validation`.
 
 mod analytic;
+mod machines;
 mod properties;
 mod tcp_scenarios;
 mod transfers;

@@ -18,9 +18,11 @@ fn small_scenario() -> impl Strategy<Value = Value> {
         prop::bool::ANY,                              // delayed ACKs
         prop_oneof![Just(0.0), Just(0.001), Just(0.02)],
         0u64..1000,                                   // seed
-        (prop_oneof![Just(0u64), Just(50)], 0u32..4, prop::bool::ANY), // jitter µs, users, handshake
+        // jitter µs, closed-loop users, handshake, server machines, classes per machine
+        (prop_oneof![Just(0u64), Just(50)], 0u32..4, prop::bool::ANY, 0u32..3, 1u32..3),
     )
-        .prop_map(|(tcp, udp, variant, buffer, bytes, mbps, rtt, delack, loss, seed, (jitter, users, handshake))| {
+        .prop_map(|(tcp, udp, variant, buffer, bytes, mbps, rtt, delack, loss, seed, extra)| {
+            let (jitter, users, handshake, machines, classes) = extra;
             let buffer = if bytes { format!("{}B", buffer * 700) } else { format!("{buffer}pkt") };
             let mut traffic = vec![json!({
                 "kind": "long_lived", "flows": tcp, "tcp": variant, "start": "0s..1s",
@@ -41,7 +43,11 @@ fn small_scenario() -> impl Strategy<Value = Value> {
                 "duration": "4s", "warmup": "1s", "seed": seed,
                 "network": {
                     "bottleneck": { "rate": format!("{mbps}Mbps"), "buffer": buffer, "delay": "1ms" },
-                    "access": { "rate": "100Mbps" },
+                    "access": {
+                        "rate": if machines > 0 { "20Mbps" } else { "100Mbps" },
+                        "buffer": if machines > 0 { "30pkt" } else { "unlimited" },
+                        "machines": machines, "classes": classes,
+                    },
                     "rtt": format!("{rtt}ms..{}ms", rtt + 30), "loss": loss,
                 },
                 "monitor": { "interval": "250ms" },
