@@ -25,6 +25,8 @@ pub struct Scenario {
     pub network: Network,
     pub monitor: Monitor,
     pub traffic: Vec<Traffic>,
+    /// Per traffic entry: cross traffic (`path = "cross"`) rather than main traffic.
+    pub cross: Vec<bool>,
 }
 
 #[derive(Clone, Debug)]
@@ -38,6 +40,10 @@ pub struct Network {
     pub machines: u32,
     pub classes: u32,
     pub nic_rate: Rate,
+    /// The link cross traffic leaves by.
+    pub cross_rate: Rate,
+    pub cross_buffer: BufferLimit,
+    pub cross_delay: Time,
     pub rtt: Range<Time>,
     pub loss: f64,
 }
@@ -193,6 +199,18 @@ impl Scenario {
         let classes = acc.uint("classes", 1, MAX_FLOWS)? as u32;
         let nic_rate = acc.rate("nic")?;
         acc.finish(&mut asked)?;
+        let mut cr = net.table("cross", "network.cross")?;
+        let (cross_rate, cross_buffer, cross_delay) =
+            (cr.rate("rate")?, cr.buffer("buffer")?, cr.time("delay")?);
+        if Time(cross_delay.0 * 2) > rtt.lo {
+            let got = cr.value("delay")?;
+            return Err(error(
+                &cr.key_path("delay"),
+                &got,
+                &format!("at most half the smallest RTT ({})", rtt.lo),
+            ));
+        }
+        cr.finish(&mut asked)?;
         net.finish(&mut asked)?;
 
         let mut mon = root.table("monitor", "monitor")?;
@@ -204,11 +222,20 @@ impl Scenario {
         mon.finish(&mut asked)?;
 
         let mut traffic = Vec::new();
+        let mut cross = Vec::new();
         let mut total_flows = 0u64;
         for (path, map) in root.array("traffic")? {
             let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
             let kinds = ["long_lived", "closed_loop", "repeated_downloads", "udp_poisson", "udp_cbr"];
             let kind = kind_t.choice("kind", &kinds)?;
+            let is_cross = kind_t.choice("path", &["main", "cross"])? == "cross";
+            if is_cross && machines == 0 {
+                let got = kind_t.value("path")?;
+                let expected =
+                    "\"main\" unless network.access.machines > 0 (cross traffic shares a machine's NIC link)";
+                return Err(error(&kind_t.key_path("path"), &got, expected));
+            }
+            cross.push(is_cross);
             asked.extend(kind_t.asked());
             let t = match kind {
                 "long_lived" => read_long_lived(
@@ -250,11 +277,15 @@ impl Scenario {
                 machines,
                 classes,
                 nic_rate,
+                cross_rate,
+                cross_buffer,
+                cross_delay,
                 rtt,
                 loss,
             },
             monitor: Monitor { interval, events },
             traffic,
+            cross,
         };
         Ok((scenario, asked))
     }
@@ -270,6 +301,7 @@ impl Scenario {
         }
         fill_defaults(&mut out["network"]["bottleneck"], "network.bottleneck");
         fill_defaults(&mut out["network"]["access"], "network.access");
+        fill_defaults(&mut out["network"]["cross"], "network.cross");
         if let Some(items) = out["traffic"].as_array_mut() {
             for (item, t) in items.iter_mut().zip(&scenario.traffic) {
                 let section = match t {
@@ -279,6 +311,7 @@ impl Scenario {
                     Traffic::Udp(_) => "traffic.udp",
                 };
                 fill_defaults(item, section);
+                fill_defaults(item, "traffic");
                 if !matches!(t, Traffic::Udp(_)) {
                     fill_defaults(item, "traffic.tcp");
                 }
@@ -398,6 +431,7 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
 
 fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
     t.consume("kind");
+    t.consume("path");
     let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
     let (tcp, jitter) = read_tcp(&mut t)?;
     let start = t.time_range("start")?;
@@ -407,6 +441,7 @@ fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) 
 
 fn read_closed_loop(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
     t.consume("kind");
+    t.consume("path");
     let users = t.uint("users", 1, MAX_FLOWS)? as u32;
     let (tcp, jitter) = read_tcp(&mut t)?;
     let start = t.time_range("start")?;
@@ -431,6 +466,7 @@ fn read_closed_loop(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>)
 
 fn read_repeated_downloads(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
     t.consume("kind");
+    t.consume("path");
     let users = t.uint("users", 1, MAX_FLOWS)? as u32;
     // This kind documents its own max_window default (16 KB), which read_tcp picks up.
     let (tcp, jitter) = read_tcp(&mut t)?;
@@ -495,6 +531,7 @@ fn read_dist_key(
 
 fn read_udp(mut t: Table, pattern: &str, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
     t.consume("kind");
+    t.consume("path");
     let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
     let rate = t.rate("rate")?;
     let packet = t.bytes("packet")?;

@@ -41,6 +41,12 @@ keys! {
     "network.bottleneck" "delay" "time" "\"0ms\"" "One-way propagation delay of the bottleneck itself; the rest of each flow's RTT sits on its access link. At most half the smallest RTT.";
     "network.bottleneck" "queue" "string" "\"droptail\"" "Queue discipline. Only `droptail` so far.";
 
+    "network" "cross" "table" "{}" "The link cross traffic leaves by; see `network.cross`.";
+
+    "network.cross" "rate" "rate" "\"1Gbps\"" "Rate of the link that carries cross traffic (`path = \"cross\"`) away before the bottleneck.";
+    "network.cross" "buffer" "buffer" "\"unlimited\"" "Its buffer.";
+    "network.cross" "delay" "time" "\"0ms\"" "Its one-way propagation delay, like `network.bottleneck.delay` for the main traffic.";
+
     "network.access" "rate" "rate" "\"10Gbps\"" "Rate of every sender's access link (one per flow), or of every class queue when `machines` > 0.";
     "network.access" "buffer" "buffer" "\"unlimited\"" "Buffer of each access link or class queue. Unlimited by default: the sender's queue never drops (the thesis's PSPacer classes had 5,000 packets).";
     "network.access" "machines" "integer" "0" "0: every flow has its own access link. Otherwise the senders run on this many server machines (flow i on machine i mod machines), each with a NIC link of rate `nic` into the bottleneck, and each machine's flows share `classes` queues at `rate` (PSPacer-style emulated access links, thesis ch. 4.1).";
@@ -50,6 +56,7 @@ keys! {
     "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops).";
     "monitor" "events" "boolean" "false" "Record the bottleneck queue event log: every enqueue, dequeue and drop with its time (kept in memory).";
 
+    "traffic" "path" "string" "\"main\"" "`main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Needs `network.access.machines` > 0.";
     "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `repeated_downloads` (users fetching fixed-size files back to back), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
 
     "traffic.tcp" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";

@@ -73,13 +73,25 @@ pub fn build(s: &Scenario) -> Dumbbell {
         })
         .collect();
 
+    // Cross traffic leaves through its own link (and its ACKs return on their own reverse
+    // link, so the main traffic's reverse path carries only main ACKs).
+    let cross = s.cross.iter().any(|&c| c).then(|| {
+        let out = sim.add_link(Link::new(net.cross_rate, net.cross_delay, net.cross_buffer));
+        let back = sim.add_link(Link::new(net.cross_rate, net.cross_delay, BufferLimit::Unlimited));
+        (out, back)
+    });
+
     let mut flows = Vec::new();
     for (ti, traffic) in s.traffic.iter().enumerate() {
+        let (exit, reverse, exit_delay) = match cross {
+            Some((out, back)) if s.cross[ti] => (out, back, net.cross_delay),
+            _ => (bottleneck, reverse, net.bottleneck_delay),
+        };
         for k in 0..traffic.flows() {
             let id = flows.len() as u64;
             let mut rng = Rng::stream(s.seed, Stream::Flow, id);
             let rtt = uniform_time(&mut rng, net.rtt.lo, net.rtt.hi);
-            let access_delay = Time(rtt.0 / 2) - net.bottleneck_delay;
+            let access_delay = Time((rtt.0 / 2).saturating_sub(exit_delay.0));
             let (placement, mut hops) = if machines.is_empty() {
                 let access = sim.add_link(Link::new(net.access_rate, access_delay, net.access_buffer));
                 (None, vec![Hop::Link(access)])
@@ -92,8 +104,10 @@ pub fn build(s: &Scenario) -> Dumbbell {
                 let (nic, classes) = &machines[m];
                 (Some((m as i64, c as i64)), vec![Hop::Link(line), Hop::Link(classes[c]), Hop::Link(*nic)])
             };
-            hops.extend(loss.map(Hop::Loss));
-            hops.push(Hop::Link(bottleneck));
+            if exit == bottleneck {
+                hops.extend(loss.map(Hop::Loss));
+            }
+            hops.push(Hop::Link(exit));
             let forward = sim.add_route(&hops);
             let jitter_rng = Rng::stream(s.seed, Stream::Jitter, id);
             let flow = id as u32;

@@ -36,3 +36,39 @@ fn without_machines_every_flow_has_its_own_access_link() {
     }));
     assert!(r.flows.iter().all(|f| f.machine == -1 && f.class == -1));
 }
+
+#[test]
+fn cross_traffic_shares_the_nic_and_leaves_before_the_bottleneck() {
+    // Thesis Fig 4.8: one machine whose 100 Mb/s NIC carries 4 main and 4 cross flows; the
+    // main flows go on to the 1 Gb/s bottleneck, the cross flows leave by their own link.
+    // The NIC is the bottleneck of both, so together they fill it (96 Mb/s of goodput at
+    // 960/1000 payload), and the bottleneck sees main traffic only.
+    let mut v = json!({
+        "duration": "20s", "warmup": "5s",
+        "network": {
+            "bottleneck": { "rate": "1Gbps", "buffer": "1000pkt" },
+            "access": { "rate": "10Gbps", "machines": 1, "nic": "100Mbps" },
+            "cross": { "rate": "1Gbps" },
+            "rtt": "50ms..100ms",
+        },
+        "traffic": [
+            { "kind": "long_lived", "flows": 4, "max_window": "256KB" },
+            { "kind": "long_lived", "flows": 4, "max_window": "256KB", "path": "cross" },
+        ],
+        "monitor": { "events": true },
+    });
+    let r = super::run(v.clone());
+    let (main, cross): (Vec<_>, Vec<_>) = r.flows.iter().partition(|f| f.traffic == 0);
+    let main_bps: f64 = main.iter().map(|f| f.goodput_bps).sum();
+    let cross_bps: f64 = cross.iter().map(|f| f.goodput_bps).sum();
+    // 256 KB windows: 8 × 266 segments × 8000 bits / 75 ms ≈ 230 Mb/s of demand, over twice
+    // the NIC, so it stays busy (and its queue stays bounded by the windows).
+    assert!(((main_bps + cross_bps) / 96e6 - 1.0).abs() < 0.02, "{main_bps} + {cross_bps}");
+    assert!(cross_bps > 0.2 * 96e6 && main_bps > 0.2 * 96e6, "{main_bps} vs {cross_bps}");
+    let log = r.events.as_ref().unwrap();
+    assert!(log.flow.iter().all(|&f| f < 4), "cross packets reached the bottleneck");
+
+    v["network"]["access"]["machines"] = json!(0);
+    let e = buflab_core::scenario::Scenario::from_value(&v).unwrap_err().to_string();
+    assert!(e.starts_with("traffic.1.path: got \"cross\""), "{e}");
+}

@@ -8,16 +8,16 @@ use serde_json::{json, Value};
 
 fn small_scenario() -> impl Strategy<Value = Value> {
     (
-        1u32..6,                                      // TCP flows
-        0u32..3,                                      // UDP sources
+        1u32..6, // TCP flows
+        0u32..3, // UDP sources
         prop_oneof![Just("reno"), Just("newreno")],
-        0u64..40,                                     // buffer, packets
-        prop::bool::ANY,                              // buffer in bytes instead
-        1u64..50,                                     // bottleneck Mb/s
-        5u64..200,                                    // min RTT ms
-        prop::bool::ANY,                              // delayed ACKs
+        0u64..40,        // buffer, packets
+        prop::bool::ANY, // buffer in bytes instead
+        1u64..50,        // bottleneck Mb/s
+        5u64..200,       // min RTT ms
+        prop::bool::ANY, // delayed ACKs
         prop_oneof![Just(0.0), Just(0.001), Just(0.02)],
-        0u64..1000,                                   // seed
+        0u64..1000, // seed
         // jitter µs, closed-loop users, handshake, server machines, classes per machine
         (prop_oneof![Just(0u64), Just(50)], 0u32..4, prop::bool::ANY, 0u32..3, 1u32..3),
     )
@@ -37,7 +37,12 @@ fn small_scenario() -> impl Strategy<Value = Value> {
                 }));
             }
             if udp > 0 {
-                traffic.push(json!({ "kind": "udp_poisson", "flows": udp, "rate": format!("{}Kbps", mbps * 100), "packet": "500B" }));
+                // With machines, half the time the UDP sources are cross traffic (thesis Fig 4.8).
+                let path = if machines > 0 && seed % 2 == 0 { "cross" } else { "main" };
+                traffic.push(json!({
+                    "kind": "udp_poisson", "flows": udp, "rate": format!("{}Kbps", mbps * 100),
+                    "packet": "500B", "path": path,
+                }));
             }
             json!({
                 "duration": "4s", "warmup": "1s", "seed": seed,
