@@ -64,6 +64,8 @@ fn schema(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             let key = match k.section {
                 "" => k.key.to_string(),
                 s if s.starts_with("traffic") => format!("traffic[].{}", k.key),
+                // Distribution tables sit under traffic entries' file_size and think keys.
+                "distribution" => format!("traffic[].{{file_size,think}}.{}", k.key),
                 s => format!("{s}.{}", k.key),
             };
             d.set_item("key", key)?;
