@@ -22,11 +22,20 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:
-    from buflab import theory
+    from buflab import load, theory
     from buflab.api import Result, load_scenario, run, validate
     from buflab.engine import ScenarioError
 
-__all__ = ["Result", "ScenarioError", "__version__", "load_scenario", "run", "theory", "validate"]
+__all__ = [
+    "Result",
+    "ScenarioError",
+    "__version__",
+    "load",
+    "load_scenario",
+    "run",
+    "theory",
+    "validate",
+]
 
 # The API is imported on first use: pandas and pyarrow take most of a second to import, and
 # neither the command line's start (help, theory, a Ctrl-C) nor sweep workers need them.
@@ -44,6 +53,6 @@ def __getattr__(name: str) -> Any:
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    if name == "theory":
-        return importlib.import_module("buflab.theory")
+    if name in ("theory", "load"):
+        return importlib.import_module(f"buflab.{name}")
     raise AttributeError(f"module 'buflab' has no attribute {name!r}")
