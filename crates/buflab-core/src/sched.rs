@@ -166,6 +166,16 @@ impl Scheduler {
         Some((self.now, top.event()))
     }
 
+    /// Index of the smallest child of node `i`, if it has any.
+    #[inline(always)]
+    fn smallest_child(h: &[Entry], i: usize) -> Option<usize> {
+        let c = ARITY * i + 1;
+        if c + ARITY <= h.len() {
+            return Some(Self::smallest_of_four(h, c));
+        }
+        (c..h.len()).min_by_key(|&j| h[j].key)
+    }
+
     /// Index of the smallest of the four children starting at `c`, as a tournament of three
     /// comparisons the compiler can turn into conditional moves.
     #[inline(always)]
@@ -183,30 +193,10 @@ impl Scheduler {
     #[inline]
     fn sift_down(&mut self, e: Entry) {
         let h = self.heap.as_mut_slice();
-        let n = h.len();
         let mut i = 0;
-        loop {
-            let c = ARITY * i + 1;
-            if c >= n {
-                break;
-            }
-            let best = if c + ARITY <= n {
-                Self::smallest_of_four(h, c)
-            } else {
-                let mut best = c;
-                for j in c + 1..n {
-                    if h[j].key < h[best].key {
-                        best = j;
-                    }
-                }
-                best
-            };
-            if h[best].key < e.key {
-                h[i] = h[best];
-                i = best;
-            } else {
-                break;
-            }
+        while let Some(best) = Self::smallest_child(h, i).filter(|&b| h[b].key < e.key) {
+            h[i] = h[best];
+            i = best;
         }
         h[i] = e;
     }
@@ -232,27 +222,10 @@ impl Scheduler {
     #[inline]
     fn refill_root(&mut self, e: Entry) {
         let h = self.heap.as_mut_slice();
-        let n = h.len();
         let mut hole = 0;
-        loop {
-            let c = ARITY * hole + 1;
-            if c + ARITY <= n {
-                let best = Self::smallest_of_four(h, c);
-                h[hole] = h[best];
-                hole = best;
-            } else {
-                if c < n {
-                    let mut best = c;
-                    for j in c + 1..n {
-                        if h[j].key < h[best].key {
-                            best = j;
-                        }
-                    }
-                    h[hole] = h[best];
-                    hole = best;
-                }
-                break;
-            }
+        while let Some(best) = Self::smallest_child(h, hole) {
+            h[hole] = h[best];
+            hole = best;
         }
         self.sift_up(hole, e);
     }
