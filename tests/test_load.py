@@ -188,3 +188,21 @@ def test_load_command(tmp_path):
     bad = CliRunner().invoke(cli, ["load", str(path), "--target", "1", "--traffic", "1"])
     assert bad.exit_code == 2
     assert "not a closed_loop" in bad.stderr
+
+
+def test_open_loop_offered_load_is_the_requested_load_plus_headers() -> None:
+    # load 0.5 of 10 Mb/s with constant 12,500 B files (14 segments of 960 B; 13 hold only
+    # 12,480): each file also carries 14 × 40 B of headers and a 40 B SYN-ACK, 600 B in all,
+    # so the offered load on the wire is 0.5 × (12,500 + 600) / 12,500 exactly.
+    scenario = {
+        "network": {"bottleneck": {"rate": "10Mbps"}},
+        "traffic": [
+            {
+                "kind": "open_loop",
+                "load": 0.5,
+                "file_size": {"dist": "constant", "value": "12500B"},
+            }
+        ],
+    }
+    result = offered_load(scenario)
+    assert result["load"] == pytest.approx(0.5 * 13_100 / 12_500, rel=1e-12)

@@ -119,7 +119,8 @@ Parquet (and CSV with `--csv`).
   `machine`, `class` (the flow's server machine and class queue; −1 without machines).
 - **timeseries** (one row per `monitor.interval`): `time_s`, `throughput_bps`, `utilization`,
   `queue_pkts`, `queue_max_pkts`, `arrivals`, `drops`.
-- **transfers** (closed-loop traffic; one row per download, i.e. per connection): `flow`,
+- **transfers** (closed-loop, repeated-download and open-loop traffic; one row per download,
+  i.e. per connection): `flow`,
   `traffic`, `conn` (1, 2, … per flow), `start_s` (the client's request), `end_s` (last byte
   received; NaN if the run ended first), `bytes`, `fct_s`, `throughput_bps` (bytes·8/fct),
   `retransmits`, `timeouts` (the server's, for that connection), `complete`.

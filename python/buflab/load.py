@@ -238,6 +238,9 @@ def offered_load(
       is averaged over the RTT range as for long-lived flows. Also reported: the active
       fraction E[download]/(E[download] + E[think]), the time a user is downloading, and
       the rate of an active user, E[wire bits per file]/E[download time].
+    - `open_loop`: arrivals per second × E[bytes on the wire per file]·8 (payload, 40 B per
+      segment, the SYN-ACK). With `load` instead of `arrivals`, the engine's rate is
+      load × bottleneck ÷ (8 × E[file size]), so the offered load is `load` plus headers.
 
     With server machines (`network.access.machines` > 0) a flow's access rate is taken as
     min(class rate, NIC rate) and the total is capped at what the machines' NICs and class
@@ -256,6 +259,8 @@ def offered_load(
             row = _udp(entry)
         elif kind == "long_lived":
             row = _long_lived(entry, access, rtts, bottleneck)
+        elif kind == "open_loop":
+            row = _open_loop(entry, bottleneck, draws, seed)
         else:
             row = _closed_loop(entry, access, rtts, draws, seed)
         row = {"traffic": index, "kind": kind, **row}
@@ -302,6 +307,31 @@ def _long_lived(
     }
 
 
+def _wire_bytes(sizes: np.ndarray, size_mean: float, path: TcpPath) -> float:
+    """Mean bytes on the wire per file: payload, 40 B per segment and the SYN-ACK.
+    E[ceil(S/MSS)] is E[S]/MSS plus the mean of the bounded rounding term."""
+    segments = size_mean / path.mss + float(np.mean(np.ceil(sizes / path.mss) - sizes / path.mss))
+    return size_mean + HEADER_BYTES * (segments + (1 if path.handshake else 0))
+
+
+def _open_loop(entry: dict[str, Any], bottleneck: float, draws: int, seed: int) -> dict[str, Any]:
+    path = TcpPath.from_entry(entry, math.inf)
+    size_mean, sample_size = _distribution(entry.get("file_size"), parse_bytes)
+    sizes = np.maximum(np.round(sample_size(np.random.default_rng(seed), draws)), 1.0)
+    if "arrivals" in entry:
+        per_second = float(entry["arrivals"])
+    else:  # the engine's conversion (docs/scenario.md, traffic.open_loop.load)
+        per_second = float(entry["load"]) * bottleneck / (8 * size_mean)
+    wire_bytes = _wire_bytes(sizes, size_mean, path)
+    return {
+        "count": per_second,
+        "per_flow_bps": wire_bytes * 8,
+        "rate_bps": per_second * wire_bytes * 8,
+        "goodput_bps": per_second * size_mean * 8,
+        "mean_file_bytes": size_mean,
+    }
+
+
 def _closed_loop(
     entry: dict[str, Any], access: float, rtts: np.ndarray, draws: int, seed: int
 ) -> dict[str, Any]:
@@ -310,10 +340,7 @@ def _closed_loop(
     size_mean, sample_size = _distribution(entry.get("file_size", "1MB"), parse_bytes)
     think_mean, _ = _distribution(entry.get("think", {"dist": "constant", "value": 0}), parse_time)
     sizes = np.maximum(np.round(sample_size(np.random.default_rng(seed), draws)), 1.0)
-    # Wire bytes per file: payload, 40 B per segment, the SYN-ACK. E[ceil(S/MSS)] is
-    # E[S]/MSS plus the mean of the bounded rounding term.
-    segments = size_mean / path.mss + float(np.mean(np.ceil(sizes / path.mss) - sizes / path.mss))
-    wire_bytes = size_mean + HEADER_BYTES * (segments + (1 if path.handshake else 0))
+    wire_bytes = _wire_bytes(sizes, size_mean, path)
     per_packet = path.packet_bytes * 8 / path.access_bps
     downloads, rates, active = [], [], []
     for rtt in rtts:

@@ -160,9 +160,10 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
     let departures = link.departures;
     let mut mon = link.take_monitor().expect("the bottleneck has a monitor");
 
-    let mut flows = Vec::with_capacity(d.flows.len());
+    let mut flows = Vec::with_capacity(sim.flows.len());
     let (mut retransmits, mut timeouts, mut goodput_sum) = (0u64, 0u64, 0.0f64);
-    for (i, (f, info)) in sim.flows.iter().zip(&d.flows).enumerate() {
+    for (i, f) in sim.flows.iter().enumerate() {
+        let info = &f.info;
         let rec = match &f.endpoints {
             Endpoints::Tcp { sender, receiver } => {
                 let delivered = receiver.window_delivered_bytes;
@@ -241,7 +242,8 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
         .collect();
 
     let drops_total = mon.totals.drops + sim.loss_drops_window;
-    let rtt_mean_s = d.flows.iter().map(|f| f.rtt.secs_f64()).sum::<f64>() / d.flows.len().max(1) as f64;
+    let rtt_mean_s =
+        sim.flows.iter().map(|f| f.info.rtt.secs_f64()).sum::<f64>() / sim.flows.len().max(1) as f64;
     let summary = Summary {
         name: s.name.clone(),
         seed: s.seed,

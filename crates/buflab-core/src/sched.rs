@@ -24,6 +24,8 @@ pub enum Event {
     FlowStart(u32),
     /// A UDP source emits its next packet.
     SourceNext(u32),
+    /// An open-loop flow arrives (the payload indexes the arrival processes).
+    Arrival(u32),
 }
 
 /// Bits of a packed event: 3 for the kind, 25 for the component id.
@@ -43,6 +45,7 @@ impl Event {
             Event::DelayedAck(v) => (2, v),
             Event::FlowStart(v) => (3, v),
             Event::SourceNext(v) => (4, v),
+            Event::Arrival(v) => (5, v),
         };
         debug_assert!(v <= MAX_ID);
         (k << ID_BITS) | v as u64
@@ -54,7 +57,8 @@ impl Event {
             1 => Event::Rto(v),
             2 => Event::DelayedAck(v),
             3 => Event::FlowStart(v),
-            _ => Event::SourceNext(v),
+            4 => Event::SourceNext(v),
+            _ => Event::Arrival(v),
         }
     }
 }

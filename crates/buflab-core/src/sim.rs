@@ -39,6 +39,7 @@ use crate::sched::{Event, Scheduler, MAX_ID};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::traffic::closed_loop::User;
+use crate::traffic::open_loop::Arrivals;
 use crate::traffic::udp::UdpSource;
 use crate::units::Time;
 
@@ -94,6 +95,9 @@ impl Routes {
     }
 }
 
+/// Adds a flow slot of a traffic entry during the run (open-loop arrivals).
+pub type Spawner = Box<dyn FnMut(&mut Sim, u32) -> u32>;
+
 /// What a flow is.
 // Flows live inline in one Vec indexed per event; boxing the large TCP variant would add a
 // pointer chase to every ACK, and UDP flows are few.
@@ -103,8 +107,23 @@ pub enum Endpoints {
     Udp(UdpSource),
 }
 
+/// What the results need to know about a flow.
+#[derive(Clone, Debug)]
+pub struct FlowInfo {
+    pub traffic: u32,
+    pub kind: &'static str,
+    pub tcp: &'static str,
+    pub rtt: Time,
+    pub start: Time,
+    /// Payload bytes per packet (MSS for TCP, the whole packet for UDP).
+    pub payload: u32,
+    /// Server machine and class queue, when the scenario has machines.
+    pub placement: Option<(i64, i64)>,
+}
+
 /// A flow and its per-flow bookkeeping.
 pub struct Flow {
+    pub info: FlowInfo,
     pub endpoints: Endpoints,
     pub start: Time,
     /// Per-packet send jitter bound (0: none).
@@ -148,6 +167,13 @@ pub struct Sim {
     feeders: Vec<Feeder>,
     /// One step per route hop, parallel to `routes.hops`.
     plan: Vec<Step>,
+    /// Routes and flows already planned, and which links are express.
+    planned_routes: usize,
+    planned_flows: usize,
+    express: Vec<bool>,
+    /// Open-loop arrival processes, and the builder that adds a flow slot during the run.
+    arrivals: Vec<Arrivals>,
+    spawner: Option<Spawner>,
     pub losses: Vec<crate::loss::RandomLoss>,
     routes: Routes,
     pub flows: Vec<Flow>,
@@ -171,6 +197,11 @@ impl Sim {
             links: Vec::new(),
             feeders: Vec::new(),
             plan: Vec::new(),
+            planned_routes: 0,
+            planned_flows: 0,
+            express: Vec::new(),
+            arrivals: Vec::new(),
+            spawner: None,
             losses: Vec::new(),
             routes: Routes::default(),
             flows: Vec::new(),
@@ -224,14 +255,39 @@ impl Sim {
         id
     }
 
-    pub fn add_flow(&mut self, mut endpoints: Endpoints, start: Time, jitter: Time, jitter_rng: Rng) -> u32 {
+    pub fn add_flow(
+        &mut self,
+        info: FlowInfo,
+        mut endpoints: Endpoints,
+        start: Time,
+        jitter: Time,
+        jitter_rng: Rng,
+    ) -> u32 {
         if let Endpoints::Tcp { sender, receiver } = &mut endpoints {
             sender.set_window(self.window);
             receiver.set_window(self.window);
         }
         assert!(self.flows.len() < MAX_ID as usize, "more than {MAX_ID} flows");
-        self.flows.push(Flow { endpoints, start, jitter, jitter_rng, last_release: Time::ZERO, user: None });
+        self.flows.push(Flow {
+            info,
+            endpoints,
+            start,
+            jitter,
+            jitter_rng,
+            last_release: Time::ZERO,
+            user: None,
+        });
         (self.flows.len() - 1) as u32
+    }
+
+    /// Adds an open-loop arrival process.
+    pub fn add_arrivals(&mut self, a: Arrivals) {
+        self.arrivals.push(a);
+    }
+
+    /// Sets how a new flow of a traffic entry is added during the run.
+    pub fn set_spawner(&mut self, spawner: Spawner) {
+        self.spawner = Some(spawner);
     }
 
     /// Makes flow `f` a closed-loop user's: its start is the first request.
@@ -251,7 +307,13 @@ impl Sim {
         let began = Instant::now();
         self.prepare();
         for f in 0..self.flows.len() {
-            self.sched.schedule(self.flows[f].start, Event::FlowStart(f as u32));
+            if self.flows[f].start < self.window.end {
+                self.sched.schedule(self.flows[f].start, Event::FlowStart(f as u32));
+            }
+        }
+        for i in 0..self.arrivals.len() {
+            let first = self.arrivals[i].start + self.arrivals[i].gap();
+            self.sched.schedule(first, Event::Arrival(i as u32));
         }
         let end = self.window.end;
         while let Some((now, ev)) = self.sched.pop() {
@@ -274,14 +336,33 @@ impl Sim {
     /// Decides, once, how each hop of each route is handled: relay links, senders running
     /// ahead, express chains (all only when computing ahead is on).
     fn prepare(&mut self) {
-        let express: Vec<bool> = self.links.iter().map(Link::is_express).collect();
-        let on = self.compute_ahead;
+        self.express = self.links.iter().map(Link::is_express).collect();
+        // Flows that appear during the run (open-loop arrivals) open connections on their
+        // own clock, which no relay test made before the run could allow for.
+        let relay = self.compute_ahead && self.spawner.is_none();
         for l in 0..self.links.len() {
-            if on && self.can_relay(l as u32, &express) {
+            if relay && self.can_relay(l as u32, &self.express) {
                 self.links[l].set_relay();
             }
         }
-        for f in &self.flows {
+        self.plan.clear();
+        self.planned_routes = 0;
+        self.planned_flows = 0;
+        self.plan_new_routes();
+    }
+
+    /// Decides how each hop of every route added since the last call is handled (see
+    /// `Step`); flows added during the run come through here too.
+    fn plan_new_routes(&mut self) {
+        while self.express.len() < self.links.len() {
+            let l = self.express.len();
+            self.express.push(self.links[l].is_express());
+        }
+        let on = self.compute_ahead;
+        let first = self.planned_routes;
+        let n_routes = self.routes.start.len();
+        let mut to_ahead_sender = vec![false; n_routes - first];
+        for f in &self.flows[self.planned_flows..] {
             // A jittered packet enters its first hop at a later time than now; only a first
             // hop nothing else feeds sees such arrivals in order. Builders must ensure it.
             let (data, _) = Self::flow_routes(f);
@@ -289,21 +370,16 @@ impl Sim {
                 f.jitter == Time::ZERO || self.private_first_hop(data),
                 "send jitter needs a private first hop"
             );
-        }
-        let n_routes = self.routes.start.len();
-        let mut to_ahead_sender = vec![false; n_routes];
-        for f in &self.flows {
             if let (Endpoints::Tcp { receiver, .. }, true) = (&f.endpoints, on && self.runs_ahead(f)) {
-                to_ahead_sender[receiver.route() as usize] = true;
+                to_ahead_sender[receiver.route() as usize - first] = true;
             }
         }
-        self.plan.clear();
-        for r in 0..n_routes as u32 {
+        for r in first as u32..n_routes as u32 {
             let len = self.routes.len(r);
             for h in 0..len {
                 let step = match self.routes.hop(r, h) {
                     Hop::Loss(i) => Step::Loss(i),
-                    Hop::Link(l) if !express[l as usize] => Step::Queue(l),
+                    Hop::Link(l) if !self.express[l as usize] => Step::Queue(l),
                     Hop::Link(l) => {
                         // Only into express links: an arrival at a queue that can drop always
                         // comes from an event, which keeps every chain of computing-ahead
@@ -311,10 +387,10 @@ impl Sim {
                         // bottleneck → receiver → sender is a cycle).
                         let chains = h + 1 < len
                             && matches!(self.routes.hop(r, h + 1), Hop::Link(n)
-                                if express[n as usize] && self.feeders[n as usize] == Feeder::Link(l));
+                                if self.express[n as usize] && self.feeders[n as usize] == Feeder::Link(l));
                         if on && chains {
                             Step::Chain(l)
-                        } else if h + 1 == len && to_ahead_sender[r as usize] {
+                        } else if h + 1 == len && to_ahead_sender[r as usize - first] {
                             Step::ToSender(l)
                         } else {
                             Step::Park(l)
@@ -324,6 +400,8 @@ impl Sim {
                 self.plan.push(step);
             }
         }
+        self.planned_routes = n_routes;
+        self.planned_flows = self.flows.len();
     }
 
     /// A TCP sender may run ahead of the global clock if the first hop of its data route is
@@ -419,6 +497,7 @@ impl Sim {
             Event::DelayedAck(f) => self.on_delack_event(now, f),
             Event::FlowStart(f) => self.start_flow(now, f),
             Event::SourceNext(f) => self.udp_emit(now, f),
+            Event::Arrival(i) => self.on_arrival(now, i),
         }
     }
 
@@ -543,8 +622,35 @@ impl Sim {
         if let Some(i) = user.record {
             self.transfers[i].end = Some(now);
         }
-        let next = now + user.think_time();
-        self.sched.schedule(next, Event::FlowStart(f));
+        match user.think_time() {
+            Some(think) => self.sched.schedule(now + think, Event::FlowStart(f)),
+            // An open-loop flow's slot waits for the next arrival of its entry.
+            None => {
+                let traffic = user.traffic;
+                if let Some(a) = self.arrivals.iter_mut().find(|a| a.traffic == traffic) {
+                    a.idle.push(f);
+                }
+            }
+        }
+    }
+
+    /// An open-loop flow arrives: it takes an idle slot of its entry, or a new one.
+    fn on_arrival(&mut self, now: Time, i: u32) {
+        let a = &mut self.arrivals[i as usize];
+        let next = now + a.gap();
+        let traffic = a.traffic;
+        let f = match a.idle.pop() {
+            Some(f) => f,
+            None => {
+                let mut spawn = self.spawner.take().expect("open-loop traffic has a spawner");
+                let f = spawn(self, traffic);
+                self.spawner = Some(spawn);
+                self.plan_new_routes();
+                f
+            }
+        };
+        self.sched.schedule(next, Event::Arrival(i));
+        self.request(now, f);
     }
 
     /// Copies the server's counts for the connection it has been serving into its record.

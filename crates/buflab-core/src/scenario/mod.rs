@@ -58,7 +58,21 @@ pub struct Monitor {
 pub enum Traffic {
     LongLived(LongLived),
     ClosedLoop(ClosedLoop),
+    OpenLoop(OpenLoop),
     Udp(Udp),
+}
+
+/// Flows arriving as a Poisson process, each downloading one file over a new connection.
+#[derive(Clone, Debug)]
+pub struct OpenLoop {
+    pub tcp: TcpConfig,
+    pub jitter: Time,
+    pub handshake: bool,
+    /// File sizes, bytes.
+    pub file_size: Dist,
+    pub arrivals_per_s: f64,
+    /// When arrivals begin.
+    pub start: Time,
 }
 
 /// When the users of a closed-loop entry make their first request.
@@ -116,6 +130,7 @@ impl Traffic {
             Traffic::LongLived(_) => "long_lived",
             Traffic::ClosedLoop(c) if c.repeated => "repeated_downloads",
             Traffic::ClosedLoop(_) => "closed_loop",
+            Traffic::OpenLoop(_) => "open_loop",
             Traffic::Udp(u) if u.pattern == UdpPattern::Poisson => "udp_poisson",
             Traffic::Udp(_) => "udp_cbr",
         }
@@ -124,6 +139,8 @@ impl Traffic {
         match self {
             Traffic::LongLived(l) => l.flows,
             Traffic::ClosedLoop(c) => c.users,
+            // Open-loop flows are added as they arrive.
+            Traffic::OpenLoop(_) => 0,
             Traffic::Udp(u) => u.flows,
         }
     }
@@ -226,7 +243,8 @@ impl Scenario {
         let mut total_flows = 0u64;
         for (path, map) in root.array("traffic")? {
             let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
-            let kinds = ["long_lived", "closed_loop", "repeated_downloads", "udp_poisson", "udp_cbr"];
+            let kinds =
+                ["long_lived", "closed_loop", "repeated_downloads", "open_loop", "udp_poisson", "udp_cbr"];
             let kind = kind_t.choice("kind", &kinds)?;
             let is_cross = kind_t.choice("path", &["main", "cross"])? == "cross";
             if is_cross && machines == 0 {
@@ -244,6 +262,11 @@ impl Scenario {
                 )?,
                 "closed_loop" => read_closed_loop(
                     Table::entry(path, "traffic.closed_loop", Some("traffic.tcp"), map),
+                    &mut asked,
+                )?,
+                "open_loop" => read_open_loop(
+                    Table::entry(path, "traffic.open_loop", Some("traffic.tcp"), map),
+                    bottleneck_rate,
                     &mut asked,
                 )?,
                 "repeated_downloads" => read_repeated_downloads(
@@ -308,6 +331,7 @@ impl Scenario {
                     Traffic::LongLived(_) => "traffic.long_lived",
                     Traffic::ClosedLoop(c) if c.repeated => "traffic.repeated_downloads",
                     Traffic::ClosedLoop(_) => "traffic.closed_loop",
+                    Traffic::OpenLoop(_) => "traffic.open_loop",
                     Traffic::Udp(_) => "traffic.udp",
                 };
                 fill_defaults(item, section);
@@ -462,6 +486,35 @@ fn read_closed_loop(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>)
         think,
         repeated: false,
     }))
+}
+
+fn read_open_loop(
+    mut t: Table,
+    bottleneck: Rate,
+    asked: &mut Vec<(&'static str, &'static str)>,
+) -> Result<Traffic> {
+    t.consume("kind");
+    t.consume("path");
+    let (tcp, jitter) = read_tcp(&mut t)?;
+    let handshake = t.boolean("handshake")?;
+    let file_size =
+        read_dist_key(&mut t, "file_size", |s| units::parse_bytes(s).map(|b| b as f64), 1.0, asked)?;
+    let start = t.time("start")?;
+    let arrivals_per_s = match (t.raw("arrivals").is_some(), t.raw("load").is_some()) {
+        (true, false) => t.number_between("arrivals", 0.0, 1e12)?,
+        (false, true) => {
+            // The definition: load = arrival rate × mean size ÷ capacity.
+            let load = t.number_between("load", 0.0, 1000.0)?;
+            load * bottleneck.bits_per_s() as f64 / (8.0 * file_size.mean())
+        }
+        (both, _) => {
+            let key = if both { "load" } else { "arrivals" };
+            let got = t.raw(key).cloned().unwrap_or(Value::Null);
+            return Err(error(&t.key_path(key), &got, "exactly one of `arrivals` (per second) or `load`"));
+        }
+    };
+    t.finish(asked)?;
+    Ok(Traffic::OpenLoop(OpenLoop { tcp, jitter, handshake, file_size, arrivals_per_s, start }))
 }
 
 fn read_repeated_downloads(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
@@ -633,6 +686,8 @@ mod tests {
             { "kind": "closed_loop", "think": { "dist": "constant", "value": "1s" } },
             { "kind": "closed_loop", "file_size": { "dist": "empirical", "cdf": [["1KB", 0.5], [2000, 1.0]] } },
             { "kind": "repeated_downloads", "users": 3, "ramp": "5s" },
+            { "kind": "open_loop", "arrivals": 10 },
+            { "kind": "open_loop", "load": 0.5 },
         ]);
         let (_, asked) = Scenario::read(&v).unwrap();
         for k in schema::KEYS {

@@ -57,7 +57,7 @@ keys! {
     "monitor" "events" "boolean" "false" "Record the bottleneck queue event log: every enqueue, dequeue and drop with its time (kept in memory).";
 
     "traffic" "path" "string" "\"main\"" "`main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Needs `network.access.machines` > 0.";
-    "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `repeated_downloads` (users fetching fixed-size files back to back), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
+    "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `repeated_downloads` (users fetching fixed-size files back to back), `open_loop` (flows arriving as a Poisson process), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
 
     "traffic.tcp" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";
     "traffic.tcp" "packet" "size" "\"1000B\"" "Data packet size on the wire, headers included (payload = packet − 40 B). ACKs and SYN, SYN-ACK are 40 B.";
@@ -81,6 +81,12 @@ keys! {
     "traffic.repeated_downloads" "ramp" "time" "\"0s\"" "Users start evenly spaced over this period, user k at k·ramp/users (IMC: 0 → 600 users in 50 s).";
     "traffic.repeated_downloads" "file_size" "size" "\"1MB\"" "Size of every file.";
     "traffic.repeated_downloads" "max_window" "size" "\"16KB\"" "Receiver's advertised window; the IMC experiment used 16 KB, so this kind's default differs from `traffic.tcp`'s.";
+
+    "traffic.open_loop" "arrivals" "number" "required" "Flows arriving per second, a Poisson process; give this or `load`. Each flow downloads one file over a new connection. Also takes every key of `traffic.tcp`.";
+    "traffic.open_loop" "load" "number" "required" "Instead of `arrivals`: the offered load as a fraction of the bottleneck rate; arrivals per second = load × rate ÷ (8 × mean file size).";
+    "traffic.open_loop" "file_size" "distribution of sizes" "{\"dist\": \"pareto\", \"mean\": \"80KB\", \"shape\": 1.5}" "Size of each flow's file; see `distribution`.";
+    "traffic.open_loop" "handshake" "boolean" "true" "Open each connection with SYN / SYN-ACK / ACK (see `traffic.closed_loop`).";
+    "traffic.open_loop" "start" "time" "\"0s\"" "When arrivals begin.";
 
     "distribution" "dist" "string" "required" "`pareto` (mean, shape), `exponential` (mean), `lognormal` (mean, sigma), `uniform` (range), `constant` (value) or `empirical` (cdf or file). Values are sizes or times, as the key says.";
     "distribution" "mean" "size or time" "required" "Mean, for pareto, exponential and lognormal.";

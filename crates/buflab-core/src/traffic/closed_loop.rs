@@ -9,7 +9,8 @@ use crate::units::Time;
 pub struct User {
     pub traffic: u32,
     file_size: Dist,
-    think: Dist,
+    /// None: an open-loop flow, which returns to its entry's idle slots instead of thinking.
+    pub think: Option<Dist>,
     pub handshake: bool,
     rng: Rng,
     /// The current connection (1, 2, …; wraps after 65,535, long after its packets are gone).
@@ -24,7 +25,7 @@ pub struct User {
 }
 
 impl User {
-    pub fn new(traffic: u32, file_size: Dist, think: Dist, handshake: bool, rng: Rng) -> User {
+    pub fn new(traffic: u32, file_size: Dist, think: Option<Dist>, handshake: bool, rng: Rng) -> User {
         User {
             traffic,
             file_size,
@@ -45,8 +46,9 @@ impl User {
         (self.conn, self.bytes)
     }
 
-    /// Draws a think time.
-    pub fn think_time(&mut self) -> Time {
-        Time(self.think.sample(&mut self.rng).round().max(0.0) as u64)
+    /// Draws a think time (None for an open-loop flow).
+    pub fn think_time(&mut self) -> Option<Time> {
+        let think = self.think.as_ref()?;
+        Some(Time(think.sample(&mut self.rng).round().max(0.0) as u64))
     }
 }

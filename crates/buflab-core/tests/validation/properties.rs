@@ -36,6 +36,14 @@ fn small_scenario() -> impl Strategy<Value = Value> {
                     "think": { "dist": "exponential", "mean": "200ms" },
                 }));
             }
+            if seed % 3 == 0 {
+                // Open-loop flows arriving during the run (slots added on demand).
+                traffic.push(json!({
+                    "kind": "open_loop", "arrivals": 8, "tcp": variant, "handshake": handshake,
+                    "delayed_ack": delack, "packet": "576B",
+                    "file_size": { "dist": "pareto", "mean": "10KB", "shape": 1.5 },
+                }));
+            }
             if udp > 0 {
                 // With machines, half the time the UDP sources are cross traffic (thesis Fig 4.8).
                 let path = if machines > 0 && seed % 2 == 0 { "cross" } else { "main" };

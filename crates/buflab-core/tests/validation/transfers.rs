@@ -110,3 +110,36 @@ fn repeated_downloads_ramp_up_and_are_window_limited() {
         assert!((pair[1].start_s - pair[0].end_s).abs() < 1e-12);
     }
 }
+
+#[test]
+fn open_loop_flows_arrive_as_a_poisson_process_and_reuse_idle_slots() {
+    // 20 flows per second for 50 s on an uncongested path: about 1,000 arrivals (Poisson,
+    // standard deviation √1000 ≈ 32, so ±130 is 4σ). Each 3,840 B download takes 0.2 s, so
+    // about 20 × 0.2 = 4 are under way at once: a handful of slots serve them all.
+    let r = super::run(json!({
+        "duration": "50s",
+        "network": { "bottleneck": { "rate": "1Gbps", "buffer": "unlimited" }, "access": { "rate": "1Gbps" }, "rtt": "100ms" },
+        "traffic": [ { "kind": "open_loop", "arrivals": 20, "file_size": { "dist": "constant", "value": "3840B" } } ],
+    }));
+    let n = r.transfers.len() as i64;
+    assert!((n - 1000).abs() < 130, "{n} arrivals");
+    assert!(r.flows.len() < 40, "{} slots for {n} flows", r.flows.len());
+    for t in r.transfers.iter().filter(|t| t.complete) {
+        assert!(t.fct_s >= 0.2 && t.fct_s < 0.2 + SLACK_S, "{t:?}");
+    }
+}
+
+#[test]
+fn open_loop_load_sets_the_arrival_rate() {
+    // load 0.5 of 10 Mb/s with 12,500 B files: 0.5 × 10e6 / (8 × 12,500) = 50 arrivals per
+    // second, about 1,000 in 20 s (standard deviation ≈ 32; ±130 is 4σ).
+    let r = super::run(json!({
+        "duration": "20s",
+        "network": { "bottleneck": { "rate": "10Mbps", "buffer": "100pkt" }, "rtt": "50ms" },
+        "traffic": [ { "kind": "open_loop", "load": 0.5, "file_size": { "dist": "constant", "value": "12500B" } } ],
+    }));
+    let n = r.transfers.len() as i64;
+    assert!((n - 1000).abs() < 130, "{n} arrivals");
+    // Half the link's capacity in files, plus headers and handshakes: a little over 50 %.
+    assert!((0.5..0.6).contains(&r.summary.utilization), "{}", r.summary.utilization);
+}
