@@ -126,10 +126,6 @@ impl Link {
         self.monitor = Some(Box::new(m));
     }
 
-    pub fn monitor(&self) -> Option<&QueueMonitor> {
-        self.monitor.as_deref()
-    }
-
     pub fn take_monitor(&mut self) -> Option<QueueMonitor> {
         self.monitor.take().map(|b| *b)
     }

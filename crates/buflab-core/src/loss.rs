@@ -7,24 +7,16 @@ use crate::rng::Rng;
 pub struct RandomLoss {
     pub p: f64,
     rng: Rng,
-    pub drops: u64,
-    pub passed: u64,
 }
 
 impl RandomLoss {
     pub fn new(p: f64, rng: Rng) -> RandomLoss {
-        RandomLoss { p, rng, drops: 0, passed: 0 }
+        RandomLoss { p, rng }
     }
 
-    /// Decides the fate of one packet: true if it is dropped.
+    /// Decides the fate of one packet: true if it is dropped. (The simulator counts drops.)
     #[inline]
     pub fn drops_next(&mut self) -> bool {
-        let d = self.rng.bernoulli(self.p);
-        if d {
-            self.drops += 1;
-        } else {
-            self.passed += 1;
-        }
-        d
+        self.rng.bernoulli(self.p)
     }
 }

@@ -264,11 +264,6 @@ impl<'a> Table<'a> {
         &self.path
     }
 
-    /// Error for `key` of this table.
-    pub fn fail(&self, key: &str, message: String) -> ScenarioError {
-        ScenarioError { key: self.key_path(key), message }
-    }
-
     /// Keys asked for, for the schema completeness test.
     pub fn asked(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
         self.asked.iter().copied()

@@ -116,8 +116,7 @@ pub fn find(section: &str, key: &str) -> Option<&'static KeyDoc> {
 /// The entry for (section, key). Panics if the reader asks for an undocumented key: that is a
 /// programming error the schema test catches.
 pub fn lookup(section: &str, key: &str) -> &'static KeyDoc {
-    KEYS.iter()
-        .find(|k| k.section == section && k.key == key)
+    find(section, key)
         .unwrap_or_else(|| panic!("key `{key}` of section `{section}` is read but not documented"))
 }
 
