@@ -90,6 +90,26 @@ SUMMARY_KEYS: dict[str, str] = {
     "queue_delay_mean_s": "Mean time an admitted packet waits in the bottleneck buffer (s).",
     "queue_delay_p50_s": "Median of that waiting time (s).",
     "queue_delay_p99_s": "99th percentile of that waiting time (s).",
+    "iat_mean_s": (
+        "Mean gap between successive packets stored at the bottleneck, dropped ones left out "
+        "as in thesis Fig 4.9 (s)."
+    ),
+    "iat_p10_s": "10th percentile of that gap (s).",
+    "iat_p50_s": "Median of that gap (s).",
+    "iat_p90_s": "90th percentile of that gap (s).",
+    "iat_faster_than_line": (
+        "Fraction of those gaps shorter than the previous packet's serialization time at the "
+        "bottleneck: packets arriving faster than line rate, i.e. at once from several inputs."
+    ),
+    "burst_mean_pkts": (
+        "Mean length of a burst: a run of successive arrivals at the bottleneck, dropped or "
+        "not, of one flow (thesis Fig 4.12)."
+    ),
+    "burst_p99_pkts": "99th percentile of the burst length (packets).",
+    "same_flow_fraction": (
+        "Fraction of successive arrivals at the bottleneck that belong to the same flow "
+        "(IMC Fig 13)."
+    ),
     "jain_fairness": "Jain's index of per-flow goodput, (Σx)² / (n·Σx²); 1 = equal shares.",
     "retransmits": "TCP segments sent again, all flows.",
     "timeouts": "Retransmission timeouts, all flows.",
@@ -116,7 +136,8 @@ Parquet (and CSV with `--csv`).
 - **flows** (one row per flow): `flow`, `traffic` (index of its `[[traffic]]` entry), `kind`,
   `tcp`, `rtt_s`, `start_s`, `goodput_bps`, `delivered_bytes`, `sent_packets`, `retransmits`,
   `timeouts`, `cwnd_pkts`, `ssthresh_pkts`, `srtt_s` (the last three at the end of the run),
-  `machine`, `class` (the flow's server machine and class queue; −1 without machines).
+  `machine`, `class` (the flow's server machine and class queue; −1 without machines, and
+  class −1 for cross traffic, which skips the class queues).
 - **timeseries** (one row per `monitor.interval`): `time_s`, `throughput_bps`, `utilization`,
   `queue_pkts`, `queue_max_pkts`, `arrivals`, `drops`.
 - **transfers** (closed-loop, repeated-download and open-loop traffic; one row per download,

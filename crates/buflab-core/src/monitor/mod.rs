@@ -10,10 +10,12 @@
 //! buffer limit's semantics.
 
 pub mod histogram;
+pub mod mix;
 
 use crate::packet::Packet;
 use crate::units::{Rate, Time};
 use histogram::Histogram;
+use mix::TrafficMix;
 
 /// The measured window `[start, end)`: warm-up excluded.
 #[derive(Clone, Copy, Debug)]
@@ -138,6 +140,8 @@ pub struct QueueMonitor {
     /// The time series, one bucket per interval (complete after `finish`).
     pub buckets: Vec<Bucket>,
     pub log: Option<EventLog>,
+    /// Inter-arrival times and same-flow runs of the arriving traffic, in the window.
+    pub mix: TrafficMix,
     cum: Cumulative,
     last_change: Time,
     cur_pkts: u64,
@@ -170,6 +174,7 @@ impl QueueMonitor {
             interval,
             buckets: Vec::with_capacity(n),
             log: log.then(EventLog::default),
+            mix: TrafficMix::default(),
             cum: Cumulative::default(),
             last_change: Time::ZERO,
             cur_pkts: 0,
@@ -269,6 +274,8 @@ impl QueueMonitor {
             self.totals.max_bytes = self.totals.max_bytes.max(bytes);
             self.delay.record(wait.0);
         }
+        let ser = self.rate.serialization(p.size as u64);
+        self.mix.on_stored(t, p.flow, ser, self.in_window);
         if let Some(log) = self.log.as_mut() {
             log.push(t, 0, p, pkts, bytes);
         }
@@ -291,6 +298,7 @@ impl QueueMonitor {
         self.advance(t);
         self.cum.arrivals += 1;
         self.cum.drops += 1;
+        self.mix.on_arrival(p.flow, self.in_window);
         if let Some(log) = self.log.as_mut() {
             log.push(t, 2, p, pkts, bytes);
         }
@@ -300,6 +308,7 @@ impl QueueMonitor {
     /// and `buckets`.
     pub fn finish(&mut self, t: Time, pkts: u64, bytes: u64) {
         self.set_occupancy(t, pkts, bytes);
+        self.mix.finish();
         let end = self.at_window_end.unwrap_or_else(|| self.snapshot(t));
         let start = self.at_window_start.unwrap_or_default();
         let w = end.minus(&start);
