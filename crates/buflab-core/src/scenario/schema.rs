@@ -56,7 +56,7 @@ keys! {
     "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops).";
     "monitor" "events" "boolean" "false" "Record the bottleneck queue event log: every enqueue, dequeue and drop with its time (kept in memory).";
 
-    "traffic" "path" "string" "\"main\"" "`main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Needs `network.access.machines` > 0.";
+    "traffic" "path" "string" "\"main\"" "`main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Cross traffic skips the class queues (it is not paced, as in IMC §3.1.2). Needs `network.access.machines` > 0.";
     "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `repeated_downloads` (users fetching fixed-size files back to back), `open_loop` (flows arriving as a Poisson process), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
 
     "traffic.tcp" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";

@@ -81,7 +81,13 @@ impl Slots {
             let c = (id / self.machines.len() as u64 % self.classes as u64) as usize;
             let line = sim.add_link(Link::new(Rate::UNBOUNDED, access_delay, BufferLimit::Unlimited));
             let (nic, classes) = &self.machines[m];
-            (Some((m as i64, c as i64)), vec![Hop::Link(line), Hop::Link(classes[c]), Hop::Link(*nic)])
+            if self.cross_entries[ti] {
+                // Cross traffic is not paced (IMC §3.1.2: "not artificially limited or paced"):
+                // it shares only the machine's NIC with the main traffic.
+                (Some((m as i64, -1)), vec![Hop::Link(line), Hop::Link(*nic)])
+            } else {
+                (Some((m as i64, c as i64)), vec![Hop::Link(line), Hop::Link(classes[c]), Hop::Link(*nic)])
+            }
         };
         if exit == self.bottleneck {
             hops.extend(self.loss.map(Hop::Loss));

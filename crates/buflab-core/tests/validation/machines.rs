@@ -59,6 +59,8 @@ fn cross_traffic_shares_the_nic_and_leaves_before_the_bottleneck() {
     });
     let r = super::run(v.clone());
     let (main, cross): (Vec<_>, Vec<_>) = r.flows.iter().partition(|f| f.traffic == 0);
+    // Only the main traffic is paced by the class queues (IMC §3.1.2).
+    assert!(main.iter().all(|f| f.class >= 0) && cross.iter().all(|f| f.class == -1));
     let main_bps: f64 = main.iter().map(|f| f.goodput_bps).sum();
     let cross_bps: f64 = cross.iter().map(|f| f.goodput_bps).sum();
     // 256 KB windows: 8 × 266 segments × 8000 bits / 75 ms ≈ 230 Mb/s of demand, over twice
