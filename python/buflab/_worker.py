@@ -1,6 +1,6 @@
 """What a sweep's worker processes run. Kept apart from `buflab.sweep` so that a worker
-imports only the engine, not pandas: workers start once per sweep, and a fresh interpreter
-(the "spawn" start method) imports everything it needs again."""
+imports only the engine (and pandas only for runs with downloads): workers start once per
+sweep, and a fresh interpreter (the "spawn" start method) imports everything it needs again."""
 
 from __future__ import annotations
 
@@ -18,5 +18,13 @@ def ignore_sigint() -> None:
 
 
 def run_summary(scenario_text: str) -> dict[str, Any]:
-    """One run, keeping only the summary (a sweep stores nothing else)."""
-    return run_engine(scenario_text)["summary"]
+    """One run, keeping only the summary (a sweep stores nothing else); runs with downloads
+    add their completion-time and throughput metrics (`buflab.transfers.sweep_metrics`)."""
+    raw = run_engine(scenario_text)
+    summary = raw["summary"]
+    if raw.get("transfers") and raw["transfers"].get("flow"):
+        from buflab.api import transfers_frame
+        from buflab.transfers import sweep_metrics
+
+        summary.update(sweep_metrics(transfers_frame(raw["transfers"]), summary["warmup_s"]))
+    return summary

@@ -68,7 +68,7 @@ class Result:
             summary=dict(raw["summary"]),
             flows=pd.DataFrame(raw["flows"]),
             timeseries=pd.DataFrame(raw["timeseries"]),
-            transfers=_transfers_frame(raw.get("transfers")),
+            transfers=transfers_frame(raw.get("transfers")),
             events=None if events is None else _events_frame(events),
             scenario=scenario,
         )
@@ -104,7 +104,7 @@ def _events_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
     return frame
 
 
-def _transfers_frame(columns: dict[str, list[Any]] | None) -> pd.DataFrame:
+def transfers_frame(columns: dict[str, list[Any]] | None) -> pd.DataFrame:
     """TRANSFER_COLUMNS in order and typed; no table, or one without rows, is an empty table.
     Columns the engine adds beyond these are kept, after them."""
     frame = pd.DataFrame(columns or {})

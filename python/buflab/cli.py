@@ -171,6 +171,8 @@ def _print_written(report: Any, out: Path) -> None:
 
     outcome = report.outcome
     files = [out / "results.csv", out / "summary.csv", *report.figures]
+    if (out / "published.csv").exists():
+        files.append(out / "published.csv")
     stdout.print(
         f"{outcome.executed} runs simulated, {outcome.skipped} found in {out / 'runs'}; "
         f"wrote {', '.join(map(str, files))}"
@@ -422,28 +424,57 @@ def _load_table(offered: dict[str, Any]) -> Any:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", required=False)
 @jobs_option
 @runs_option
 @set_option
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="Run only these values of a varied key (or case), e.g. to try a recipe quickly.",
+)
 @click.option("--out", type=click.Path(path_type=Path), help="[default: out/NAME]")
+@click.option("--list", "list_recipes", is_flag=True, help="List the shipped recipes and exit.")
 def reproduce(
-    name: str, jobs: int | None, runs: int | None, overrides: tuple[str, ...], out: Path | None
+    name: str | None,
+    jobs: int | None,
+    runs: int | None,
+    overrides: tuple[str, ...],
+    varies: tuple[str, ...],
+    out: Path | None,
+    list_recipes: bool,
 ) -> None:
-    """Reproduce a published figure with a shipped recipe (e.g. headline) or a recipe file.
+    """Reproduce a published figure with a shipped recipe (e.g. headline, t1) or a recipe
+    file, and print the published numbers beside buflab's.
 
     Finished runs are kept in OUT/runs and reused, so an interrupted reproduction resumes.
     """
+    from buflab import recipes
     from buflab.console import stdout
+    from buflab.report import comparison_table
     from buflab.reproduce import reproduce as run_recipe
+    from buflab.sweep import Vary
 
+    if list_recipes or name is None:
+        if name is None and not list_recipes:
+            raise BadInput("give a recipe name or file; shipped: " + ", ".join(recipes.names()))
+        for recipe in recipes.names():
+            stdout.print(f"{recipe}: {recipes.describe(recipe)}")
+        return
     out = out or Path("out") / Path(name).stem
+    parsed = [Vary.parse(text) for text in varies]
     with _exit_when_interrupted():
-        report, paragraph = run_recipe(name, out, jobs=jobs, runs=runs, overrides=overrides)
-    stdout.print(report.view.table(f"{Path(name).stem}: utilization and drop rate"))
-    if paragraph:
+        done = run_recipe(name, out, jobs=jobs, runs=runs, overrides=overrides, varies=parsed)
+    report = done.report
+    stdout.print(report.view.table(f"{Path(name).stem}: {report.view.plan.base.get('name', '')}"))
+    if done.comparisons:
         stdout.print()
-        stdout.print(paragraph)
+        stdout.print(comparison_table(done.comparisons, "published beside buflab"))
+    if done.paragraph:
+        stdout.print()
+        stdout.print(done.paragraph)
         stdout.print()
     _print_written(report, out)
 

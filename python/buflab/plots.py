@@ -72,7 +72,9 @@ def sweep_figure(
     marks: Sequence[Mark],
     footer: str,
     title: str,
+    x_ticks: Sequence[tuple[float, str]] | None = None,
 ) -> Figure:
+    """`x_ticks` (position, label) names categorical x values (a recipe's cases)."""
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 8))
     for line in lines:
         for axes, means, half_widths in (
@@ -100,6 +102,8 @@ def sweep_figure(
         axes.grid(True, which="major", alpha=0.3)
         for mark, style in zip(marks, _MARK_STYLES, strict=False):
             axes.axvline(mark.x, color="dimgray", linestyle=style, linewidth=1.2, label=mark.label)
+    if x_ticks:
+        bottom.set_xticks([x for x, _ in x_ticks], [label for _, label in x_ticks], fontsize=8)
     top.set_title(title)
     # The legend (curves and theory lines) sits below the plots, where it hides no data.
     handles, labels = top.get_legend_handles_labels()

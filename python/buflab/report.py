@@ -6,6 +6,7 @@ The x axis is the first varied key; each combination of the other varied keys is
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +19,10 @@ from buflab import __version__, plots, theory
 from buflab.console import progress_bar
 from buflab.engine import core, scenario_json
 from buflab.plots import Line, Mark
-from buflab.recipes import SweepHeader
+from buflab.recipes import DEFAULT_METRICS, Published, SweepHeader
 from buflab.scenario import Scenario, apply_overrides
 from buflab.sweep import Plan, SweepOutcome, run_sweep
-from buflab.units import parse_rate
+from buflab.units import format_rate, format_time, parse_rate
 
 # Varied keys that change RTT·C or N, so one mark could not stand for every line.
 _CHANGES_BDP = ("network.bottleneck.rate", "network.rtt", "traffic")
@@ -47,9 +48,18 @@ class SweepView:
         kinds = {plots.axis_value(v)[1] for v in self.plan.varies[0].values}
         return kinds.pop() if len(kinds) == 1 else None
 
+    def is_categorical(self) -> bool:
+        """x values that are not numbers or quantities (case names) sit at 0, 1, 2, …"""
+        return any(math.isnan(plots.axis_value(v)[0]) for v in self.plan.varies[0].values)
+
+    def x_position(self, value: Any) -> float:
+        if self.is_categorical():
+            return float(list(self.plan.varies[0].values).index(value))
+        return plots.axis_value(value)[0]
+
     def groups(self) -> list[tuple[str, pd.DataFrame]]:
         """(label, rows sorted by x) for each combination of the non-x varied keys."""
-        frame = self.summary.assign(_x=[plots.axis_value(v)[0] for v in self.summary[self.x_key]])
+        frame = self.summary.assign(_x=[self.x_position(v) for v in self.summary[self.x_key]])
         if not self.line_keys:
             return [("", frame.sort_values("_x"))]
         result = []
@@ -76,34 +86,173 @@ class SweepView:
         ]
 
     def table(self, title: str) -> Table:
-        """Rows: x values; per line: utilization and drop rate (± 95 % CI with several seeds)."""
+        """Rows: x values; per line: the header's metrics (utilization and drop rate unless
+        it names others), ± 95 % CI with several seeds."""
         groups = self.groups()
+        metrics = self.header.metrics
+        if len(metrics) > len(DEFAULT_METRICS) and self.line_keys:
+            return self._long_table(title, groups, metrics)
         table = Table(title=title)
         table.add_column(self.x_key.rsplit(".", 1)[-1], justify="right", no_wrap=True)
         for label, _ in groups:
             prefix = f"{label}\n" if label else ""
-            table.add_column(f"{prefix}utilization", justify="right")
-            table.add_column(f"{prefix}drop rate", justify="right")
+            for metric in metrics:
+                table.add_column(f"{prefix}{metric_label(metric)}", justify="right")
         x_values = list(self.plan.varies[0].values)
         for x in x_values:
             cells = [str(x)]
             for _, rows in groups:
                 row = rows[rows[self.x_key] == x]
-                if row.empty:
-                    cells += ["–", "–"]
-                    continue
-                cells.append(_percent(row, "utilization"))
-                cells.append(_percent(row, "drop_rate"))
+                cells += ["–" if row.empty else _cell(row, metric) for metric in metrics]
             table.add_row(*cells)
         return table
 
 
-def _percent(row: pd.DataFrame, metric: str) -> str:
+    def _long_table(
+        self, title: str, groups: list[tuple[str, pd.DataFrame]], metrics: tuple[str, ...]
+    ) -> Table:
+        """One row per x value and line, one column per metric: many metrics across many lines
+        would not fit a terminal side by side."""
+        table = Table(title=title)
+        table.add_column(self.x_key.rsplit(".", 1)[-1], justify="right", no_wrap=True)
+        table.add_column("", no_wrap=True)
+        for metric in metrics:
+            table.add_column(metric_label(metric), justify="right")
+        for x in self.plan.varies[0].values:
+            for label, rows in groups:
+                row = rows[rows[self.x_key] == x]
+                cells = ["–" if row.empty else _cell(row, metric) for metric in metrics]
+                table.add_row(str(x), label, *cells)
+        return table
+
+
+def metric_label(metric: str) -> str:
+    return metric.removesuffix("_s").removesuffix("_bps").removesuffix("_pkts").replace("_", " ")
+
+
+def format_metric(metric: str, value: float) -> str:
+    """A summary metric in its own unit: fractions as percent, times, rates, packets."""
+    if math.isnan(value):
+        return "–"
+    if metric.endswith("_s"):
+        return format_time(value)
+    if metric.endswith("_bps"):
+        return format_rate(value)
+    if metric in _FRACTIONS or metric.endswith("_fraction"):
+        return f"{100 * value:.3g} %" if abs(value) < 0.01 else f"{100 * value:.2f} %"
+    return f"{value:,.4g}"
+
+
+_FRACTIONS = ("utilization", "drop_rate", "iat_faster_than_line", "jain_fairness")
+
+
+def _cell(row: pd.DataFrame, metric: str) -> str:
+    if f"{metric}_mean" not in row:
+        return "–"
     mean = float(row[f"{metric}_mean"].iloc[0])
     half_width = float(row[f"{metric}_ci95"].iloc[0])
     if math.isnan(half_width):
-        return f"{100 * mean:.2f} %"
-    return f"{100 * mean:.2f}±{100 * half_width:.2f} %"
+        return format_metric(metric, mean)
+    return f"{format_metric(metric, mean)} ±{format_metric(metric, half_width)}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A published number beside buflab's mean at the same point."""
+
+    published: Published
+    measured: float  # nan when the point has not run
+    ci95: float
+
+    @property
+    def verdict(self) -> str:
+        if math.isnan(self.measured):
+            return "not run"
+        entry = self.published
+        difference = self.measured - entry.value
+        if entry.relation == "<":
+            return "agrees" if difference < 0 else "disagrees"
+        if entry.relation == ">":
+            return "agrees" if difference > 0 else "disagrees"
+        if abs(difference) <= entry.band:
+            return "agrees"
+        return "above" if difference > 0 else "below"
+
+
+def compare_published(view: SweepView) -> list[Comparison]:
+    """Each of the header's published numbers with buflab's mean at its point."""
+    comparisons = []
+    for entry in view.header.published:
+        mean, ci = _point_mean(view, entry.point, entry.metric)
+        if entry.relative_to is not None:
+            base_mean, base_ci = _point_mean(view, entry.relative_to, entry.metric)
+            # Independent seeds per point would add variances; common seeds make this an upper
+            # bound, which is the cautious side for a printed interval.
+            mean, ci = mean - base_mean, math.hypot(ci, base_ci)
+        comparisons.append(Comparison(entry, mean, ci))
+    return comparisons
+
+
+def _point_mean(view: SweepView, point: dict[str, Any], metric: str) -> tuple[float, float]:
+    """Mean and CI half-width of `metric` at a point of the sweep; nan if it has not run."""
+    unknown = set(point) - set(view.plan.keys)
+    if unknown:
+        raise KeyError(f"published point names {sorted(unknown)[0]!r}, which is not varied")
+    rows = view.summary
+    for key, value in point.items():
+        rows = rows[rows[key].astype(str) == str(value)] if len(rows) else rows
+    column = f"{metric}_mean"
+    if len(rows) == 0 or column not in rows:
+        return math.nan, math.nan
+    if len(rows) > 1:
+        raise KeyError(f"published point {point} matches {len(rows)} sweep points")
+    return float(rows[column].iloc[0]), float(rows[f"{metric}_ci95"].iloc[0])
+
+
+def comparison_table(comparisons: list[Comparison], title: str) -> Table:
+    table = Table(title=title)
+    for name in ("point", "metric", "published", "buflab", "", "source"):
+        table.add_column(name, justify="right" if name in ("published", "buflab") else "left")
+    for c in comparisons:
+        entry = c.published
+        point = ", ".join(f"{value}" for value in entry.point.values())
+        if entry.relative_to is not None:
+            point += " minus " + ", ".join(f"{value}" for value in entry.relative_to.values())
+        measured = format_metric(entry.metric, c.measured)
+        if not math.isnan(c.ci95):
+            measured += f" ±{format_metric(entry.metric, c.ci95)}"
+        published = format_metric(entry.metric, entry.value)
+        if entry.relation == "≈":
+            published += f" ±{format_metric(entry.metric, entry.band)}"
+        else:
+            published = f"{entry.relation} {published}"
+        table.add_row(
+            point, metric_label(entry.metric), published, measured, c.verdict, entry.source
+        )
+    return table
+
+
+def comparison_frame(comparisons: list[Comparison]) -> pd.DataFrame:
+    """The comparison as rows for `published.csv`."""
+    return pd.DataFrame(
+        [
+            {
+                **{f"point.{k}": v for k, v in c.published.point.items()},
+                "relative_to": json.dumps(c.published.relative_to)
+                if c.published.relative_to
+                else "",
+                "metric": c.published.metric,
+                "relation": c.published.relation,
+                "published": c.published.value,
+                "band": c.published.band,
+                "buflab_mean": c.measured,
+                "buflab_ci95": c.ci95,
+                "verdict": c.verdict,
+                "source": c.published.source,
+            }
+            for c in comparisons
+        ]
+    )
 
 
 def theory_marks(view: SweepView, base: Scenario) -> list[Mark]:
@@ -150,13 +299,14 @@ def write_figure(
     kind = view.x_kind()
     unit = plots.AXIS_UNITS.get(kind or "", "")
     x_label = f"{view.x_key} ({unit})" if unit else view.x_key
-    xs = [plots.axis_value(v)[0] for v in view.plan.varies[0].values]
+    values = view.plan.varies[0].values
+    xs = [view.x_position(v) for v in values]
     footer = plots.footer_text(
         str(view.plan.base.get("name", "unnamed")), view.plan.seeds(), version
     )
-    fig = plots.sweep_figure(
-        view.lines(), x_label, plots.use_log_x(view.x_key, xs), marks, footer, title
-    )
+    ticks = list(zip(xs, map(str, values), strict=True)) if view.is_categorical() else None
+    log_x = ticks is None and plots.use_log_x(view.x_key, xs)
+    fig = plots.sweep_figure(view.lines(), x_label, log_x, marks, footer, title, ticks)
     return plots.save(fig, out, stem)
 
 

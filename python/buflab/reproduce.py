@@ -8,14 +8,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from buflab import recipes, theory
 from buflab.engine import core, scenario_json
 from buflab.plots import axis_value
-from buflab.report import SweepReport, SweepView, point_value, run_and_report
+from buflab.report import (
+    Comparison,
+    SweepReport,
+    SweepView,
+    compare_published,
+    comparison_frame,
+    point_value,
+    run_and_report,
+)
 from buflab.scenario import Overrides
+from buflab.sweep import Vary
 from buflab.units import parse_rate
+
+
+@dataclass
+class Reproduction:
+    """A finished recipe: its sweep report, the published numbers beside buflab's (also in
+    OUT/published.csv) and, for recipes with a reader, a paragraph on what they show."""
+
+    report: SweepReport
+    comparisons: list[Comparison]
+    paragraph: str | None
 
 
 def reproduce(
@@ -24,16 +44,20 @@ def reproduce(
     jobs: int | None = None,
     runs: int | None = None,
     overrides: Overrides = None,
-) -> tuple[SweepReport, str | None]:
-    """Run a recipe's sweep; returns its report and, if the recipe has a reader, a paragraph
-    on what the numbers show."""
+    varies: list[Vary] | None = None,
+) -> Reproduction:
+    """Run a recipe's sweep (`varies` replace the recipe's lists for the same keys, e.g. to
+    run fewer buffer sizes) and compare it with the published numbers."""
     scenario, header = recipes.load(name, overrides)
-    plan = header.plan(scenario, [], runs)
+    plan = header.plan(scenario, varies or [], runs)
     stem = Path(name).stem
-    title = f"{stem}: utilization and drop rate vs buffer size"
+    title = str(scenario.get("name", stem))
     report = run_and_report(plan, header, out, jobs, stem, title)
+    comparisons = compare_published(report.view)
+    if comparisons:
+        comparison_frame(comparisons).to_csv(out / "published.csv", index=False)
     reader = READERS.get(stem)
-    return report, reader(report.view) if reader else None
+    return Reproduction(report, comparisons, reader(report.view) if reader else None)
 
 
 # --- readers: one paragraph per recipe, computed from the numbers --------------------------

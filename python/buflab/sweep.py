@@ -34,10 +34,22 @@ DEFAULT_SEED = 1
 
 @dataclass(frozen=True)
 class Vary:
-    """One varied key and its values, in the order given."""
+    """One varied key and its values, in the order given.
+
+    A *case* dimension (a recipe's `[sweep.cases.NAME]`) varies a name instead of a key: each
+    value names a set of overrides, so one point can change several keys at once (a whole
+    `network.access` table, or flows together with their window).
+    """
 
     key: str
     values: tuple[Any, ...]
+    cases: dict[str, dict[str, Any]] | None = None
+
+    def overrides(self, value: Any) -> dict[str, Any]:
+        """The scenario overrides that this dimension's `value` stands for."""
+        if self.cases is None:
+            return {self.key: value}
+        return self.cases[value]
 
     @classmethod
     def parse(cls, text: str) -> Vary:
@@ -80,7 +92,9 @@ class Plan:
         self.runs = []
         for values in itertools.product(*(vary.values for vary in self.varies)):
             point = dict(zip(keys, values, strict=True))
-            scenario = apply_overrides(self.base, point)
+            scenario = self.base
+            for vary, value in zip(self.varies, values, strict=True):
+                scenario = apply_overrides(scenario, vary.overrides(value))
             base_seed = scenario.get("seed", DEFAULT_SEED)
             if not isinstance(base_seed, int) or isinstance(base_seed, bool):
                 raise ScenarioError(f"seed = {base_seed!r}: expected an integer")
@@ -281,7 +295,9 @@ def load_results(plan: Plan, out: str | Path) -> pd.DataFrame:
         row: dict[str, Any] = {"run": run.id}
         row.update({key: _cell(value) for key, value in run.point.items()})
         row["seed"] = run.seed
-        row.update({key: value for key, value in summary.items() if key != "seed"})
+        # A varied name that is also a metric's (a case dimension called "flows") keeps the
+        # varied value: that column is what the rows are grouped by.
+        row.update({k: v for k, v in summary.items() if k != "seed" and k not in run.point})
         rows.append(row)
     return pd.DataFrame(rows, columns=None if rows else ["run", *plan.keys, "seed"])
 

@@ -80,6 +80,35 @@ def short_and_long(
     )
 
 
+def sweep_metrics(transfers: pd.DataFrame, warmup_s: float) -> dict[str, float]:
+    """Flat per-run numbers for a sweep's summary, over transfers that started after the
+    warm-up: completed count, mean FCT and throughput of short and long transfers (IMC Fig.
+    5c, 5d), and mean throughput per Fig. 4.6 size bin (`throughput_<bin>_bps`)."""
+    measured = transfers[transfers["start_s"] >= warmup_s]
+    metrics: dict[str, float] = {
+        "transfers_started": float(len(measured)),
+        "transfers_completed": float(measured["complete"].astype(bool).sum()),
+    }
+    for row in short_and_long(measured).itertuples():
+        kind = "short" if row.bin.startswith("short") else "long"
+        metrics[f"fct_{kind}_mean_s"] = row.fct_mean_s
+        metrics[f"throughput_{kind}_mean_bps"] = row.throughput_mean_bps
+    for (low, high), row in zip(
+        pairwise(SIZE_BINS), by_size_bin(measured).itertuples(), strict=True
+    ):
+        metrics[f"throughput_{_bin_name(low, high)}_bps"] = row.throughput_mean_bps
+    return metrics
+
+
+def _bin_name(low: float, high: float) -> str:
+    """A bin as part of a column name: "lt30KB", "30to50KB", "ge500KB"."""
+    if low <= 0:
+        return f"lt{_kb(high)}KB"
+    if math.isinf(high):
+        return f"ge{_kb(low)}KB"
+    return f"{_kb(low)}to{_kb(high)}KB"
+
+
 def _statistics(label: str, transfers: pd.DataFrame) -> dict[str, Any]:
     done = transfers[transfers["complete"].astype(bool)]
     fct = done["fct_s"]

@@ -12,12 +12,40 @@ A recipe is an ordinary scenario plus a `[sweep]` table that the engine never se
     load = 0.75
     utilization = 0.70
 
+A varied name that is not a key is a *case* dimension: each of its values names a table of
+overrides in `[sweep.cases.NAME]`, so one point can change several keys at once:
+
+    [sweep.vary]
+    "network.bottleneck.buffer" = ["10pkt", "1000pkt"]
+    access = ["fast", "slow"]                 # the cases, in this order
+    [sweep.cases.access.fast]
+    "network.access" = { rate = "1Gbps" }
+    [sweep.cases.access.slow]
+    "network.access" = { rate = "100Mbps", machines = 4, classes = 5 }
+
+`metrics` names the summary metrics the table shows (default utilization and drop rate),
+and each `[[sweep.published]]` entry is one published number that `buflab reproduce` prints
+beside buflab's:
+
+    [[sweep.published]]
+    point = { access = "slow", "network.bottleneck.buffer" = "10pkt" }
+    metric = "utilization"
+    value = 0.86
+    band = 0.05                               # read off a plot: agreement within ± band
+    source = "thesis Fig 4.4 (top)"
+
+A published *difference* names a second point, `relative_to`: the value compared is the
+metric at `point` minus the metric there. A qualitative claim uses `relation = "<"` or `">"`
+against `value` instead of a band ("4 machines give smaller bursts than 1": the difference
+is below 0).
+
 The shipped recipes are the `*.toml` files beside this module (`buflab reproduce NAME`);
 `buflab sweep FILE` reads the same header from any scenario file.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -27,7 +55,13 @@ from buflab.engine import ScenarioError
 from buflab.scenario import Overrides, Scenario, apply_overrides, load_scenario
 from buflab.sweep import Plan, Vary
 
-HEADER_KEYS = {"runs", "vary", "labels", "theory"}
+HEADER_KEYS = {"runs", "vary", "labels", "theory", "cases", "metrics", "published"}
+DEFAULT_METRICS = ("utilization", "drop_rate")
+PUBLISHED_KEYS = {"point", "metric", "value", "band", "source", "relative_to", "relation"}
+# "≈": within ± band of the value; "<" and ">": a claim without a number (e.g. "fewer drops").
+RELATIONS = ("≈", "<", ">")
+# Published figures are read off plots (REPRODUCE.md): a few points either way is agreement.
+DEFAULT_BAND = 0.05
 
 
 @dataclass(frozen=True)
@@ -38,12 +72,56 @@ class TheorySettings:
     utilization: float
 
 
+@dataclass(frozen=True)
+class Published:
+    """One published number: the point it belongs to (varied keys or case names → values),
+    the summary metric, the value and the band of agreement around it."""
+
+    point: dict[str, Any]
+    metric: str
+    value: float
+    band: float = DEFAULT_BAND
+    source: str = ""
+    relative_to: dict[str, Any] | None = None
+    relation: str = "≈"
+
+    @classmethod
+    def from_table(cls, index: int, table: Any) -> Published:
+        where = f"sweep.published.{index}"
+        if not isinstance(table, dict):
+            raise ScenarioError(f"{where} = {table!r}: expected a table")
+        unknown = set(table) - PUBLISHED_KEYS
+        if unknown:
+            raise ScenarioError(
+                f"{where}.{sorted(unknown)[0]}: unknown key; expected one of "
+                f"{', '.join(sorted(PUBLISHED_KEYS))}"
+            )
+        for key in ("point", "metric", "value"):
+            if key not in table:
+                raise ScenarioError(f"{where}: missing {key}")
+        for key in ("point", "relative_to"):
+            if key in table and not isinstance(table[key], dict):
+                raise ScenarioError(f"{where}.{key} = {table[key]!r}: expected a table")
+        if table.get("relation", "≈") not in RELATIONS:
+            raise ScenarioError(
+                f"{where}.relation = {table['relation']!r}: expected one of {', '.join(RELATIONS)}"
+            )
+        for key, low in (("value", -math.inf), ("band", 0.0)):
+            value = table.get(key, DEFAULT_BAND)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
+                expected = "a number" if key == "value" else "a number ≥ 0"
+                raise ScenarioError(f"{where}.{key} = {value!r}: expected {expected}")
+        return cls(**table)
+
+
 @dataclass
 class SweepHeader:
     runs: int = 1
     varies: list[Vary] = field(default_factory=list)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     theory: TheorySettings | None = None
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    published: list[Published] = field(default_factory=list)
 
     @classmethod
     def from_table(cls, table: dict[str, Any]) -> SweepHeader:
@@ -54,28 +132,71 @@ class SweepHeader:
                 f"{', '.join(sorted(HEADER_KEYS))}"
             )
         vary = table.get("vary", {})
+        cases = table.get("cases", {})
         for key, values in vary.items():
             if not isinstance(values, list) or not values:
                 raise ScenarioError(
                     f"sweep.vary.{key} = {values!r}: expected a non-empty array of values"
                 )
+            _check_cases(key, values, cases)
+        unused = set(cases) - set(vary)
+        if unused:
+            name = sorted(unused)[0]
+            raise ScenarioError(
+                f"sweep.cases.{name}: not varied; add {name} = [its case names] to sweep.vary"
+            )
+        metrics = table.get("metrics", list(DEFAULT_METRICS))
+        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+            raise ScenarioError(f"sweep.metrics = {metrics!r}: expected an array of metric names")
+        published = table.get("published", [])
+        if not isinstance(published, list):
+            raise ScenarioError(f"sweep.published = {published!r}: expected an array of tables")
         theory = table.get("theory")
         return cls(
             runs=table.get("runs", 1),
-            varies=[Vary(key, tuple(values)) for key, values in vary.items()],
+            varies=[Vary(key, tuple(values), cases.get(key)) for key, values in vary.items()],
             labels=table.get("labels", {}),
             theory=None if theory is None else TheorySettings(**theory),
+            metrics=tuple(metrics),
+            published=[Published.from_table(i, entry) for i, entry in enumerate(published)],
         )
 
     def plan(self, scenario: Scenario, extra_varies: list[Vary], runs: int | None) -> Plan:
         """The sweep plan; --vary options replace the header's list for the same key."""
         varies = {vary.key: vary for vary in self.varies}
-        varies.update({vary.key: vary for vary in extra_varies})
+        for vary in extra_varies:
+            cases = varies[vary.key].cases if vary.key in varies else None
+            if cases is not None:  # --vary access=slow picks among the recipe's cases
+                _check_cases(vary.key, list(vary.values), {vary.key: cases})
+            varies[vary.key] = Vary(vary.key, vary.values, cases)
         return Plan(scenario, list(varies.values()), runs or self.runs)
 
     def label(self, key: str, value: Any) -> str:
         """Legend text for a varied value: the recipe's label, else "access.rate = 10Gbps"."""
-        return self.labels.get(key, {}).get(str(value), f"{short_key(key)} = {value}")
+        default = f"{short_key(key)} = {value}"
+        if any(vary.key == key and vary.cases is not None for vary in self.varies):
+            default = str(value)  # a case's name says what it is
+        return self.labels.get(key, {}).get(str(value), default)
+
+
+def _check_cases(key: str, values: list[Any], cases: dict[str, Any]) -> None:
+    """A varied name with a `[sweep.cases.NAME]` table must list only cases defined there."""
+    if key not in cases:
+        return
+    defined = cases[key]
+    if not isinstance(defined, dict):
+        raise ScenarioError(f"sweep.cases.{key} = {defined!r}: expected a table of cases")
+    for value in values:
+        if not isinstance(value, str) or value not in defined:
+            raise ScenarioError(
+                f"sweep.vary.{key}: case {value!r} is not defined; expected one of "
+                f"{', '.join(map(repr, defined))} (a table under sweep.cases.{key})"
+            )
+        if not isinstance(defined[value], dict):
+            raise ScenarioError(
+                f"sweep.cases.{key}.{value} = {defined[value]!r}: expected a table of overrides "
+                '(dotted keys, e.g. "network.access" = { rate = "1Gbps" })'
+            )
 
 
 def short_key(key: str) -> str:
@@ -102,6 +223,13 @@ def names() -> list[str]:
         for entry in resources.files(__name__).iterdir()
         if entry.name.endswith(".toml")
     )
+
+
+def describe(name: str) -> str:
+    """A shipped recipe's first comment line, which says what it reproduces."""
+    text = resources.files(__name__).joinpath(f"{name}.toml").read_text()
+    first = next((line for line in text.splitlines() if line.startswith("#")), "# ")
+    return first.lstrip("# ").strip().removeprefix(f"{name}:").strip()
 
 
 def load(name_or_path: str, overrides: Overrides = None) -> tuple[Scenario, SweepHeader]:

@@ -1,0 +1,170 @@
+"""Recipes: case dimensions, published numbers beside buflab's, and every shipped recipe's
+points accepted by the engine."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from buflab import recipes
+from buflab.cli import cli
+from buflab.engine import ScenarioError, core, scenario_json
+from buflab.recipes import SweepHeader, split_header
+from buflab.report import SweepView, compare_published
+from buflab.scenario import load_scenario
+from buflab.sweep import Vary, run_id
+from conftest import TINY_SCENARIO
+
+CASES = """
+[sweep]
+runs = 2
+[sweep.vary]
+"network.bottleneck.buffer" = ["5pkt", "50pkt"]
+access = ["fast", "slow"]
+[sweep.cases.access.fast]
+"network.access" = { rate = "100Mbps" }
+[sweep.cases.access.slow]
+"network.access" = { rate = "2Mbps" }
+"traffic.0.flows" = 2
+"""
+
+
+def header_of(text: str) -> tuple[dict, SweepHeader]:
+    return split_header(load_scenario(TINY_SCENARIO + text))
+
+
+def test_a_case_sets_several_keys_at_once() -> None:
+    base, header = header_of(CASES)
+    plan = header.plan(base, [], None)
+    assert len(plan.runs) == 2 * 2 * 2
+    slow = [run for run in plan.runs if run.point["access"] == "slow"]
+    assert all(run.scenario["network"]["access"] == {"rate": "2Mbps"} for run in slow)
+    assert all(run.scenario["traffic"][0]["flows"] == 2 for run in slow)
+    # The run id names the case, so a directory listing reads as the sweep does.
+    assert slow[0].id.startswith("access-slow_buffer-5pkt_seed-1")
+    assert header.label("access", "slow") == "slow"
+    assert base["network"]["access"] == {"rate": "100Mbps"}, "the base scenario is not modified"
+
+
+def test_vary_option_picks_among_the_cases() -> None:
+    base, header = header_of(CASES)
+    plan = header.plan(base, [Vary.parse("access=slow")], 1)
+    assert {run.point["access"] for run in plan.runs} == {"slow"}
+    assert plan.runs[0].scenario["network"]["access"]["rate"] == "2Mbps"
+    with pytest.raises(ScenarioError, match="case 'medium' is not defined"):
+        header.plan(base, [Vary.parse("access=medium")], 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (CASES.replace('access = ["fast", "slow"]', 'access = ["fast", "rapid"]'), "'rapid'"),
+        (CASES.replace('access = ["fast", "slow"]\n', ""), "sweep.cases.access: not varied"),
+        (CASES + "[[sweep.published]]\nmetric = 'utilization'\nvalue = 1\n", "missing point"),
+        (
+            CASES + "[[sweep.published]]\npoint = {}\nmetric = 'x'\nvalue = 1\nband = -1\n",
+            "band = -1: expected a number ≥ 0",
+        ),
+        (
+            CASES + "[[sweep.published]]\npoint = {}\nmetric = 'x'\nvalue = 0\nrelation = '=='\n",
+            "relation = '==': expected one of",
+        ),
+        (CASES + "[[sweep.published]]\npoint = {}\nmetric = 'x'\nvalue = 0\nsorce = ''\n", "sorce"),
+    ],
+)
+def test_bad_headers_say_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        header_of(text)
+
+
+def test_published_numbers_are_compared_at_their_points() -> None:
+    published = """
+[[sweep.published]]
+point = { access = "slow", "network.bottleneck.buffer" = "5pkt" }
+metric = "utilization"
+value = 0.86
+band = 0.03
+[[sweep.published]]
+point = { access = "fast", "network.bottleneck.buffer" = "5pkt" }
+metric = "utilization"
+value = 0.50
+band = 0.03
+[[sweep.published]]
+point = { access = "slow", "network.bottleneck.buffer" = "50pkt" }
+relative_to = { access = "slow", "network.bottleneck.buffer" = "5pkt" }
+metric = "utilization"
+value = 0
+relation = ">"
+[[sweep.published]]
+point = { access = "fast", "network.bottleneck.buffer" = "50pkt" }
+metric = "utilization"
+value = 0.9
+"""
+    base, header = header_of(CASES + published)
+    plan = header.plan(base, [], None)
+    summary = pd.DataFrame(
+        {
+            "network.bottleneck.buffer": ["5pkt", "5pkt", "50pkt"],
+            "access": ["slow", "fast", "slow"],
+            "utilization_mean": [0.85, 0.60, 0.97],
+            "utilization_ci95": [0.01, 0.01, math.nan],
+        }
+    )
+    comparisons = compare_published(SweepView(plan, header, summary))
+    assert [c.verdict for c in comparisons] == ["agrees", "above", "agrees", "not run"]
+    difference = comparisons[2]
+    assert difference.measured == pytest.approx(0.12)
+    assert math.isnan(difference.ci95)  # one side has no interval
+
+
+@pytest.mark.engine
+def test_every_shipped_recipe_is_valid_at_every_point() -> None:
+    """Each point of each recipe passes the engine's checks, and each published entry names
+    varied values that the recipe sweeps; a typo would otherwise show only after hours."""
+    assert {"headline", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t9", "t10", "t11"} <= set(
+        recipes.names()
+    )
+    for name in recipes.names():
+        base, header = recipes.load(name)
+        plan = header.plan(base, [], 1)
+        for scenario in {scenario_json(run.scenario): run.scenario for run in plan.runs}.values():
+            core().validate(scenario_json(scenario))
+        values = {vary.key: {str(v) for v in vary.values} for vary in plan.varies}
+        for entry in header.published:
+            for point in (entry.point, entry.relative_to or {}):
+                for key, value in point.items():
+                    assert str(value) in values[key], f"{name}: {key} = {value}"
+        assert recipes.describe(name), f"{name} has no first comment line"
+
+
+@pytest.mark.engine
+def test_reproduce_prints_published_numbers_beside_buflabs(tmp_path: Path) -> None:
+    recipe = tmp_path / "mini.toml"
+    recipe.write_text(
+        TINY_SCENARIO
+        + CASES.replace("runs = 2", "runs = 1")
+        + """
+[[sweep.published]]
+point = { access = "fast", "network.bottleneck.buffer" = "50pkt" }
+metric = "utilization"
+value = 0.9
+band = 0.1
+source = "a made-up figure"
+"""
+    )
+    result = CliRunner().invoke(cli, ["reproduce", str(recipe), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "published beside buflab" in result.stdout and "made-up" in result.stdout
+    table = pd.read_csv(tmp_path / "out" / "published.csv")
+    assert table["verdict"].iloc[0] in ("agrees", "above", "below")
+    assert run_id({"access": "fast"}, 1).startswith("access-fast")
+
+
+def test_reproduce_lists_the_recipes() -> None:
+    result = CliRunner().invoke(cli, ["reproduce", "--list"])
+    assert result.exit_code == 0, result.output
+    assert "t1: closed-loop users at 125 % offered load" in result.stdout
