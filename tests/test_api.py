@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import buflab
+from buflab.api import LINK_COLUMNS
 from buflab.sweep import DEFAULT_SEED
 from conftest import TINY_SCENARIO
 
@@ -31,6 +32,10 @@ def test_run_returns_tables_and_the_scenario_it_ran() -> None:
     assert list(result.flows.columns) == FLOW_COLUMNS
     assert len(result.flows) == 4
     assert list(result.timeseries.columns) == TIMESERIES_COLUMNS
+    # The dumbbell's links table is its one bottleneck, the summary's own link.
+    assert list(result.links.columns) == list(LINK_COLUMNS)
+    assert result.links["name"].tolist() == ["bottleneck"]
+    assert result.links["utilization"].iloc[0] == result.summary["utilization"]
     assert result.events is None, "events are recorded only on request"
     assert result.scenario["network"]["bottleneck"]["buffer"] == "10pkt"
     assert result.scenario["seed"] == 3

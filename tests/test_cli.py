@@ -83,8 +83,9 @@ def test_run_writes_the_result_directory(tmp_path: Path, tiny_file: Path) -> Non
     result = invoke("run", tiny_file, "--out", out, "--csv", "--set", "monitor.events=true")
     assert result.exit_code == 0, result.output
     assert "utilization" in result.stdout
+    assert "links" not in result.stdout, "one link: the summary already describes it"
     names = {path.name for path in out.iterdir()}
-    for table in ("flows", "timeseries", "events"):
+    for table in ("flows", "timeseries", "links", "events"):
         assert {f"{table}.parquet", f"{table}.csv"} <= names
     assert json.loads((out / "summary.json").read_text())["name"] == "tiny"
 

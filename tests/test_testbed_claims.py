@@ -74,7 +74,9 @@ def mean_summary(scenarios: list[dict[str, Any]], metric: str) -> float:
 
 
 def utilization(users: int, buffer: str, access: dict[str, Any]) -> float:
-    return mean_summary([scaled_testbed(users, buffer, access, seed) for seed in SEEDS], "utilization")
+    return mean_summary(
+        [scaled_testbed(users, buffer, access, seed) for seed in SEEDS], "utilization"
+    )
 
 
 def test_slow_access_loses_much_less_utilization_to_tiny_buffers() -> None:

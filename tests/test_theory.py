@@ -75,6 +75,31 @@ def test_link_facts_from_a_normalised_scenario() -> None:
     assert facts.wmax_pkts == pytest.approx(500)
 
 
+def test_link_facts_of_a_parking_lot_describe_the_summary_hop() -> None:
+    # Hop 2 of three, at its own 5 Mb/s: crossed by the main flows and the 2..3 entry only.
+    scenario = {
+        "network": {
+            "topology": "parking_lot",
+            "hops": 3,
+            "summary_hop": 2,
+            "bottleneck": {"rate": "10Mbps"},
+            "hop": [{}, {"rate": "5Mbps"}],
+            "rtt": "50ms",
+        },
+        "traffic": [
+            {"kind": "long_lived", "flows": 4, "hops": "all"},
+            {"kind": "long_lived", "flows": 8, "hops": 1},
+            {"kind": "long_lived", "flows": 2, "hops": "2..3"},
+            {"kind": "long_lived", "flows": 16, "hops": "3"},
+        ],
+    }
+    facts = theory.LinkFacts.from_scenario(scenario)
+    assert (facts.rate_bps, facts.flows) == (5e6, 6)
+    scenario["network"]["summary_hop"] = 3
+    assert theory.LinkFacts.from_scenario(scenario).flows == 22
+    assert theory.LinkFacts.from_scenario(scenario).rate_bps == 10e6
+
+
 @pytest.mark.parametrize(
     ("text", "value", "kind"),
     [

@@ -18,7 +18,8 @@ def schema() -> list[dict[str, str]]:
     """Every scenario key the engine understands, in documentation order.
 
     Each entry has: `section` (e.g. "network.bottleneck", "traffic (kind = long_lived)"),
-    `key` (full dotted path, `traffic[].flows` for array entries), `type`, `default`
+    `key` (full dotted path, `traffic[].flows` and `network.hop[].rate` for array
+    entries), `type`, `default`
     ("required" when there is none) and `doc` (one or two sentences).
     """
 
@@ -37,7 +38,10 @@ def run(scenario_json: str) -> dict[str, Any]:
       "transfers":  dict[str, list]  columns, one row per connection of closed-loop traffic
                     (one file each); empty without such traffic. Older builds omit the key,
                     which `Result.from_engine` reads as an empty table.
-      "events":     dict[str, list] | None  the bottleneck queue event log when
-                    `monitor.events = true`
+      "links":      dict[str, list]  columns, one row per monitored link in path order: the
+                    dumbbell's bottleneck, or every hop of the parking lot. Older builds omit
+                    the key, which `Result.from_engine` reads as an empty table.
+      "events":     dict[str, list] | None  the bottleneck queue event log (on the parking
+                    lot, `network.summary_hop`'s) when `monitor.events = true`
     Raises ScenarioError for invalid input.
     """

@@ -23,8 +23,10 @@ def run_summary(scenario_text: str) -> dict[str, Any]:
     raw = run_engine(scenario_text)
     summary = raw["summary"]
     if raw.get("transfers") and raw["transfers"].get("flow"):
-        from buflab.api import transfers_frame
+        from buflab.api import TRANSFER_COLUMNS, typed_frame
         from buflab.transfers import sweep_metrics
 
-        summary.update(sweep_metrics(transfers_frame(raw["transfers"]), summary["warmup_s"]))
+        summary.update(
+            sweep_metrics(typed_frame(raw["transfers"], TRANSFER_COLUMNS), summary["warmup_s"])
+        )
     return summary

@@ -5,7 +5,8 @@
     >>> result.summary["utilization"], result.flows.head()
 
 Closed-loop traffic adds `result.transfers`, one row per file transfer; `buflab.transfers`
-summarises it by file size.
+summarises it by file size. `result.links` has one row per monitored link: the dumbbell's
+bottleneck, or every hop of a parking lot (whose summary describes `network.summary_hop`).
 
 Keyword overrides use `__` for the dots of a key (`traffic__0__flows=10`); `overrides` takes
 a mapping of dotted keys or a list of "KEY=VALUE" strings, as `--set` does on the command line.
@@ -48,15 +49,35 @@ TRANSFER_COLUMNS: dict[str, str] = {
     "complete": "bool",  # the last byte arrived before the run ended
 }
 
+# The links table: one row per monitored link, in path order (the dumbbell's bottleneck, the
+# parking lot's hops), over the measured time. Typed here so that a result without the table
+# (hand-made, or from an older engine) still has it, empty.
+LINK_COLUMNS: dict[str, str] = {
+    "hop": "int64",  # position on the path, from 1
+    "name": "str",  # "bottleneck", or "hop1", "hop2", ... (object under pandas 2)
+    "rate_bps": "int64",
+    "buffer_pkts": "int64",  # -1 when the buffer is in bytes or unlimited
+    "buffer_bytes": "int64",  # -1 when it is in packets or unlimited
+    "utilization": "float64",  # fraction of the measured time the link was busy
+    "throughput_bps": "float64",  # bits serialized per second, headers included
+    "drop_rate": "float64",  # drops / arrivals at its queue
+    "drops": "int64",
+    "arrivals": "int64",
+    "mean_queue_pkts": "float64",  # time-average packets waiting
+    "max_queue_pkts": "int64",
+    "queue_delay_mean_s": "float64",  # mean wait of an admitted packet
+}
+
 
 @dataclass
 class Result:
-    """One finished run: the summary, per-flow, per-transfer and per-interval tables, and the
-    scenario run."""
+    """One finished run: the summary, per-flow, per-link, per-transfer and per-interval tables,
+    and the scenario run."""
 
     summary: dict[str, Any]
     flows: pd.DataFrame
     timeseries: pd.DataFrame
+    links: pd.DataFrame
     transfers: pd.DataFrame
     events: pd.DataFrame | None
     scenario: Scenario
@@ -68,7 +89,8 @@ class Result:
             summary=dict(raw["summary"]),
             flows=pd.DataFrame(raw["flows"]),
             timeseries=pd.DataFrame(raw["timeseries"]),
-            transfers=transfers_frame(raw.get("transfers")),
+            links=typed_frame(raw.get("links"), LINK_COLUMNS),
+            transfers=typed_frame(raw.get("transfers"), TRANSFER_COLUMNS),
             events=None if events is None else _events_frame(events),
             scenario=scenario,
         )
@@ -86,9 +108,11 @@ class Result:
         return out
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables this result has, by file name (transfers only when there were any, events
-        only when they were recorded)."""
+        """The tables this result has, by file name (links and transfers only when there were
+        any, events only when they were recorded)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
+        if len(self.links) > 0:
+            tables["links"] = self.links
         if len(self.transfers) > 0:
             tables["transfers"] = self.transfers
         if self.events is not None:
@@ -104,14 +128,14 @@ def _events_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
     return frame
 
 
-def transfers_frame(columns: dict[str, list[Any]] | None) -> pd.DataFrame:
-    """TRANSFER_COLUMNS in order and typed; no table, or one without rows, is an empty table.
-    Columns the engine adds beyond these are kept, after them."""
+def typed_frame(columns: dict[str, list[Any]] | None, types: dict[str, str]) -> pd.DataFrame:
+    """The `types` columns in order and typed; no table, or one without rows, is an empty
+    table. Columns the engine adds beyond these are kept, after them."""
     frame = pd.DataFrame(columns or {})
     if len(frame) == 0:
-        frame = frame.reindex(columns=list(TRANSFER_COLUMNS))
-    extra = [name for name in frame.columns if name not in TRANSFER_COLUMNS]
-    return frame[[*TRANSFER_COLUMNS, *extra]].astype(TRANSFER_COLUMNS)
+        frame = frame.reindex(columns=list(types))
+    extra = [name for name in frame.columns if name not in types]
+    return frame[[*types, *extra]].astype(types)
 
 
 def load_scenario(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Scenario:

@@ -90,10 +90,11 @@ def cli() -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="Write results to this directory.")
 @click.option("--csv", is_flag=True, help="With --out: also write the tables as CSV.")
 def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, csv: bool) -> None:
-    """Run the scenario in FILE once and print its summary (and, with closed-loop traffic,
-    completion times and throughput by file size)."""
+    """Run the scenario in FILE once and print its summary (and, on a parking lot, every hop;
+    with closed-loop traffic, completion times and throughput by file size)."""
     from buflab.api import run as run_scenario
-    from buflab.console import stdout, summary_table, transfers_table
+    from buflab.console import links_table, stdout, summary_table, transfers_table
+    from buflab.scenario import get_key
     from buflab.transfers import by_size_bin
 
     result = run_scenario(file, overrides=overrides)
@@ -103,6 +104,10 @@ def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, 
         click.echo(json.dumps(result.summary))
         return
     stdout.print(summary_table(result.summary))
+    # One monitored link is the summary's own; several (a parking lot's hops) get a table.
+    if len(result.links) > 1:
+        summary_hop = get_key(result.scenario, "network.summary_hop", 1)
+        stdout.print(links_table(result.links, summary_hop))
     if len(result.transfers) > 0:
         stdout.print(transfers_table(by_size_bin(result.transfers)))
     if out is not None:

@@ -118,6 +118,36 @@ def summary_table(summary: dict[str, Any]) -> Table:
     return table
 
 
+def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> Table:
+    """A table from `Result.links`: one row per monitored link (a parking lot's hops); the row
+    of `summary_hop`, the link the summary describes, is marked."""
+    table = Table(
+        title=title,
+        caption="over the measured time; queue: mean packets waiting; delay: mean queueing "
+        "delay; *: the link the summary describes",
+    )
+    table.add_column("link", no_wrap=True)
+    for header in ("rate", "buffer", "utilization", "drop rate", "queue", "delay"):
+        table.add_column(header, justify="right")
+    for row in links.itertuples(index=False):
+        if row.buffer_pkts >= 0:
+            buffer = f"{row.buffer_pkts:,} pkt"
+        elif row.buffer_bytes >= 0:
+            buffer = format_bytes(row.buffer_bytes)
+        else:
+            buffer = "unlimited"
+        table.add_row(
+            f"{row.name}*" if row.hop == summary_hop else row.name,
+            format_rate(row.rate_bps),
+            buffer,
+            format_percent(row.utilization),
+            format_percent(row.drop_rate),
+            f"{row.mean_queue_pkts:,.1f} pkt",
+            format_time(row.queue_delay_mean_s),
+        )
+    return table
+
+
 def transfers_table(bins: pd.DataFrame, title: str = "transfers by file size") -> Table:
     """A table from `buflab.transfers.by_size_bin` (or `short_and_long`); – where no transfer
     completed."""

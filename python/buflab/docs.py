@@ -113,7 +113,10 @@ SUMMARY_KEYS: dict[str, str] = {
     "jain_fairness": "Jain's index of per-flow goodput, (Σx)² / (n·Σx²); 1 = equal shares.",
     "retransmits": "TCP segments sent again, all flows.",
     "timeouts": "Retransmission timeouts, all flows.",
-    "retransmits_per_drop": "Retransmissions per loss (queue and random); 1 = no needless resends.",
+    "retransmits_per_drop": (
+        "Retransmissions per loss (drops at every monitored queue, and random loss); "
+        "1 = no needless resends."
+    ),
     "flows": "Number of flows.",
     "events": "Events the engine executed over the whole run (a measure of simulation work).",
     "wall_s": "Wall-clock time of the run (s); it and peak_rss_mib vary between equal runs.",
@@ -140,6 +143,12 @@ Parquet (and CSV with `--csv`).
   class −1 for cross traffic, which skips the class queues).
 - **timeseries** (one row per `monitor.interval`): `time_s`, `throughput_bps`, `utilization`,
   `queue_pkts`, `queue_max_pkts`, `arrivals`, `drops`.
+- **links** (one row per monitored link, in path order: the dumbbell's bottleneck, or hops
+  1 to k of a parking lot), over the measured time: `hop` (from 1), `name` (`bottleneck`,
+  `hop1`, `hop2`, …), `rate_bps`, `buffer_pkts`, `buffer_bytes` (−1 when not in that unit),
+  `utilization`, `throughput_bps`, `drop_rate`, `drops`, `arrivals`, `mean_queue_pkts`,
+  `max_queue_pkts`, `queue_delay_mean_s`. The row of the link the summary describes has the
+  summary's figures exactly.
 - **transfers** (closed-loop, repeated-download and open-loop traffic; one row per download,
   i.e. per connection): `flow`,
   `traffic`, `conn` (1, 2, … per flow), `start_s` (the client's request), `end_s` (last byte
@@ -186,7 +195,9 @@ def results_section() -> str:
         "## Results\n\n### Summary\n\n"
         "`buflab run --json` prints this object; `Result.summary` is the same dict. Rates are "
         "in bit/s, times in seconds. Metrics cover the measured time only (after warm-up), "
-        "except `departures` and `events` (whole run) and the echoes of the configuration.\n\n"
+        "except `departures` and `events` (whole run) and the echoes of the configuration. "
+        "On a parking lot, the bottleneck of the summary, the time series and the event log is "
+        "hop `network.summary_hop` (the first by default); the `links` table has every hop.\n\n"
         f"| key | meaning |\n|---|---|\n{rows}\n\n{RESULT_TABLES}"
     )
 

@@ -107,7 +107,6 @@ class SweepView:
             table.add_row(*cells)
         return table
 
-
     def _long_table(
         self, title: str, groups: list[tuple[str, pd.DataFrame]], metrics: tuple[str, ...]
     ) -> Table:

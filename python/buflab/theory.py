@@ -14,6 +14,7 @@ up to size a buffer).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +76,9 @@ def _require_positive(**values: float) -> None:
 
 @dataclass(frozen=True)
 class LinkFacts:
-    """What the rules need to know about a scenario's bottleneck and its flows."""
+    """What the rules need to know about a scenario's bottleneck and its flows. On a parking
+    lot the bottleneck is the hop the run summary describes (`network.summary_hop`), and its
+    flows are those of the entries that cross it."""
 
     rate_bps: float
     rtt_s: float  # mean two-way propagation delay
@@ -89,7 +92,10 @@ class LinkFacts:
         """Read from a normalised scenario (`buflab.validate`), where every key is present."""
         low, high = parse_time_range(get_key(scenario, "network.rtt"))
         rtt = (low + high) / 2  # RTTs are uniform on [low, high]
-        long_lived = [t for t in scenario.get("traffic", []) if t.get("kind") == "long_lived"]
+        rate, crosses = _summary_link(scenario)
+        long_lived = [
+            t for t in scenario.get("traffic", []) if t.get("kind") == "long_lived" and crosses(t)
+        ]
         traffic = long_lived[0] if long_lived else {}
         packet = parse_bytes(traffic.get("packet", "1000B"))
         wmax = _window_packets(traffic.get("max_window"), packet)
@@ -98,12 +104,35 @@ class LinkFacts:
             # A source cannot send more than its access link carries in one RTT (thesis §2.1.3).
             wmax = min(wmax, parse_rate(access) * rtt / (8 * packet))
         return cls(
-            rate_bps=parse_rate(get_key(scenario, "network.bottleneck.rate")),
+            rate_bps=rate,
             rtt_s=rtt,
             packet_bytes=packet,
             flows=sum(int(t.get("flows", 1)) for t in long_lived),
             wmax_pkts=wmax,
         )
+
+
+def _summary_link(scenario: dict[str, Any]) -> tuple[float, Callable[[dict[str, Any]], bool]]:
+    """The rate of the link a run's summary describes, and which traffic entries cross it: the
+    dumbbell's bottleneck, or the parking lot's `network.summary_hop`."""
+    rate = parse_rate(get_key(scenario, "network.bottleneck.rate"))
+    if get_key(scenario, "network.topology") != "parking_lot":
+        return rate, lambda entry: True
+    hop = int(get_key(scenario, "network.summary_hop", 1))
+    overrides = get_key(scenario, "network.hop", [])
+    if hop <= len(overrides) and "rate" in overrides[hop - 1]:
+        rate = parse_rate(overrides[hop - 1]["rate"])
+    hops = int(get_key(scenario, "network.hops", 1))
+    return rate, lambda entry: hop in _hop_span(entry.get("hops", "all"), hops)
+
+
+def _hop_span(value: Any, hops: int) -> range:
+    """The hops, from 1, that a valid `hops` value names: 2, "2", "1..3" or "all"."""
+    text = str(value).strip()
+    if text == "all":
+        return range(1, hops + 1)
+    first, _, last = text.partition("..")
+    return range(int(first), int(last or first) + 1)
 
 
 def _window_packets(window: Any, packet_bytes: float) -> float:

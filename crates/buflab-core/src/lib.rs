@@ -12,7 +12,7 @@
 //! - [`tcp`]: sender, receiver, RTO (RFC 6298) and congestion control ([`tcp::cc`]).
 //! - [`traffic`]: open-loop UDP sources.
 //! - [`monitor`]: queue observers — metrics, time series, event log.
-//! - [`topology`]: builders (the dumbbell).
+//! - [`topology`]: builders (the dumbbell, the parking lot).
 //! - [`scenario`]: the scenario schema, reader and validation errors.
 //! - [`sim`]: the tables and the event loop; [`result`]: what a run returns.
 //!
@@ -53,8 +53,8 @@ pub fn run(scenario: &scenario::Scenario) -> result::RunResult {
 
 /// Builds and runs the scenario, returning the network in its final state (for tests and
 /// tools that inspect flows after the run; `result::collect` summarises it).
-pub fn simulate(scenario: &scenario::Scenario) -> topology::dumbbell::Dumbbell {
-    let mut net = topology::dumbbell::build(scenario);
+pub fn simulate(scenario: &scenario::Scenario) -> topology::Network {
+    let mut net = topology::build(scenario);
     net.sim.run();
     net
 }

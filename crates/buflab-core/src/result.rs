@@ -1,12 +1,17 @@
-//! Results of a run: a summary, a per-flow table, the bottleneck time series and, on request,
-//! the bottleneck queue event log. Everything about the queue comes from its monitor.
+//! Results of a run: a summary, a per-flow table, a per-link table, the bottleneck time series
+//! and, on request, the bottleneck queue event log. Everything about a queue comes from its
+//! monitor.
+//!
+//! "The bottleneck" of the summary, time series and event log is the network's summary link:
+//! the dumbbell's bottleneck, or the parking lot's `network.summary_hop`. The per-link table
+//! has a row for every monitored link, the summary link's computed exactly as the summary is.
 
 use serde_json::{json, Map, Value};
 
-use crate::monitor::EventLog;
+use crate::monitor::{EventLog, QueueMonitor};
 use crate::scenario::Scenario;
 use crate::sim::{Conservation, Endpoints};
-use crate::topology::dumbbell::Dumbbell;
+use crate::topology::Network;
 use crate::units::{BufferLimit, PS_PER_S};
 
 /// The run's headline numbers, all over the measured window unless noted.
@@ -53,7 +58,8 @@ pub struct Summary {
     pub jain_fairness: f64,
     pub retransmits: u64,
     pub timeouts: u64,
-    /// Retransmissions per loss (queue + random); 1.00 means no needless resends.
+    /// Retransmissions per loss (every monitored queue's drops + random); 1.00 means no
+    /// needless resends.
     pub retransmits_per_drop: f64,
     pub flows: u64,
     /// Events executed, whole run.
@@ -132,6 +138,60 @@ pub struct SeriesRow {
     pub drops: u64,
 }
 
+/// One row of the per-link table: a monitored link over the measured window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkRow {
+    /// Position on the path, from 1 (the dumbbell's bottleneck is hop 1).
+    pub hop: u32,
+    /// "bottleneck" on the dumbbell, "hop1", "hop2", … on the parking lot.
+    pub name: String,
+    pub rate_bps: u64,
+    /// Buffer limit in packets (−1 when given in bytes or unlimited).
+    pub buffer_pkts: i64,
+    pub buffer_bytes: i64,
+    /// Fraction of the window the serializer was busy.
+    pub utilization: f64,
+    /// Bits serialized per second, headers included.
+    pub throughput_bps: f64,
+    /// Queue drops ÷ arrivals at the queue.
+    pub drop_rate: f64,
+    pub drops: u64,
+    pub arrivals: u64,
+    pub mean_queue_pkts: f64,
+    pub max_queue_pkts: u64,
+    pub queue_delay_mean_s: f64,
+    /// Largest occupancy ever, warm-up included (packets, bytes): for the invariant that a
+    /// queue never holds more than its limit. Not exported.
+    pub max_queue_ever: (u64, u64),
+}
+
+impl LinkRow {
+    fn new(hop: u32, name: String, limit: BufferLimit, mon: &QueueMonitor, measured_s: f64) -> LinkRow {
+        LinkRow {
+            hop,
+            name,
+            rate_bps: mon.rate.bits_per_s(),
+            buffer_pkts: match limit {
+                BufferLimit::Packets(n) => n as i64,
+                _ => -1,
+            },
+            buffer_bytes: match limit {
+                BufferLimit::Bytes(n) => n as i64,
+                _ => -1,
+            },
+            utilization: mon.utilization(),
+            throughput_bps: mon.totals.departed_bytes as f64 * 8.0 / measured_s,
+            drop_rate: mon.drop_rate(),
+            drops: mon.totals.drops,
+            arrivals: mon.totals.arrivals,
+            mean_queue_pkts: mon.mean_queue_pkts(),
+            max_queue_pkts: mon.totals.max_pkts,
+            queue_delay_mean_s: mon.delay.mean() / PS_PER_S as f64,
+            max_queue_ever: (mon.max_pkts_ever, mon.max_bytes_ever),
+        }
+    }
+}
+
 /// One finite transfer (closed-loop traffic): a connection carrying one file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransferRow {
@@ -155,6 +215,8 @@ pub struct RunResult {
     pub summary: Summary,
     pub flows: Vec<FlowRecord>,
     pub transfers: Vec<TransferRow>,
+    /// One row per monitored link, in path order.
+    pub links: Vec<LinkRow>,
     pub timeseries: Vec<SeriesRow>,
     pub events: Option<EventLog>,
     pub conservation: Conservation,
@@ -167,14 +229,25 @@ fn secs(ps: u64) -> f64 {
     ps as f64 / PS_PER_S as f64
 }
 
-pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
-    let sim = &mut d.sim;
+pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
+    let sim = &mut net.sim;
     let measured = sim.window.len();
     let measured_s = measured.secs_f64();
-    let link = &mut sim.links[d.bottleneck as usize];
+    let mut links = Vec::with_capacity(net.monitored.len());
+    let mut summary_monitor = None;
+    for (i, m) in net.monitored.iter().enumerate() {
+        let link = &mut sim.links[m.link as usize];
+        let mon = link.take_monitor().expect("a monitored link has a monitor");
+        links.push(LinkRow::new(i as u32 + 1, m.name.clone(), link.limit(), &mon, measured_s));
+        if i == net.summary {
+            summary_monitor = Some(mon);
+        }
+    }
+    let mut mon = summary_monitor.expect("the summary link is monitored");
+    let row = links[net.summary].clone();
+    let link = &sim.links[net.monitored[net.summary].link as usize];
     let buffer = link.limit();
     let departures = link.departures;
-    let mut mon = link.take_monitor().expect("the bottleneck has a monitor");
 
     let mut flows = Vec::with_capacity(sim.flows.len());
     let (mut retransmits, mut timeouts, mut goodput_sum) = (0u64, 0u64, 0.0f64);
@@ -234,7 +307,7 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
     let sq: f64 = flows.iter().map(|f| f.goodput_bps * f.goodput_bps).sum();
     let jain = if sq > 0.0 { goodput_sum * goodput_sum / (flows.len() as f64 * sq) } else { 0.0 };
 
-    let rate = mon.rate.bits_per_s() as f64;
+    let rate = row.rate_bps as f64;
     let interval_s = secs(mon.interval.0);
     let timeseries = mon
         .buckets
@@ -257,7 +330,9 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
         })
         .collect();
 
-    let drops_total = mon.totals.drops + sim.loss_drops_window;
+    // Retransmissions are every flow's, so the losses they answer are every monitored queue's
+    // (on the dumbbell, the bottleneck's alone).
+    let drops_total = links.iter().map(|l| l.drops).sum::<u64>() + sim.loss_drops_window;
     let rtt_mean_s =
         sim.flows.iter().map(|f| f.info.rtt.secs_f64()).sum::<f64>() / sim.flows.len().max(1) as f64;
     let summary = Summary {
@@ -266,18 +341,18 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
         duration_s: s.duration.secs_f64(),
         warmup_s: s.warmup.secs_f64(),
         measured_s,
-        utilization: mon.utilization(),
-        throughput_bps: mon.totals.departed_bytes as f64 * 8.0 / measured_s,
+        utilization: row.utilization,
+        throughput_bps: row.throughput_bps,
         goodput_bps: goodput_sum,
-        drop_rate: mon.drop_rate(),
-        drops: mon.totals.drops,
-        arrivals: mon.totals.arrivals,
+        drop_rate: row.drop_rate,
+        drops: row.drops,
+        arrivals: row.arrivals,
         departures,
         loss_drops: sim.loss_drops_window,
-        mean_queue_pkts: mon.mean_queue_pkts(),
-        max_queue_pkts: mon.totals.max_pkts,
+        mean_queue_pkts: row.mean_queue_pkts,
+        max_queue_pkts: row.max_queue_pkts,
         mean_queue_bytes: mon.mean_queue_bytes(),
-        queue_delay_mean_s: mon.delay.mean() / PS_PER_S as f64,
+        queue_delay_mean_s: row.queue_delay_mean_s,
         queue_delay_p50_s: mon.delay.quantile(0.5) / PS_PER_S as f64,
         queue_delay_p99_s: mon.delay.quantile(0.99) / PS_PER_S as f64,
         iat_mean_s: mon.mix.interarrival.mean() / PS_PER_S as f64,
@@ -295,15 +370,9 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
         flows: flows.len() as u64,
         events: sim.sched.executed(),
         wall_s: sim.wall.as_secs_f64(),
-        bottleneck_rate_bps: s.network.bottleneck_rate.bits_per_s(),
-        buffer_pkts: match buffer {
-            BufferLimit::Packets(n) => n as i64,
-            _ => -1,
-        },
-        buffer_bytes: match buffer {
-            BufferLimit::Bytes(n) => n as i64,
-            _ => -1,
-        },
+        bottleneck_rate_bps: row.rate_bps,
+        buffer_pkts: row.buffer_pkts,
+        buffer_bytes: row.buffer_bytes,
         rtt_mean_s,
     };
     let transfers = sim
@@ -332,10 +401,11 @@ pub fn collect(s: &Scenario, d: &mut Dumbbell) -> RunResult {
         summary,
         flows,
         transfers,
+        links,
         timeseries,
         events: mon.log.take(),
         conservation: sim.counts,
-        max_queue_ever: (mon.max_pkts_ever, mon.max_bytes_ever),
+        max_queue_ever: row.max_queue_ever,
         buffer,
     }
 }

@@ -64,6 +64,8 @@ fn schema(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             let key = match k.section {
                 "" => k.key.to_string(),
                 s if s.starts_with("traffic") => format!("traffic[].{}", k.key),
+                // `[[network.hop]]` entries, one per hop.
+                "network.hop" => format!("network.hop[].{}", k.key),
                 // Distribution tables sit under traffic entries' file_size and think keys.
                 "distribution" => format!("traffic[].{{file_size,think}}.{}", k.key),
                 s => format!("{s}.{}", k.key),
@@ -143,6 +145,26 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         complete
     );
     out.set_item("transfers", transfers)?;
+
+    let links = PyDict::new(py);
+    column!(
+        links,
+        r.links,
+        hop,
+        name,
+        rate_bps,
+        buffer_pkts,
+        buffer_bytes,
+        utilization,
+        throughput_bps,
+        drop_rate,
+        drops,
+        arrivals,
+        mean_queue_pkts,
+        max_queue_pkts,
+        queue_delay_mean_s
+    );
+    out.set_item("links", links)?;
 
     let ts = PyDict::new(py);
     column!(

@@ -6,7 +6,9 @@
 pub mod reader;
 pub mod schema;
 
-use serde_json::Value;
+use std::ops::RangeInclusive;
+
+use serde_json::{Map, Value};
 
 use reader::{error, Table};
 pub use reader::{Result, ScenarioError};
@@ -27,10 +29,73 @@ pub struct Scenario {
     pub traffic: Vec<Traffic>,
     /// Per traffic entry: cross traffic (`path = "cross"`) rather than main traffic.
     pub cross: Vec<bool>,
+    /// Per traffic entry: the hops its flows cross (on the dumbbell, the bottleneck: hop 0).
+    pub spans: Vec<HopSpan>,
+}
+
+/// How the links are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Topology {
+    /// One bottleneck shared by every flow (see [`crate::topology::dumbbell`]).
+    Dumbbell,
+    /// Bottlenecks in series, each traffic entry crossing a run of them (see
+    /// [`crate::topology::parking_lot`]).
+    ParkingLot,
+}
+
+/// Keys only one topology reads. The other rejects them rather than ignoring them, and
+/// [`Scenario::normalized`] fills in their defaults only for their own topology.
+const DUMBBELL_ONLY: &[(&str, &str)] = &[
+    ("network", "cross"),
+    ("network.access", "machines"),
+    ("network.access", "classes"),
+    ("network.access", "nic"),
+    ("traffic", "path"),
+];
+const PARKING_LOT_ONLY: &[(&str, &str)] =
+    &[("network", "hops"), ("network", "hop"), ("network", "summary_hop"), ("traffic", "hops")];
+
+impl Topology {
+    /// The (section, key) pairs of the other topology, which this one rejects.
+    fn foreign_keys(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Topology::Dumbbell => PARKING_LOT_ONLY,
+            Topology::ParkingLot => DUMBBELL_ONLY,
+        }
+    }
+}
+
+/// What a bottleneck link is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    pub rate: Rate,
+    pub buffer: BufferLimit,
+    /// One-way propagation delay.
+    pub delay: Time,
+}
+
+/// The hops a traffic entry's flows cross, `first..=last`, counted from 0 (the user's hop 1
+/// is 0 here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HopSpan {
+    pub first: usize,
+    pub last: usize,
+}
+
+impl HopSpan {
+    pub fn range(self) -> RangeInclusive<usize> {
+        self.first..=self.last
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct Network {
+    pub topology: Topology,
+    /// The bottleneck links in path order: the dumbbell's one bottleneck, or the parking
+    /// lot's hops, hop 1 first.
+    pub hops: Vec<LinkSpec>,
+    /// Index in `hops` of the link the run summary, the time series and the event log describe.
+    pub summary_hop: usize,
     pub bottleneck_rate: Rate,
     pub bottleneck_buffer: BufferLimit,
     pub bottleneck_delay: Time,
@@ -149,6 +214,10 @@ impl Traffic {
 /// Largest number of flows a scenario may ask for (flow ids are 32-bit; memory is the real limit).
 const MAX_FLOWS: u64 = 10_000_000;
 
+/// Largest number of parking-lot hops: a route holds at most 255 elements, and a data route
+/// through k hops with random loss has 2k + 1.
+const MAX_HOPS: u64 = 100;
+
 impl Scenario {
     /// Parses and validates a scenario tree.
     pub fn from_value(v: &Value) -> Result<Scenario> {
@@ -185,8 +254,13 @@ impl Scenario {
         }
 
         let mut net = root.table("network", "network")?;
-        net.choice("topology", &["dumbbell"])?;
+        let topology = match net.choice("topology", &["dumbbell", "parking_lot"])? {
+            "parking_lot" => Topology::ParkingLot,
+            _ => Topology::Dumbbell,
+        };
+        reject_other_topology(&mut net, topology)?;
         let rtt = net.time_range("rtt")?;
+        let rtt_value = net.value("rtt")?;
         let loss = net.fraction("loss")?;
         let mut bn = net.table("bottleneck", "network.bottleneck")?;
         if net.raw("bottleneck").is_none() {
@@ -209,7 +283,14 @@ impl Scenario {
             ));
         }
         bn.finish(&mut asked)?;
+        let bottleneck =
+            LinkSpec { rate: bottleneck_rate, buffer: bottleneck_buffer, delay: bottleneck_delay };
+        let (hops, summary_hop) = match topology {
+            Topology::Dumbbell => (vec![bottleneck], 0),
+            Topology::ParkingLot => read_hops(&mut net, bottleneck, &mut asked)?,
+        };
         let mut acc = net.table("access", "network.access")?;
+        reject_other_topology(&mut acc, topology)?;
         let access_rate = acc.rate("rate")?;
         let access_buffer = acc.buffer("buffer")?;
         let machines = acc.uint("machines", 0, MAX_FLOWS)? as u32;
@@ -240,40 +321,57 @@ impl Scenario {
 
         let mut traffic = Vec::new();
         let mut cross = Vec::new();
+        let mut spans = Vec::new();
         let mut total_flows = 0u64;
         for (path, map) in root.array("traffic")? {
             let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
             let kinds =
                 ["long_lived", "closed_loop", "repeated_downloads", "open_loop", "udp_poisson", "udp_cbr"];
             let kind = kind_t.choice("kind", &kinds)?;
-            let is_cross = kind_t.choice("path", &["main", "cross"])? == "cross";
-            if is_cross && machines == 0 {
-                let got = kind_t.value("path")?;
-                let expected =
-                    "\"main\" unless network.access.machines > 0 (cross traffic shares a machine's NIC link)";
-                return Err(error(&kind_t.key_path("path"), &got, expected));
-            }
+            reject_other_topology(&mut kind_t, topology)?;
+            let (is_cross, span) = match topology {
+                Topology::Dumbbell => {
+                    let is_cross = kind_t.choice("path", &["main", "cross"])? == "cross";
+                    if is_cross && machines == 0 {
+                        let got = kind_t.value("path")?;
+                        let expected = "\"main\" unless network.access.machines > 0 (cross traffic shares a machine's NIC link)";
+                        return Err(error(&kind_t.key_path("path"), &got, expected));
+                    }
+                    (is_cross, HopSpan { first: 0, last: 0 })
+                }
+                Topology::ParkingLot => {
+                    let span = read_span(&mut kind_t, hops.len())?;
+                    let one_way = Time(hops[span.range()].iter().map(|h| h.delay.0).sum());
+                    if Time(one_way.0 * 2) > rtt.lo {
+                        let expected = format!(
+                            "a smallest RTT of at least twice the one-way delay of the hops {path} crosses ({one_way})"
+                        );
+                        return Err(error("network.rtt", &rtt_value, &expected));
+                    }
+                    (false, span)
+                }
+            };
             cross.push(is_cross);
+            spans.push(span);
             asked.extend(kind_t.asked());
+            let entry = |section, shared| kind_table(path.clone(), section, shared, map);
             let t = match kind {
-                "long_lived" => read_long_lived(
-                    Table::entry(path, "traffic.long_lived", Some("traffic.tcp"), map),
-                    &mut asked,
-                )?,
-                "closed_loop" => read_closed_loop(
-                    Table::entry(path, "traffic.closed_loop", Some("traffic.tcp"), map),
-                    &mut asked,
-                )?,
+                "long_lived" => {
+                    read_long_lived(entry("traffic.long_lived", Some("traffic.tcp")), &mut asked)?
+                }
+                "closed_loop" => {
+                    read_closed_loop(entry("traffic.closed_loop", Some("traffic.tcp")), &mut asked)?
+                }
                 "open_loop" => read_open_loop(
-                    Table::entry(path, "traffic.open_loop", Some("traffic.tcp"), map),
+                    entry("traffic.open_loop", Some("traffic.tcp")),
                     bottleneck_rate,
                     &mut asked,
                 )?,
                 "repeated_downloads" => read_repeated_downloads(
-                    Table::entry(path, "traffic.repeated_downloads", Some("traffic.tcp"), map),
+                    entry("traffic.repeated_downloads", Some("traffic.tcp")),
                     &mut asked,
                 )?,
-                pattern => read_udp(Table::entry(path, "traffic.udp", None, map), pattern, &mut asked)?,
+                pattern => read_udp(entry("traffic.udp", None), pattern, &mut asked)?,
             };
             total_flows += t.flows() as u64;
             traffic.push(t);
@@ -292,6 +390,9 @@ impl Scenario {
             duration,
             warmup,
             network: Network {
+                topology,
+                hops,
+                summary_hop,
                 bottleneck_rate,
                 bottleneck_buffer,
                 bottleneck_delay,
@@ -309,6 +410,7 @@ impl Scenario {
             monitor: Monitor { interval, events },
             traffic,
             cross,
+            spans,
         };
         Ok((scenario, asked))
     }
@@ -317,14 +419,17 @@ impl Scenario {
     /// as a user would write them.
     pub fn normalized(v: &Value) -> Result<Value> {
         let scenario = Self::from_value(v)?;
+        let foreign = scenario.network.topology.foreign_keys();
         let mut out = v.clone();
-        fill_defaults(&mut out, "");
+        fill_defaults(&mut out, "", foreign);
         for section in ["network", "monitor"] {
-            fill_defaults(&mut out[section], section);
+            fill_defaults(&mut out[section], section, foreign);
         }
-        fill_defaults(&mut out["network"]["bottleneck"], "network.bottleneck");
-        fill_defaults(&mut out["network"]["access"], "network.access");
-        fill_defaults(&mut out["network"]["cross"], "network.cross");
+        fill_defaults(&mut out["network"]["bottleneck"], "network.bottleneck", foreign);
+        fill_defaults(&mut out["network"]["access"], "network.access", foreign);
+        if scenario.network.topology == Topology::Dumbbell {
+            fill_defaults(&mut out["network"]["cross"], "network.cross", foreign);
+        }
         if let Some(items) = out["traffic"].as_array_mut() {
             for (item, t) in items.iter_mut().zip(&scenario.traffic) {
                 let section = match t {
@@ -334,10 +439,10 @@ impl Scenario {
                     Traffic::OpenLoop(_) => "traffic.open_loop",
                     Traffic::Udp(_) => "traffic.udp",
                 };
-                fill_defaults(item, section);
-                fill_defaults(item, "traffic");
+                fill_defaults(item, section, foreign);
+                fill_defaults(item, "traffic", foreign);
                 if !matches!(t, Traffic::Udp(_)) {
-                    fill_defaults(item, "traffic.tcp");
+                    fill_defaults(item, "traffic.tcp", foreign);
                 }
             }
         }
@@ -387,19 +492,130 @@ fn read_cdf(
     Dist::empirical(points).map_err(|why| bad(&v, &why))
 }
 
-/// Inserts the documented default of every absent key of `section` into `table`.
-fn fill_defaults(table: &mut Value, section: &str) {
+/// Inserts the documented default of every absent key of `section` into `table`, except the
+/// `foreign` keys (those of the other topology).
+fn fill_defaults(table: &mut Value, section: &str, foreign: &[(&str, &str)]) {
     if table.is_null() {
         *table = Value::Object(Default::default());
     }
     let Some(map) = table.as_object_mut() else { return };
     for k in schema::section(section) {
+        if foreign.contains(&(section, k.key)) {
+            continue;
+        }
         if k.default != schema::REQUIRED && !map.contains_key(k.key) {
             if let Ok(v) = serde_json::from_str::<Value>(k.default) {
                 map.insert(k.key.to_string(), v);
             }
         }
     }
+}
+
+/// Rejects the keys of `t` that belong to the other topology, naming the topology they are for.
+fn reject_other_topology(t: &mut Table, topology: Topology) -> Result<()> {
+    for &(section, key) in topology.foreign_keys() {
+        if section != t.section() {
+            continue;
+        }
+        if let Some(v) = t.raw(key) {
+            let expected = match topology {
+                Topology::Dumbbell => format!(
+                    "no `{key}` on the dumbbell: it is a parking-lot key (set network.topology = \"parking_lot\")"
+                ),
+                Topology::ParkingLot => format!(
+                    "no `{key}` on the parking lot: it is a dumbbell key (on the parking lot every flow has its own \
+                     access link, and cross traffic is a traffic entry whose `hops` name the hops it crosses)"
+                ),
+            };
+            return Err(error(&t.key_path(key), v, &expected));
+        }
+    }
+    Ok(())
+}
+
+/// The parking lot's hops, `network.hops` copies of the bottleneck with the
+/// `[[network.hop]]` overrides, and the summary hop (counted from 0).
+fn read_hops(
+    net: &mut Table,
+    bottleneck: LinkSpec,
+    asked: &mut Vec<(&'static str, &'static str)>,
+) -> Result<(Vec<LinkSpec>, usize)> {
+    let k = net.uint("hops", 1, MAX_HOPS)? as usize;
+    let mut hops = vec![bottleneck; k];
+    let path = net.key_path("hop");
+    let overrides = match net.raw("hop") {
+        None => &[][..],
+        Some(Value::Array(items)) => items.as_slice(),
+        Some(other) => return Err(error(&path, other, "an array of tables ([[network.hop]] entries)")),
+    };
+    if overrides.len() > k {
+        let n = overrides.len();
+        let message =
+            format!("got {n} entries; expected at most network.hops = {k} (entry i sets hop i + 1)");
+        return Err(ScenarioError { key: path, message });
+    }
+    for (i, item) in overrides.iter().enumerate() {
+        let entry_path = format!("{path}.{i}");
+        let Value::Object(map) = item else {
+            return Err(error(
+                &entry_path,
+                item,
+                "a table such as { rate = \"10Mbps\", buffer = \"50pkt\" }",
+            ));
+        };
+        let mut h = Table::entry(entry_path, "network.hop", None, map);
+        // Each key defaults to the bottleneck's.
+        if h.given("rate") {
+            hops[i].rate = h.rate("rate")?;
+        }
+        if h.given("buffer") {
+            hops[i].buffer = h.buffer("buffer")?;
+        }
+        if h.given("delay") {
+            hops[i].delay = h.time("delay")?;
+        }
+        h.finish(asked)?;
+    }
+    let summary_hop = net.uint("summary_hop", 1, k as u64)? as usize - 1;
+    Ok((hops, summary_hop))
+}
+
+/// The hops a parking-lot traffic entry crosses (`hops`, counted from 1): one hop, a range
+/// `a..b` with both ends included, or "all".
+fn read_span(t: &mut Table, k: usize) -> Result<HopSpan> {
+    let v = t.value("hops")?;
+    let hop = |h: u64| Some(h as usize).filter(|h| (1..=k).contains(h));
+    let parse = |s: &str| s.trim().parse::<u64>().ok().and_then(hop);
+    let span = match &v {
+        Value::String(s) if s.trim() == "all" => Some((1, k)),
+        Value::String(s) => match s.split_once("..") {
+            Some((a, b)) => parse(a).zip(parse(b)).filter(|(a, b)| a <= b),
+            None => parse(s).map(|h| (h, h)),
+        },
+        Value::Number(n) => n.as_u64().and_then(hop).map(|h| (h, h)),
+        _ => None,
+    };
+    let (first, last) = span.ok_or_else(|| {
+        let expected =
+            format!("a hop from 1 to {k} (2 or \"2\"), a range \"a..b\" with 1 ≤ a ≤ b ≤ {k}, or \"all\"");
+        error(&t.key_path("hops"), &v, &expected)
+    })?;
+    Ok(HopSpan { first: first - 1, last: last - 1 })
+}
+
+/// The table of a traffic entry's kind-specific keys; the keys every entry has (`kind`,
+/// `path`, `hops`) were read from the entry's generic table.
+fn kind_table<'a>(
+    path: String,
+    section: &'static str,
+    shared: Option<&'static str>,
+    map: &'a Map<String, Value>,
+) -> Table<'a> {
+    let mut t = Table::entry(path, section, shared, map);
+    for key in ["kind", "path", "hops"] {
+        t.consume(key);
+    }
+    t
 }
 
 /// The TCP keys shared by every TCP traffic kind (section `traffic.tcp`): the flow's
@@ -454,8 +670,6 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
 }
 
 fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
-    t.consume("kind");
-    t.consume("path");
     let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
     let (tcp, jitter) = read_tcp(&mut t)?;
     let start = t.time_range("start")?;
@@ -464,8 +678,6 @@ fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) 
 }
 
 fn read_closed_loop(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
-    t.consume("kind");
-    t.consume("path");
     let users = t.uint("users", 1, MAX_FLOWS)? as u32;
     let (tcp, jitter) = read_tcp(&mut t)?;
     let start = t.time_range("start")?;
@@ -493,8 +705,6 @@ fn read_open_loop(
     bottleneck: Rate,
     asked: &mut Vec<(&'static str, &'static str)>,
 ) -> Result<Traffic> {
-    t.consume("kind");
-    t.consume("path");
     let (tcp, jitter) = read_tcp(&mut t)?;
     let handshake = t.boolean("handshake")?;
     let file_size =
@@ -518,8 +728,6 @@ fn read_open_loop(
 }
 
 fn read_repeated_downloads(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
-    t.consume("kind");
-    t.consume("path");
     let users = t.uint("users", 1, MAX_FLOWS)? as u32;
     // This kind documents its own max_window default (16 KB), which read_tcp picks up.
     let (tcp, jitter) = read_tcp(&mut t)?;
@@ -583,8 +791,6 @@ fn read_dist_key(
 }
 
 fn read_udp(mut t: Table, pattern: &str, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
-    t.consume("kind");
-    t.consume("path");
     let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
     let rate = t.rate("rate")?;
     let packet = t.bytes("packet")?;
@@ -675,6 +881,25 @@ mod tests {
     }
 
     #[test]
+    fn normalized_fills_only_the_keys_of_its_topology() {
+        let dumbbell = Scenario::normalized(&base()).unwrap();
+        assert_eq!(dumbbell["network"]["cross"]["rate"], json!("1Gbps"));
+        assert!(dumbbell["network"].get("hops").is_none() && dumbbell["traffic"][0].get("hops").is_none());
+
+        let mut v = base();
+        v["network"]["topology"] = json!("parking_lot");
+        v["network"]["hops"] = json!(3);
+        let lot = Scenario::normalized(&v).unwrap();
+        assert_eq!(lot["network"]["summary_hop"], json!(1));
+        assert_eq!(lot["traffic"][0]["hops"], json!("all"));
+        assert!(lot["network"].get("cross").is_none() && lot["traffic"][0].get("path").is_none());
+        assert!(lot["network"]["access"].get("machines").is_none());
+        let s = Scenario::from_value(&lot).unwrap();
+        assert_eq!(s.network.hops.len(), 3);
+        assert_eq!(s.spans[0], HopSpan { first: 0, last: 2 });
+    }
+
+    #[test]
     fn every_documented_key_is_read() {
         // A scenario with one traffic entry of each kind makes the reader ask for every key.
         let mut v = base();
@@ -689,7 +914,16 @@ mod tests {
             { "kind": "open_loop", "arrivals": 10 },
             { "kind": "open_loop", "load": 0.5 },
         ]);
-        let (_, asked) = Scenario::read(&v).unwrap();
+        let (_, mut asked) = Scenario::read(&v).unwrap();
+        // And a parking lot, for the keys only it reads.
+        let lot = json!({
+            "network": {
+                "topology": "parking_lot", "hops": 2, "bottleneck": { "rate": "10Mbps" },
+                "hop": [ { "rate": "5Mbps", "buffer": "10pkt", "delay": "1ms" } ],
+            },
+            "traffic": [ { "kind": "long_lived", "hops": 2 } ],
+        });
+        asked.extend(Scenario::read(&lot).unwrap().1);
         for k in schema::KEYS {
             assert!(asked.contains(&(k.section, k.key)), "schema key {}.{} is never read", k.section, k.key);
         }

@@ -107,6 +107,12 @@ impl<'a> Table<'a> {
         self.map.is_some_and(|m| m.contains_key(key))
     }
 
+    /// Whether the user wrote `key`, counting it as read: for keys whose default is another
+    /// key's value, which the caller supplies when this is false.
+    pub fn given(&mut self, key: &'static str) -> bool {
+        self.raw(key).is_some()
+    }
+
     /// The value of `key`, or its documented default parsed as if the user had written it.
     pub fn value(&mut self, key: &'static str) -> Result<Value> {
         if let Some(v) = self.raw(key) {
@@ -262,6 +268,11 @@ impl<'a> Table<'a> {
 
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// The schema section whose keys this table takes.
+    pub fn section(&self) -> &'static str {
+        self.section
     }
 
     /// Keys asked for, for the schema completeness test.

@@ -30,18 +30,25 @@ keys! {
     "" "monitor" "table" "{}" "What to record; see the `monitor` section.";
     "" "traffic" "array of tables" "required" "Traffic sources; each entry has a `kind`.";
 
-    "network" "topology" "string" "\"dumbbell\"" "Only `dumbbell` so far: N senders, each behind its own access link, share one bottleneck into the receivers; ACKs return over an uncongested reverse path.";
-    "network" "bottleneck" "table" "required" "The shared link; see `network.bottleneck`.";
+    "network" "topology" "string" "\"dumbbell\"" "`dumbbell`: N senders, each behind its own access link, share one bottleneck into the receivers; ACKs return over an uncongested reverse path. `parking_lot`: `hops` bottleneck links in series; each traffic entry's `hops` says which of them its flows cross (main flows all, cross flows some), and ACKs return hop by hop over uncongested reverse links.";
+    "network" "bottleneck" "table" "required" "The shared link; see `network.bottleneck`. On the parking lot, what every hop is made of unless `network.hop` says otherwise.";
+    "network" "hops" "integer" "1" "Parking lot only: the number of hops (bottleneck links in series), 1 to 100.";
+    "network" "hop" "array of tables" "[]" "Parking lot only: per-hop overrides, `[[network.hop]]` entries for hops 1, 2, … in order; at most `hops` entries, and hops without one are copies of `network.bottleneck`. See `network.hop`.";
+    "network" "summary_hop" "integer" "1" "Parking lot only: the hop (1 = the first) that the run summary, the time series and the event log describe. The `links` table has every hop.";
     "network" "access" "table" "{}" "Each sender's own access link; see `network.access`.";
-    "network" "rtt" "time range" "\"100ms\"" "Two-way propagation delay of each flow, drawn uniformly from `lo..hi` per flow (distinct RTTs avoid artificial phase effects).";
-    "network" "loss" "number" "0.0" "Probability that the bottleneck drops an arriving data packet independently of the queue (random loss, for the Mathis formula check). Between 0 and 1.";
+    "network" "rtt" "time range" "\"100ms\"" "Two-way propagation delay of each flow, drawn uniformly from `lo..hi` per flow (distinct RTTs avoid artificial phase effects). The flow's access links carry what the shared links it crosses (bottleneck, or its hops) leave of half of it.";
+    "network" "loss" "number" "0.0" "Probability that the bottleneck (on the parking lot: each hop) drops an arriving data packet independently of the queue (random loss, for the Mathis formula check). Between 0 and 1.";
 
     "network.bottleneck" "rate" "rate" "required" "Bottleneck capacity, e.g. \"100Mbps\".";
     "network.bottleneck" "buffer" "buffer" "\"100pkt\"" "Drop-tail limit: packets (\"125pkt\") or bytes (\"80KB\"). Counts packets waiting, not the one being serialized (as ns-2's drop-tail), so B packets of buffer hold at most B + 1.";
     "network.bottleneck" "delay" "time" "\"0ms\"" "One-way propagation delay of the bottleneck itself; the rest of each flow's RTT sits on its access link. At most half the smallest RTT.";
     "network.bottleneck" "queue" "string" "\"droptail\"" "Queue discipline. Only `droptail` so far.";
 
-    "network" "cross" "table" "{}" "The link cross traffic leaves by; see `network.cross`.";
+    "network.hop" "rate" "rate" "network.bottleneck.rate" "This hop's capacity (by default the bottleneck's).";
+    "network.hop" "buffer" "buffer" "network.bottleneck.buffer" "This hop's drop-tail limit, read as `network.bottleneck.buffer` (by default the bottleneck's).";
+    "network.hop" "delay" "time" "network.bottleneck.delay" "This hop's one-way propagation delay (by default the bottleneck's). The hops a traffic entry crosses may add up to at most half the smallest RTT.";
+
+    "network" "cross" "table" "{}" "Dumbbell only: the link cross traffic leaves by; see `network.cross`.";
 
     "network.cross" "rate" "rate" "\"1Gbps\"" "Rate of the link that carries cross traffic (`path = \"cross\"`) away before the bottleneck.";
     "network.cross" "buffer" "buffer" "\"unlimited\"" "Its buffer.";
@@ -49,14 +56,15 @@ keys! {
 
     "network.access" "rate" "rate" "\"10Gbps\"" "Rate of every sender's access link (one per flow), or of every class queue when `machines` > 0.";
     "network.access" "buffer" "buffer" "\"unlimited\"" "Buffer of each access link or class queue. Unlimited by default: the sender's queue never drops (the thesis's PSPacer classes had 5,000 packets).";
-    "network.access" "machines" "integer" "0" "0: every flow has its own access link. Otherwise the senders run on this many server machines (flow i on machine i mod machines), each with a NIC link of rate `nic` into the bottleneck, and each machine's flows share `classes` queues at `rate` (PSPacer-style emulated access links, thesis ch. 4.1).";
-    "network.access" "classes" "integer" "1" "Class queues per machine (flow i in class (i div machines) mod classes).";
-    "network.access" "nic" "rate" "\"1Gbps\"" "Rate of each server machine's NIC link.";
+    "network.access" "machines" "integer" "0" "Dumbbell only (on the parking lot every flow has its own access link). 0: every flow has its own access link. Otherwise the senders run on this many server machines (flow i on machine i mod machines), each with a NIC link of rate `nic` into the bottleneck, and each machine's flows share `classes` queues at `rate` (PSPacer-style emulated access links, thesis ch. 4.1).";
+    "network.access" "classes" "integer" "1" "Dumbbell only. Class queues per machine (flow i in class (i div machines) mod classes).";
+    "network.access" "nic" "rate" "\"1Gbps\"" "Dumbbell only. Rate of each server machine's NIC link.";
 
-    "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops).";
-    "monitor" "events" "boolean" "false" "Record the bottleneck queue event log: every enqueue, dequeue and drop with its time (kept in memory).";
+    "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops); on the parking lot, of `network.summary_hop`.";
+    "monitor" "events" "boolean" "false" "Record the bottleneck queue event log (on the parking lot, `network.summary_hop`'s): every enqueue, dequeue and drop with its time (kept in memory).";
 
-    "traffic" "path" "string" "\"main\"" "`main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Cross traffic skips the class queues (it is not paced, as in IMC §3.1.2). Needs `network.access.machines` > 0.";
+    "traffic" "path" "string" "\"main\"" "Dumbbell only. `main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Cross traffic skips the class queues (it is not paced, as in IMC §3.1.2). Needs `network.access.machines` > 0.";
+    "traffic" "hops" "integer or hop range" "\"all\"" "Parking lot only: the hops this entry's flows cross, numbered from 1: one hop (`2` or `\"2\"`), a range with both ends included (`\"1..3\"`), or `\"all\"` (the main flows). Flows that cross only some hops are cross traffic: they enter just before their first hop and leave just after their last.";
     "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `repeated_downloads` (users fetching fixed-size files back to back), `open_loop` (flows arriving as a Poisson process), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
 
     "traffic.tcp" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";
@@ -83,7 +91,7 @@ keys! {
     "traffic.repeated_downloads" "max_window" "size" "\"16KB\"" "Receiver's advertised window; the IMC experiment used 16 KB, so this kind's default differs from `traffic.tcp`'s.";
 
     "traffic.open_loop" "arrivals" "number" "required" "Flows arriving per second, a Poisson process; give this or `load`. Each flow downloads one file over a new connection. Also takes every key of `traffic.tcp`.";
-    "traffic.open_loop" "load" "number" "required" "Instead of `arrivals`: the offered load as a fraction of the bottleneck rate; arrivals per second = load × rate ÷ (8 × mean file size).";
+    "traffic.open_loop" "load" "number" "required" "Instead of `arrivals`: the offered load as a fraction of the bottleneck rate (`network.bottleneck.rate`, also on the parking lot); arrivals per second = load × rate ÷ (8 × mean file size).";
     "traffic.open_loop" "file_size" "distribution of sizes" "{\"dist\": \"pareto\", \"mean\": \"80KB\", \"shape\": 1.5}" "Size of each flow's file; see `distribution`.";
     "traffic.open_loop" "handshake" "boolean" "true" "Open each connection with SYN / SYN-ACK / ACK (see `traffic.closed_loop`).";
     "traffic.open_loop" "start" "time" "\"0s\"" "When arrivals begin.";

@@ -1,3 +1,46 @@
 //! Topology builders: scenario → links, routes and flows in a [`crate::sim::Sim`].
+//!
+//! - [`dumbbell`]: one bottleneck shared by every flow.
+//! - [`parking_lot`]: bottlenecks in series, with cross traffic at each.
+//! - `flows`: what both share — flows with their own access links and RTTs, endpoints by
+//!   traffic kind, open-loop arrivals; a topology supplies only the routes.
 
 pub mod dumbbell;
+mod flows;
+pub mod parking_lot;
+
+use crate::scenario::{Scenario, Topology};
+use crate::sim::Sim;
+
+/// A link whose queue is monitored, for the results' `links` table.
+#[derive(Clone, Debug)]
+pub struct MonitoredLink {
+    /// "bottleneck" on the dumbbell, "hop1", "hop2", … on the parking lot.
+    pub name: String,
+    pub link: u32,
+}
+
+/// A built network: the simulator and the links it monitors.
+pub struct Network {
+    pub sim: Sim,
+    /// The monitored links in path order: the dumbbell's bottleneck, the parking lot's hops.
+    pub monitored: Vec<MonitoredLink>,
+    /// Index in `monitored` of the link the run summary, the time series and the event log
+    /// describe.
+    pub summary: usize,
+}
+
+impl Network {
+    /// The link the run summary describes.
+    pub fn summary_link(&self) -> u32 {
+        self.monitored[self.summary].link
+    }
+}
+
+/// Builds the scenario's network.
+pub fn build(s: &Scenario) -> Network {
+    match s.network.topology {
+        Topology::Dumbbell => dumbbell::build(s),
+        Topology::ParkingLot => parking_lot::build(s),
+    }
+}

@@ -4,6 +4,7 @@
 
 mod analytic;
 mod machines;
+mod parking_lot;
 mod properties;
 mod tcp_scenarios;
 mod transfers;

@@ -1,0 +1,157 @@
+//! What every topology does the same way: adding the flows of the scenario's traffic entries.
+//!
+//! Flow i draws its two-way propagation delay `rtt_i` uniformly from `network.rtt`; the shared
+//! links it crosses carry their own delay, and its private access links (one each way) carry
+//! the rest of `rtt_i / 2`. Its endpoints follow its traffic entry's kind (long-lived or
+//! closed-loop TCP, open-loop arrivals, UDP). Every random draw for flow i comes from flow
+//! i's own streams. Open-loop flows are added the same way during the run, as they arrive.
+//!
+//! A topology says only how a flow's packets are routed ([`Routing`]).
+
+use crate::link::Link;
+use crate::rng::{Rng, Stream};
+use crate::scenario::{Scenario, Starts, Traffic};
+use crate::sim::{Endpoints, FlowInfo, Sim};
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::TcpSender;
+use crate::traffic::closed_loop::User;
+use crate::traffic::open_loop::Arrivals;
+use crate::traffic::udp::UdpSource;
+use crate::units::{BufferLimit, Range, Rate, Time};
+
+fn uniform_time(rng: &mut Rng, lo: Time, hi: Time) -> Time {
+    Time(rng.range_u64(lo.0, hi.0))
+}
+
+/// The access links every flow has of its own, one each way (`network.access`).
+#[derive(Clone, Copy)]
+pub(super) struct Access {
+    pub rate: Rate,
+    pub buffer: BufferLimit,
+}
+
+impl Access {
+    /// The sender's link into the network.
+    pub fn forward_link(&self, sim: &mut Sim, delay: Time) -> u32 {
+        sim.add_link(Link::new(self.rate, delay, self.buffer))
+    }
+
+    /// The link that brings ACKs back to the sender; uncongested.
+    pub fn reverse_link(&self, sim: &mut Sim, delay: Time) -> u32 {
+        sim.add_link(Link::new(self.rate, delay, BufferLimit::Unlimited))
+    }
+}
+
+/// How a topology routes the flows of each traffic entry.
+pub(super) trait Routing {
+    /// One-way propagation delay of the shared links that entry `ti`'s data crosses.
+    fn path_delay(&self, ti: usize) -> Time;
+    /// Builds the data route of flow `id` of entry `ti`, whose access links delay by
+    /// `access_delay` each way; returns it and the flow's (machine, class) placement.
+    fn forward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> (u32, Option<(i64, i64)>);
+    /// Builds the ACK route of a TCP flow of entry `ti`, ending on its reverse access link.
+    fn backward(&self, sim: &mut Sim, ti: usize, access_delay: Time) -> u32;
+}
+
+/// Everything needed to add a flow: at build time, or during the run for open-loop arrivals.
+struct Slots<R> {
+    seed: u64,
+    rtt: Range<Time>,
+    traffic: Vec<Traffic>,
+    routing: R,
+}
+
+impl<R: Routing> Slots<R> {
+    /// Adds flow number `k` of traffic entry `ti` (its id is the next flow id).
+    fn add(&self, sim: &mut Sim, ti: usize, k: u32) -> u32 {
+        let traffic = &self.traffic[ti];
+        let id = sim.flows.len() as u64;
+        let flow = id as u32;
+        let mut rng = Rng::stream(self.seed, Stream::Flow, id);
+        let rtt = uniform_time(&mut rng, self.rtt.lo, self.rtt.hi);
+        // The scenario checks that the shared links leave a non-negative remainder.
+        let access_delay = Time((rtt.0 / 2).saturating_sub(self.routing.path_delay(ti).0));
+        let (forward, placement) = self.routing.forward(sim, ti, id, access_delay);
+        let jitter_rng = Rng::stream(self.seed, Stream::Jitter, id);
+        let info = |start, payload, tcp| FlowInfo {
+            traffic: ti as u32,
+            kind: traffic.kind(),
+            tcp,
+            rtt,
+            start,
+            payload,
+            placement,
+        };
+        let user_rng = || Rng::stream(self.seed, Stream::User, id);
+        let (tcp, start, jitter, user) = match traffic {
+            Traffic::Udp(u) => {
+                let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
+                let src_rng = Rng::stream(self.seed, Stream::Source, id);
+                let src = UdpSource::new(u.pattern, flow, forward, u.rate, u.packet, src_rng);
+                return sim.add_flow(
+                    info(start, u.packet, ""),
+                    Endpoints::Udp(src),
+                    start,
+                    Time::ZERO,
+                    jitter_rng,
+                );
+            }
+            Traffic::LongLived(l) => (l.tcp, uniform_time(&mut rng, l.start.lo, l.start.hi), l.jitter, None),
+            Traffic::ClosedLoop(c) => {
+                let start = match c.start {
+                    Starts::Uniform(r) => uniform_time(&mut rng, r.lo, r.hi),
+                    Starts::Ramp(period) => Time((period.0 as u128 * k as u128 / c.users as u128) as u64),
+                };
+                let user =
+                    User::new(ti as u32, c.file_size.clone(), Some(c.think.clone()), c.handshake, user_rng());
+                (c.tcp, start, c.jitter, Some(user))
+            }
+            Traffic::OpenLoop(o) => {
+                // Started by an arrival, not at a start time.
+                let user = User::new(ti as u32, o.file_size.clone(), None, o.handshake, user_rng());
+                (o.tcp, Time::MAX, o.jitter, Some(user))
+            }
+        };
+        let backward = self.routing.backward(sim, ti, access_delay);
+        let mut receiver = TcpReceiver::new(
+            flow,
+            backward,
+            tcp.mss(),
+            tcp.max_window,
+            tcp.delayed_ack,
+            tcp.delayed_ack_timeout,
+        );
+        if user.is_some() {
+            receiver.set_initiates();
+        }
+        let endpoints = Endpoints::Tcp { sender: TcpSender::new(tcp, flow, forward), receiver };
+        let tcp_name = match tcp.recovery {
+            crate::tcp::Recovery::Reno => "reno",
+            crate::tcp::Recovery::NewReno => "newreno",
+        };
+        let f = sim.add_flow(info(start, tcp.mss(), tcp_name), endpoints, start, jitter, jitter_rng);
+        if let Some(user) = user {
+            sim.set_user(f, user);
+        }
+        f
+    }
+}
+
+/// Adds the flows of every traffic entry of `s`, routed by `routing`, and the open-loop
+/// arrival processes that add more during the run.
+pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R) {
+    let slots = Slots { seed: s.seed, rtt: s.network.rtt, traffic: s.traffic.clone(), routing };
+    for (ti, traffic) in s.traffic.iter().enumerate() {
+        for k in 0..traffic.flows() {
+            slots.add(sim, ti, k);
+        }
+        if let Traffic::OpenLoop(o) = traffic {
+            let rng = Rng::stream(s.seed, Stream::Source, u64::MAX - ti as u64);
+            sim.add_arrivals(Arrivals::new(ti as u32, o.arrivals_per_s, o.start, rng));
+        }
+    }
+    if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
+        // Open-loop flows are added while the run goes on, as they arrive.
+        sim.set_spawner(Box::new(move |sim: &mut Sim, ti: u32| slots.add(sim, ti as usize, 0)));
+    }
+}
