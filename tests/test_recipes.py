@@ -168,3 +168,13 @@ def test_reproduce_lists_the_recipes() -> None:
     result = CliRunner().invoke(cli, ["reproduce", "--list"])
     assert result.exit_code == 0, result.output
     assert "t1: closed-loop users at 125 % offered load" in result.stdout
+
+
+@pytest.mark.engine
+def test_run_and_load_take_a_recipe_file_and_use_its_scenario(tmp_path: Path) -> None:
+    """A recipe is a scenario plus a [sweep] header: `run` and `load` use the scenario."""
+    recipe = tmp_path / "mini.toml"
+    recipe.write_text(TINY_SCENARIO + CASES)
+    for command in (["run", str(recipe), "--json"], ["load", str(recipe)]):
+        result = CliRunner().invoke(cli, command)
+        assert result.exit_code == 0, result.output

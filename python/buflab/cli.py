@@ -97,7 +97,7 @@ def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, 
     from buflab.scenario import get_key
     from buflab.transfers import by_size_bin
 
-    result = run_scenario(file, overrides=overrides)
+    result = run_scenario(_scenario_of(file, overrides))
     if out is not None:
         result.to_dir(out, csv=csv)
     if as_json:
@@ -112,6 +112,17 @@ def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, 
         stdout.print(transfers_table(by_size_bin(result.transfers)))
     if out is not None:
         stdout.print(f"results in {out}/")
+
+
+def _scenario_of(file: str, overrides: tuple[str, ...]) -> dict[str, Any]:
+    """FILE's scenario with overrides; a recipe file's `[sweep]` header is left out, since it
+    describes a sweep of the scenario, not the scenario (so `buflab run t1.toml` runs its base
+    point and `buflab load t1.toml` reports that point's load)."""
+    from buflab import recipes
+    from buflab.api import load_scenario
+
+    scenario, _ = recipes.split_header(load_scenario(file, overrides=overrides))
+    return scenario
 
 
 @cli.command()
@@ -361,10 +372,9 @@ def load_command(
     traffic entry and in total; optionally the measured potential load and the number of
     users for a target load."""
     from buflab import load
-    from buflab.api import load_scenario
     from buflab.console import stdout
 
-    tree = load_scenario(file, overrides=overrides)
+    tree = _scenario_of(file, overrides)
     offered = load.offered_load(tree)
     stdout.print(_load_table(offered))
     if offered["capped"]:

@@ -129,8 +129,9 @@ def metric_label(metric: str) -> str:
     return metric.removesuffix("_s").removesuffix("_bps").removesuffix("_pkts").replace("_", " ")
 
 
-def format_metric(metric: str, value: float) -> str:
-    """A summary metric in its own unit: fractions as percent, times, rates, packets."""
+def format_metric(metric: str, value: float, digits: int | None = None) -> str:
+    """A summary metric in its own unit: fractions as percent, times, rates, packets;
+    `digits` significant digits for fractions (default: two decimals of a percent)."""
     if math.isnan(value):
         return "–"
     if metric.endswith("_s"):
@@ -138,6 +139,8 @@ def format_metric(metric: str, value: float) -> str:
     if metric.endswith("_bps"):
         return format_rate(value)
     if metric in _FRACTIONS or metric.endswith("_fraction"):
+        if digits is not None:
+            return f"{100 * value:.{digits}g} %"
         return f"{100 * value:.3g} %" if abs(value) < 0.01 else f"{100 * value:.2f} %"
     return f"{value:,.4g}"
 
@@ -217,12 +220,12 @@ def comparison_table(comparisons: list[Comparison], title: str) -> Table:
         point = ", ".join(f"{value}" for value in entry.point.values())
         if entry.relative_to is not None:
             point += " minus " + ", ".join(f"{value}" for value in entry.relative_to.values())
-        measured = format_metric(entry.metric, c.measured)
+        measured = format_metric(entry.metric, c.measured, 3)
         if not math.isnan(c.ci95):
-            measured += f" ±{format_metric(entry.metric, c.ci95)}"
-        published = format_metric(entry.metric, entry.value)
+            measured += f" ± {format_metric(entry.metric, c.ci95, 2)}"
+        published = format_metric(entry.metric, entry.value, 3)
         if entry.relation == "≈":
-            published += f" ±{format_metric(entry.metric, entry.band)}"
+            published += f" ± {format_metric(entry.metric, entry.band, 2)}"
         else:
             published = f"{entry.relation} {published}"
         table.add_row(
