@@ -172,10 +172,13 @@ class Comparison:
             return "not run"
         entry = self.published
         difference = self.measured - entry.value
-        if entry.relation == "<":
-            return "agrees" if difference < 0 else "disagrees"
-        if entry.relation == ">":
-            return "agrees" if difference > 0 else "disagrees"
+        if entry.relation in ("<", ">"):
+            # A claim without a number holds when the whole 95 % interval is on its side.
+            sign = 1 if entry.relation == ">" else -1
+            margin = 0.0 if math.isnan(self.ci95) else self.ci95
+            if sign * difference > margin:
+                return "agrees"
+            return "disagrees" if sign * difference < -margin else "within noise"
         if abs(difference) <= entry.band:
             return "agrees"
         return "above" if difference > 0 else "below"
