@@ -94,12 +94,13 @@ def test_slow_access_loses_much_less_utilization_to_tiny_buffers() -> None:
 
 def test_paced_traffic_drops_far_fewer_packets_at_tiny_buffers() -> None:
     """T5 (IMC Fig 5b): with 1,200 users and a 10-packet buffer, non-paced traffic loses about
-    2 % of its packets and paced traffic (200 Mb/s PSPacer classes) under 0.01 %. buflab
-    measures about 3 % against 0.35 % at this scale (seeds 1, 2): a tenth. The test asks for
-    under a third. The RTTs are the paper's: 130 ms non-paced, 100 ms plus the class queues
-    paced."""
+    2 % of its packets and paced traffic (200 Mb/s PSPacer classes) under 0.01 %. At this
+    scale buflab measures 2.8–3.3 % against none (seeds 1–3). The test asks for more than 1 %
+    non-paced and under a third of that paced, so it fails if either side moves by a lot. The
+    RTTs are the paper's: 130 ms non-paced, 100 ms plus the class queues paced."""
     non_paced = [scaled_testbed(120, "10pkt", FAST, seed, rtt="130ms") for seed in SEEDS]
-    paced = [scaled_testbed(120, "10pkt", machines(4, 2, "20Mbps"), seed) for seed in SEEDS]
+    # The t5 recipe's paced setting: five classes that together carry the bottleneck rate.
+    paced = [scaled_testbed(120, "10pkt", machines(5, 1, "20Mbps"), seed) for seed in SEEDS]
     non_paced_drops = mean_summary(non_paced, "drop_rate")
     paced_drops = mean_summary(paced, "drop_rate")
     assert non_paced_drops > 0.01, non_paced_drops
