@@ -118,17 +118,25 @@ def summary_table(summary: dict[str, Any]) -> Table:
     return table
 
 
+def _table(title: str, caption: str, headers: list[str]) -> Table:
+    """A table whose first column names the row and whose other columns are right-aligned
+    numbers."""
+    table = Table(title=title, caption=caption)
+    table.add_column(headers[0], no_wrap=True)
+    for header in headers[1:]:
+        table.add_column(header, justify="right")
+    return table
+
+
 def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> Table:
     """A table from `Result.links`: one row per monitored link (a parking lot's hops); the row
     of `summary_hop`, the link the summary describes, is marked."""
-    table = Table(
-        title=title,
-        caption="over the measured time; queue: mean packets waiting; delay: mean queueing "
-        "delay; *: the link the summary describes",
+    table = _table(
+        title,
+        "over the measured time; queue: mean packets waiting; delay: mean queueing delay; "
+        "*: the link the summary describes",
+        ["link", "rate", "buffer", "utilization", "drop rate", "queue", "delay"],
     )
-    table.add_column("link", no_wrap=True)
-    for header in ("rate", "buffer", "utilization", "drop rate", "queue", "delay"):
-        table.add_column(header, justify="right")
     for row in links.itertuples(index=False):
         if row.buffer_pkts >= 0:
             buffer = f"{row.buffer_pkts:,} pkt"
@@ -155,14 +163,12 @@ def transfers_table(bins: pd.DataFrame, title: str = "transfers by file size") -
     def shown(value: float, formatter: Callable[[float], str]) -> str:
         return formatter(value) if math.isfinite(value) else "–"
 
-    table = Table(
-        title=title,
-        caption="FCT: flow completion time; throughput: mean of bytes·8/FCT; "
-        "both over the completed transfers",
+    table = _table(
+        title,
+        "FCT: flow completion time; throughput: mean of bytes·8/FCT; both over the completed "
+        "transfers",
+        ["size", "transfers", "done", "FCT mean", "FCT p50", "FCT p99", "throughput"],
     )
-    table.add_column("size", no_wrap=True)
-    for header in ("transfers", "done", "FCT mean", "FCT p50", "FCT p99", "throughput"):
-        table.add_column(header, justify="right")
     for row in bins.itertuples(index=False):
         table.add_row(
             row.bin,

@@ -2,6 +2,7 @@
 //! of packets, exactly-once in-order delivery, queues within their limits, determinism, and
 //! computing ahead changing nothing.
 
+use buflab_core::result::RunResult;
 use buflab_core::scenario::Scenario;
 use buflab_core::sim::Endpoints;
 use proptest::prelude::*;
@@ -206,11 +207,16 @@ fn check_invariants(s: &Scenario) -> Result<(), TestCaseError> {
     // Same scenario and seed ⇒ identical results (wall time aside).
     let mut again = buflab_core::run(s);
     again.summary.wall_s = r.summary.wall_s;
-    prop_assert_eq!(&again.summary, &r.summary);
-    prop_assert_eq!(&again.flows, &r.flows);
-    prop_assert_eq!(&again.links, &r.links);
-    prop_assert_eq!(&again.timeseries, &r.timeseries);
-    prop_assert_eq!(again.transfers.len(), r.transfers.len());
+    same_tables(&again, &r)
+}
+
+/// Summary, flows, links and time series equal, and as many transfers.
+fn same_tables(a: &RunResult, b: &RunResult) -> Result<(), TestCaseError> {
+    prop_assert_eq!(&a.summary, &b.summary);
+    prop_assert_eq!(&a.flows, &b.flows);
+    prop_assert_eq!(&a.links, &b.links);
+    prop_assert_eq!(&a.timeseries, &b.timeseries);
+    prop_assert_eq!(a.transfers.len(), b.transfers.len());
     Ok(())
 }
 
@@ -233,11 +239,7 @@ fn check_computing_ahead_changes_nothing(s: &Scenario) -> Result<(), TestCaseErr
     let mut b = buflab_core::result::collect(s, &mut slow);
     b.summary.wall_s = a.summary.wall_s;
     b.summary.events = a.summary.events;
-    prop_assert_eq!(&a.summary, &b.summary);
-    prop_assert_eq!(&a.flows, &b.flows);
-    prop_assert_eq!(&a.links, &b.links);
-    prop_assert_eq!(&a.timeseries, &b.timeseries);
-    prop_assert_eq!(a.transfers.len(), b.transfers.len());
+    same_tables(&a, &b)?;
     for (x, y) in a.transfers.iter().zip(&b.transfers) {
         // NaN ≠ NaN: compare incomplete transfers by their other fields.
         prop_assert_eq!(
