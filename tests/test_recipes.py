@@ -66,6 +66,14 @@ def test_vary_option_picks_among_the_cases() -> None:
         (CASES.replace('access = ["fast", "slow"]\n', ""), "sweep.cases.access: not varied"),
         (CASES + "[[sweep.published]]\nmetric = 'utilization'\nvalue = 1\n", "missing point"),
         (
+            CASES + "[[sweep.published]]\npoint = { access = 'rapid' }\nmetric = 'x'\nvalue = 1\n",
+            "access = 'rapid': not among the swept values fast, slow",
+        ),
+        (
+            CASES + "[[sweep.published]]\npoint = { acess = 'fast' }\nmetric = 'x'\nvalue = 1\n",
+            "'acess' is not varied",
+        ),
+        (
             CASES + "[[sweep.published]]\npoint = {}\nmetric = 'x'\nvalue = 1\nband = -1\n",
             "band = -1: expected a number ≥ 0",
         ),

@@ -152,13 +152,16 @@ class SweepHeader:
         if not isinstance(published, list):
             raise ScenarioError(f"sweep.published = {published!r}: expected an array of tables")
         theory = table.get("theory")
+        entries = [Published.from_table(i, entry) for i, entry in enumerate(published)]
+        for i, entry in enumerate(entries):
+            _check_point(f"sweep.published.{i}", entry, vary)
         return cls(
             runs=table.get("runs", 1),
             varies=[Vary(key, tuple(values), cases.get(key)) for key, values in vary.items()],
             labels=table.get("labels", {}),
             theory=None if theory is None else TheorySettings(**theory),
             metrics=tuple(metrics),
-            published=[Published.from_table(i, entry) for i, entry in enumerate(published)],
+            published=entries,
         )
 
     def plan(self, scenario: Scenario, extra_varies: list[Vary], runs: int | None) -> Plan:
@@ -177,6 +180,23 @@ class SweepHeader:
         if any(vary.key == key and vary.cases is not None for vary in self.varies):
             default = str(value)  # a case's name says what it is
         return self.labels.get(key, {}).get(str(value), default)
+
+
+def _check_point(where: str, entry: Published, vary: dict[str, list[Any]]) -> None:
+    """A published number's points name varied keys and values the sweep runs, so a typo
+    fails before the sweep rather than when its table is printed."""
+    for name, point in (("point", entry.point), ("relative_to", entry.relative_to or {})):
+        for key, value in point.items():
+            if key not in vary:
+                raise ScenarioError(
+                    f"{where}.{name}: {key!r} is not varied; expected one of "
+                    f"{', '.join(map(repr, vary))}"
+                )
+            if str(value) not in {str(v) for v in vary[key]}:
+                raise ScenarioError(
+                    f"{where}.{name}.{key} = {value!r}: not among the swept values "
+                    f"{', '.join(map(str, vary[key]))}"
+                )
 
 
 def _check_cases(key: str, values: list[Any], cases: dict[str, Any]) -> None:
