@@ -23,7 +23,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 if TYPE_CHECKING:
     from buflab import load, theory
-    from buflab.api import Result, load_scenario, run, validate
+    from buflab.api import Result, load_scenario, run, size, validate
     from buflab.engine import ScenarioError
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "load",
     "load_scenario",
     "run",
+    "size",
     "theory",
     "validate",
 ]
@@ -43,6 +44,7 @@ _LAZY = {
     "Result": "buflab.api",
     "load_scenario": "buflab.api",
     "run": "buflab.api",
+    "size": "buflab.api",
     "validate": "buflab.api",
     "ScenarioError": "buflab.engine",
 }

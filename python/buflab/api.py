@@ -31,6 +31,7 @@ from buflab.scenario import (
     kwargs_overrides,
 )
 from buflab.scenario import load_scenario as _load
+from buflab.sizing import Sizing, minimum_buffer
 
 # The transfers table: one row per connection of closed-loop traffic, each carrying one file.
 # Long-lived and UDP traffic have none, so the columns and their types are fixed here to keep
@@ -147,6 +148,22 @@ def validate(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any
     """The scenario as the engine normalises it (defaults filled in); raises ScenarioError."""
     tree = load_scenario(scenario, overrides=overrides, **kw)
     return core().validate(scenario_json(tree))
+
+
+def size(
+    scenario: ScenarioSource,
+    target_utilization: float,
+    out: str | Path,
+    *,
+    overrides: Overrides = None,
+    **options: Any,
+) -> Sizing:
+    """The smallest buffer meeting a target mean utilization, by bisection
+    (`buflab.sizing.minimum_buffer`; options: key, runs, jobs, high, on_probe). Probes are
+    sweep runs kept in OUT/runs, so a repeated search reuses them."""
+    return minimum_buffer(
+        load_scenario(scenario, overrides=overrides), target_utilization, out, **options
+    )
 
 
 def run(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Result:

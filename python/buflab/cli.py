@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from buflab import __version__, theory
-from buflab.engine import EngineMissing, ScenarioError, core
+from buflab.engine import EngineMissing, ScenarioError, core, scenario_json
 from buflab.units import (
     UnitError,
     format_bytes,
@@ -334,6 +334,71 @@ def _theory_rows(
     except ValueError as error:  # out of a rule's domain, e.g. a load above 1
         raise BadInput(str(error)) from None
     return table, notes
+
+
+@cli.command()
+@click.argument("file")
+@click.option(
+    "--target-utilization",
+    "target",
+    type=float,
+    required=True,
+    help="Mean utilization a probe must reach, e.g. 0.98.",
+)
+@click.option("--key", default="network.bottleneck.buffer", show_default=True, help="Buffer key.")
+@click.option("--high", type=click.IntRange(min=1), help="First probe (packets) [default: RTT·C].")
+@runs_option
+@jobs_option
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), help="[default: out/size-FILE]")
+def size(
+    file: str,
+    target: float,
+    key: str,
+    high: int | None,
+    runs: int | None,
+    jobs: int | None,
+    overrides: tuple[str, ...],
+    out: Path | None,
+) -> None:
+    """The smallest buffer (whole packets) whose mean utilization over --runs seeds meets the
+    target, by bisection; each probe is printed as it finishes, and the answer beside RTT·C
+    and RTT·C/√N. Bisection assumes utilization grows with the buffer; probes that contradict
+    it are reported."""
+    from buflab.console import stdout
+    from buflab.sizing import minimum_buffer
+
+    scenario = _scenario_of(file, overrides)
+    out = out or Path("out") / f"size-{Path(file).stem}"
+
+    def show(probe: Any) -> None:
+        verdict = "meets" if probe.passed else "misses"
+        spread = "" if math.isnan(probe.ci95) else f" ± {format_percent(probe.ci95)}"
+        stdout.print(
+            f"{probe.buffer_pkts:>8,} pkt: utilization {format_percent(probe.utilization)}"
+            f"{spread}, {verdict} {format_percent(target)}"
+        )
+
+    with _exit_when_interrupted():
+        sizing = minimum_buffer(
+            scenario, target, out, key=key, runs=runs or 1, jobs=jobs, high=high, on_probe=show
+        )
+    facts = theory.LinkFacts.from_scenario(core().validate(scenario_json(scenario)))
+    bdp = theory.bdp_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes)
+    rules = f"RTT·C = {bdp:,.0f} pkt, RTT·C/√N = {bdp / math.sqrt(max(facts.flows, 1)):,.0f} pkt"
+    if sizing.buffer_pkts is None:
+        largest = max(probe.buffer_pkts for probe in sizing.probes)
+        stdout.print(f"no buffer up to {largest:,} pkt meets {format_percent(target)} ({rules})")
+    else:
+        stdout.print(
+            f"minimum buffer: {sizing.buffer_pkts:,} pkt for {format_percent(target)} ({rules})"
+        )
+    for small, large in sizing.contradictions:
+        stdout.print(
+            f"not monotonic: {small.buffer_pkts:,} pkt reached "
+            f"{format_percent(small.utilization)} but {large.buffer_pkts:,} pkt only "
+            f"{format_percent(large.utilization)}; add --runs to average more seeds"
+        )
 
 
 @cli.command(name="load")
