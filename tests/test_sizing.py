@@ -44,7 +44,8 @@ def test_bisection_finds_the_smallest_passing_buffer(
 def test_upper_bound_doubles_then_gives_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     probed = fake_runs(monkeypatch, lambda b: min(1.0, b / 350))
     assert minimum_buffer({}, 1.0, tmp_path, high=100).buffer_pkts == 350
-    assert probed[:3] == [100, 200, 400]
+    assert probed[:4] == [100, 200, 400, 300], "bisects between the last miss and the hit"
+    assert len(probed) == len(set(probed)), "no buffer is probed twice"
 
     probed = fake_runs(monkeypatch, lambda b: 0.5)
     sizing = minimum_buffer({}, 0.9, tmp_path, high=10)

@@ -107,13 +107,13 @@ def minimum_buffer(
             on_probe(result)
         return result.passed
 
+    low = 0  # the largest buffer known to miss (a buffer of 0 packets is taken to miss)
     for _ in range(MAX_DOUBLINGS + 1):
         if probe(high):
             break
-        high *= 2
+        low, high = high, high * 2
     else:
         return sizing  # even the largest buffer misses the target
-    low = 0  # a buffer of 0 packets is taken to fail
     while high - low > 1:
         middle = (low + high) // 2
         if probe(middle):
