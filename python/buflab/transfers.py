@@ -89,8 +89,8 @@ def sweep_metrics(transfers: pd.DataFrame, warmup_s: float) -> dict[str, float]:
         "transfers_started": float(len(measured)),
         "transfers_completed": float(measured["complete"].astype(bool).sum()),
     }
-    for row in short_and_long(measured).itertuples():
-        kind = "short" if row.bin.startswith("short") else "long"
+    # short_and_long's rows are short then long, or none when nothing started after warm-up.
+    for kind, row in zip(("short", "long"), short_and_long(measured).itertuples(), strict=False):
         metrics[f"fct_{kind}_mean_s"] = row.fct_mean_s
         metrics[f"throughput_{kind}_mean_bps"] = row.throughput_mean_bps
     for (low, high), row in zip(
