@@ -111,3 +111,20 @@ def test_theory_reads_a_scenario(tiny_file: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "37.5" in result.stdout
     assert "18.8" in result.stdout
+
+
+def test_point_runs_one_case_of_a_recipe() -> None:
+    # T7's "1 machine" case replaces the whole access table: one machine with 16 classes.
+    short = ["--set", "duration=2s", "--set", "warmup=1s", "--json"]
+    result = invoke("run", "t7", "--point", "machines=1 machine", *short)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["flows"] == 400
+
+
+def test_point_names_what_the_recipe_varies() -> None:
+    result = invoke("run", "t7", "--point", "buffer=10pkt")
+    assert result.exit_code == 2
+    assert "--point buffer: not varied" in result.output and "machines" in result.output
+    result = invoke("run", "t7", "--point", "machines=2 machines")
+    assert result.exit_code == 2
+    assert "'1 machine'" in result.output, "the error lists the recipe's cases"

@@ -11,18 +11,33 @@ bottleneck, or every hop of a parking lot (whose summary describes `network.summ
 Keyword overrides use `__` for the dots of a key (`traffic__0__flows=10`); `overrides` takes
 a mapping of dotted keys or a list of "KEY=VALUE" strings, as `--set` does on the command line.
 Keyword overrides are applied after `overrides`.
+
+With `monitor.events = true` the bottleneck's event log is recorded: `run(..., events_to=PATH)`
+streams it to a Parquet file as the run goes (memory stays bounded; `result.events_file`),
+without a path it is kept in memory as `result.events`. `buflab.analysis.analyze` rebuilds the
+queue from it.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from buflab.engine import core, run_engine, scenario_json
+from buflab.engine import ScenarioError, core, run_engine, scenario_json
+from buflab.events import (
+    EventLogCollector,
+    EventLogWriter,
+    LogFacts,
+    batch_frame,
+    events_csv,
+    with_seconds,
+    write_events,
+)
 from buflab.scenario import (
     Overrides,
     Scenario,
@@ -82,6 +97,10 @@ class Result:
     transfers: pd.DataFrame
     events: pd.DataFrame | None
     scenario: Scenario
+    # The event log streamed to a file (`run(..., events_to=...)`), in place of `events`, and
+    # the queue's facts that reading either needs (`buflab.events.LogFacts`).
+    events_file: Path | None = None
+    events_facts: LogFacts | None = None
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any], scenario: Scenario) -> Result:
@@ -92,12 +111,13 @@ class Result:
             timeseries=pd.DataFrame(raw["timeseries"]),
             links=typed_frame(raw.get("links"), LINK_COLUMNS),
             transfers=typed_frame(raw.get("transfers"), TRANSFER_COLUMNS),
-            events=None if events is None else _events_frame(events),
+            events=None if events is None else with_seconds(batch_frame(events)),
             scenario=scenario,
         )
 
     def to_dir(self, out: str | Path, csv: bool = False) -> Path:
-        """Write summary.json, scenario.json and the tables as Parquet (and CSV if asked)."""
+        """Write summary.json, scenario.json and the tables as Parquet (and CSV if asked), the
+        event log as events.parquet (events.csv too, if asked, written batch by batch)."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
@@ -106,27 +126,26 @@ class Result:
             table.to_parquet(out / f"{name}.parquet", index=False)
             if csv:
                 table.to_csv(out / f"{name}.csv", index=False)
+        self._write_events(out / "events.parquet", csv)
         return out
+
+    def _write_events(self, path: Path, csv: bool) -> None:
+        if self.events_file is not None and self.events_file.resolve() != path.resolve():
+            shutil.copyfile(self.events_file, path)
+        elif self.events is not None and self.events_facts is not None:
+            write_events(self.events, path, self.events_facts)
+        if csv and path.exists():
+            events_csv(path, path.with_suffix(".csv"))
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables this result has, by file name (links and transfers only when there were
-        any, events only when they were recorded)."""
+        any; the event log is apart, see `events` and `events_file`)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
         if len(self.links) > 0:
             tables["links"] = self.links
         if len(self.transfers) > 0:
             tables["transfers"] = self.transfers
-        if self.events is not None:
-            tables["events"] = self.events
         return tables
-
-
-def _events_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame(columns)
-    # Event logs have millions of rows and three distinct event names.
-    if "event" in frame:
-        frame["event"] = frame["event"].astype("category")
-    return frame
 
 
 def typed_frame(columns: dict[str, list[Any]] | None, types: dict[str, str]) -> pd.DataFrame:
@@ -166,7 +185,44 @@ def size(
     )
 
 
-def run(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Result:
-    """Run one scenario to completion; raises ScenarioError for invalid input."""
+def run(
+    scenario: ScenarioSource,
+    *,
+    overrides: Overrides = None,
+    events_to: str | Path | None = None,
+    **kw: Any,
+) -> Result:
+    """Run one scenario to completion; raises ScenarioError for invalid input. With
+    `monitor.events = true`, `events_to` names the Parquet file the event log streams to."""
     tree = load_scenario(scenario, overrides=overrides, **kw)
-    return Result.from_engine(run_engine(scenario_json(tree)), tree)
+    text = scenario_json(tree)
+    normalized = core().validate(text)
+    if not normalized["monitor"]["events"]:
+        if events_to is not None:
+            raise ScenarioError(
+                f"events_to={str(events_to)!r}: the scenario records no event log; "
+                "set monitor.events = true"
+            )
+        return Result.from_engine(run_engine(text), tree)
+    sink = EventLogWriter(events_to) if events_to is not None else EventLogCollector()
+    try:
+        raw = run_engine(text, sink)
+    except BaseException:
+        if isinstance(sink, EventLogWriter):
+            sink.abandon()
+        raise
+    result = Result.from_engine(raw, tree)
+    facts = LogFacts.from_summary(result.summary, normalized, _summary_link_name(normalized))
+    result.events_facts = facts
+    if isinstance(sink, EventLogWriter):
+        result.events_file = sink.close(facts)
+    else:
+        result.events = sink.frame()
+    return result
+
+
+def _summary_link_name(normalized: Scenario) -> str:
+    network = normalized["network"]
+    if network["topology"] == "parking_lot":
+        return f"hop{network['summary_hop']}"
+    return "bottleneck"

@@ -86,18 +86,44 @@ def cli() -> None:
 @cli.command()
 @click.argument("file")
 @set_option
+@click.option(
+    "--point",
+    "points",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="For a recipe (a file or a shipped name): one point of its sweep, a varied key's value "
+    "or a case's name, e.g. --point access='200 Mb/s access' (repeatable; --set applies after).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-@click.option("--out", type=click.Path(path_type=Path), help="Write results to this directory.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Write results to this directory (with monitor.events = true, the event log streams "
+    "into it as the run goes).",
+)
 @click.option("--csv", is_flag=True, help="With --out: also write the tables as CSV.")
-def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, csv: bool) -> None:
+def run(
+    file: str,
+    overrides: tuple[str, ...],
+    points: tuple[str, ...],
+    as_json: bool,
+    out: Path | None,
+    csv: bool,
+) -> None:
     """Run the scenario in FILE once and print its summary (and, on a parking lot, every hop;
-    with closed-loop traffic, completion times and throughput by file size)."""
+    with closed-loop traffic, completion times and throughput by file size). FILE may name a
+    shipped recipe (t6); it runs the recipe's base point, or the one --point picks."""
     from buflab.api import run as run_scenario
     from buflab.console import links_table, stdout, summary_table, transfers_table
     from buflab.scenario import get_key
     from buflab.transfers import by_size_bin
 
-    result = run_scenario(_scenario_of(file, overrides))
+    # The event log streams straight into OUT, so a long run's log never sits in memory.
+    events_to = out / "events.parquet" if out is not None else None
+    scenario = _scenario_of(file, overrides, points)
+    if not get_key(scenario, "monitor.events", False):
+        events_to = None
+    result = run_scenario(scenario, events_to=events_to)
     if out is not None:
         result.to_dir(out, csv=csv)
     if as_json:
@@ -114,15 +140,80 @@ def run(file: str, overrides: tuple[str, ...], as_json: bool, out: Path | None, 
         stdout.print(f"results in {out}/")
 
 
-def _scenario_of(file: str, overrides: tuple[str, ...]) -> dict[str, Any]:
-    """FILE's scenario with overrides; a recipe file's `[sweep]` header is left out, since it
-    describes a sweep of the scenario, not the scenario (so `buflab run t1.toml` runs its base
-    point and `buflab load t1.toml` reports that point's load)."""
-    from buflab import recipes
-    from buflab.api import load_scenario
+@cli.command()
+@click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="A name for each RUN_DIR in the table and plots, in order [default: the directory].",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Where to write analysis.png/.svg and cdfs.csv [default: the RUN_DIR, or "
+    "out/analysis for several].",
+)
+def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> None:
+    """Rebuild the bottleneck queue from the event log of each RUN_DIR (a `buflab run --out`
+    directory of a scenario with monitor.events = true) and check it against the run's summary;
+    print the inter-arrival, burst and queueing-delay distributions and plot their CDFs, the
+    runs overlaid."""
+    from buflab.analysis import analyze as analyze_log
+    from buflab.analysis import cdf_frame, check_summary
+    from buflab.analysis_plots import save_analysis_figure
+    from buflab.console import analysis_table, rebuild_table, stdout
+    from buflab.plots import footer_text
 
-    scenario, _ = recipes.split_header(load_scenario(file, overrides=overrides))
-    return scenario
+    if labels and len(labels) != len(runs):
+        raise click.UsageError(f"--label given {len(labels)} times for {len(runs)} RUN_DIRs")
+    names = list(labels) or [Path(run).name or str(run) for run in runs]
+    if len(set(names)) != len(names):
+        raise click.UsageError(
+            f"two runs share a name ({', '.join(names)}); name them with --label"
+        )
+    analyses = {}
+    for name, run in zip(names, runs, strict=True):
+        try:
+            analysis = analyses[name] = analyze_log(run)
+        except FileNotFoundError as error:
+            raise BadInput(error.strerror) from None
+        summary_file = Path(run) / "summary.json"
+        if summary_file.exists():
+            checks = check_summary(analysis, json.loads(summary_file.read_text()))
+            stdout.print(rebuild_table(checks, f"{name}: the queue rebuilt from its event log"))
+    stdout.print(analysis_table(analyses))
+    out = out or (
+        Path(runs[0]) if len(runs) == 1 and Path(runs[0]).is_dir() else Path("out/analysis")
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    cdf_frame(analyses).to_csv(out / "cdfs.csv", index=False)
+    facts = [a.facts for a in analyses.values()]
+    scenarios = ", ".join(dict.fromkeys(f.scenario for f in facts))
+    footer = footer_text(scenarios, sorted({f.seed for f in facts}), __version__)
+    paths = save_analysis_figure(analyses, out, footer)
+    stdout.print(f"CDFs in {out / 'cdfs.csv'}; plots {', '.join(str(p) for p in paths)}")
+
+
+def _scenario_of(
+    file: str, overrides: tuple[str, ...], points: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """FILE's scenario (a path, or a shipped recipe's name) with overrides; a recipe's
+    `[sweep]` header is left out, since it describes a sweep of the scenario, not the scenario
+    (so `buflab run t1.toml` runs its base point and `buflab load t1.toml` reports that point's
+    load), except for the `points` picked from it, applied before the overrides."""
+    from buflab import recipes
+    from buflab.scenario import apply_overrides, parse_value
+
+    scenario, header = recipes.load(file)
+    point = {}
+    for text in points:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise ScenarioError(f"--point {text!r}: expected NAME=VALUE, e.g. access=slow")
+        point[name.strip()] = parse_value(value.strip())
+    scenario = apply_overrides(scenario, header.point_overrides(point))
+    return apply_overrides(scenario, list(overrides))
 
 
 @cli.command()

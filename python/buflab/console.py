@@ -180,3 +180,54 @@ def transfers_table(bins: pd.DataFrame, title: str = "transfers by file size") -
             shown(row.throughput_mean_bps, format_rate),
         )
     return table
+
+
+def rebuild_table(checks: list[tuple[str, float, float]], title: str) -> Table:
+    """The queue rebuilt from its event log beside the run's own summary."""
+    table = _table(
+        title,
+        "rebuilt: from the event log alone; =: equal to the summary to the last bit",
+        ["metric", "rebuilt", "summary", ""],
+    )
+    for key, rebuilt, reported in checks:
+        text = _SUMMARY_FORMATS.get(key, _plain)
+        table.add_row(key, text(rebuilt), text(reported), "=" if rebuilt == reported else "differs")
+    return table
+
+
+def analysis_table(analyses: dict[str, Any]) -> Table:
+    """Each run's traffic measures from its event log, one column per run."""
+    table = _table(
+        "event-log analysis",
+        "over the measured time; IAT: gap between successive stored packets; burst: run of "
+        "successive arrivals of one flow",
+        ["measure", *analyses],
+    )
+    rows: list[tuple[str, Callable[[Any], str]]] = [
+        ("utilization", lambda a: format_percent(a.summary()["utilization"])),
+        ("drop rate", lambda a: format_percent(a.summary()["drop_rate"])),
+        ("mean queue", lambda a: f"{a.summary()['mean_queue_pkts']:,.1f} pkt"),
+        ("IAT p10", lambda a: _seconds(a.interarrival.quantile(0.1) / 1e12)),
+        ("IAT p50", lambda a: _seconds(a.interarrival.quantile(0.5) / 1e12)),
+        ("IAT p90", lambda a: _seconds(a.interarrival.quantile(0.9) / 1e12)),
+        ("IAT faster than line", lambda a: format_percent(a.summary()["iat_faster_than_line"])),
+        ("burst mean", lambda a: f"{a.bursts.mean:.2f} pkt"),
+        ("burst p99", lambda a: f"{a.bursts.quantile(0.99):,.0f} pkt"),
+        ("same-flow successors", lambda a: format_percent(a.summary()["same_flow_fraction"])),
+        ("queueing delay p50", lambda a: _seconds(a.queue_delay.quantile(0.5) / 1e12)),
+        ("queueing delay p99", lambda a: _seconds(a.queue_delay.quantile(0.99) / 1e12)),
+    ]
+    for label, value in rows:
+        table.add_row(label, *(value(a) for a in analyses.values()))
+    return table
+
+
+def _seconds(value: float) -> str:
+    return "–" if math.isnan(value) else format_time(value)
+
+
+def _plain(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:.6g}"
+
+
+_SUMMARY_FORMATS: dict[str, Callable[[Any], str]] = {key: f for key, _, f in _SUMMARY_ROWS}

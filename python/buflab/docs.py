@@ -155,8 +155,14 @@ Parquet (and CSV with `--csv`).
   received; NaN if the run ended first), `bytes`, `fct_s`, `throughput_bps` (bytes·8/fct),
   `retransmits`, `timeouts` (the server's, for that connection), `complete`.
   `buflab.transfers.by_size_bin()` and `short_and_long()` summarise it.
-- **events** (only with `monitor.events = true`): every enqueue, dequeue and drop at the
-  bottleneck queue: `time_s`, `event`, `flow`, `seq`, `size`, `queue_pkts`, `queue_bytes`.
+- **events** (only with `monitor.events = true`): every enqueue, dequeue (service start) and
+  drop at the bottleneck queue, in time order: `time_ps` (exact integer picoseconds), `event`,
+  `flow`, `seq`, `size`, `queue_pkts`, `queue_bytes` (waiting after the event); frames in
+  memory add `time_s`. `buflab run --out DIR` streams it into `DIR/events.parquet` in batches
+  as the run goes (memory stays bounded; the file is `events.parquet.partial` until the run
+  ends), with the link's rate, the measured window and the interval in the file's metadata.
+  `buflab analyze DIR` (`buflab.analysis.analyze`) rebuilds the queue from it, checks it against
+  the summary and plots the CDFs of inter-arrival times, burst sizes and queueing delays.
 
 A sweep (`buflab sweep`, `buflab reproduce`) writes `runs/<id>.json` per run, `results.csv`
 (one row per run: the varied keys, the seed and every summary value) and `summary.csv` (per

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import resource
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -27,6 +28,10 @@ else:
         still catchable as `buflab.ScenarioError` before the engine is built."""
 
 
+class EventLogError(OSError):
+    """The event log's sink failed (a full disk, say); the run itself finished."""
+
+
 class EngineMissing(RuntimeError):
     """buflab._core is not importable."""
 
@@ -39,9 +44,14 @@ def core() -> ModuleType:
     return _core
 
 
-def run_engine(scenario_text: str) -> dict[str, Any]:
-    """One engine run, with the run statistics only the process can see added to the summary."""
-    raw = core().run(scenario_text)
+def run_engine(
+    scenario_text: str, event_sink: Callable[[dict[str, bytes]], None] | None = None
+) -> dict[str, Any]:
+    """One engine run, with the run statistics only the process can see added to the summary.
+    `event_sink` receives the event log in batches (`buflab.events`) instead of the result."""
+    raw = core().run(scenario_text, event_sink)
+    if raw.get("events_error"):
+        raise EventLogError(f"the event log could not be written: {raw['events_error']}")
     raw["summary"]["peak_rss_mib"] = peak_rss_mib()
     return raw
 

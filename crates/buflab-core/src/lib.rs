@@ -51,6 +51,19 @@ pub fn run(scenario: &scenario::Scenario) -> result::RunResult {
     result::collect(scenario, &mut net)
 }
 
+/// Runs the scenario with its event log (`monitor.events`) streamed to `sink` in batches, so
+/// that memory stays bounded however long the run; the result's `events` is then `None` and
+/// `events_written` counts what the sink received.
+pub fn run_streaming_events(
+    scenario: &scenario::Scenario,
+    sink: Box<dyn monitor::EventSink>,
+) -> result::RunResult {
+    let mut net = topology::build(scenario);
+    net.stream_events(sink);
+    net.sim.run();
+    result::collect(scenario, &mut net)
+}
+
 /// Builds and runs the scenario, returning the network in its final state (for tests and
 /// tools that inspect flows after the run; `result::collect` summarises it).
 pub fn simulate(scenario: &scenario::Scenario) -> topology::Network {

@@ -126,6 +126,10 @@ impl Link {
         self.monitor = Some(Box::new(m));
     }
 
+    pub fn monitor_mut(&mut self) -> Option<&mut QueueMonitor> {
+        self.monitor.as_deref_mut()
+    }
+
     pub fn take_monitor(&mut self) -> Option<QueueMonitor> {
         self.monitor.take().map(|b| *b)
     }

@@ -218,7 +218,11 @@ pub struct RunResult {
     /// One row per monitored link, in path order.
     pub links: Vec<LinkRow>,
     pub timeseries: Vec<SeriesRow>,
+    /// The event log kept in memory (`monitor.events` without a sink).
     pub events: Option<EventLog>,
+    /// Events handed to a sink (`run_streaming_events`), and the sink's error if it failed.
+    pub events_written: u64,
+    pub events_error: Option<String>,
     pub conservation: Conservation,
     /// Largest bottleneck occupancy ever, warm-up included (packets, bytes).
     pub max_queue_ever: (u64, u64),
@@ -244,6 +248,11 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         }
     }
     let mut mon = summary_monitor.expect("the summary link is monitored");
+    let (events, events_written, events_error) = match mon.log.take() {
+        None => (None, 0, None),
+        Some(log) if log.is_streaming() => (None, log.written, log.error),
+        Some(log) => (Some(log.pending), 0, None),
+    };
     let row = links[net.summary].clone();
     let link = &sim.links[net.monitored[net.summary].link as usize];
     let buffer = link.limit();
@@ -403,7 +412,9 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         transfers,
         links,
         timeseries,
-        events: mon.log.take(),
+        events,
+        events_written,
+        events_error,
         conservation: sim.counts,
         max_queue_ever: row.max_queue_ever,
         buffer,

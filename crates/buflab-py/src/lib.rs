@@ -1,12 +1,13 @@
 //! The Python binding of buflab's engine: scenario JSON in, plain dicts of columns out.
 //! Deliberately thin (STYLE habit 12): no logic here that Python or the core should own.
 
+use buflab_core::monitor::{EventLog, EventSink};
 use buflab_core::result::RunResult;
 use buflab_core::scenario::{schema as core_schema, Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList};
 use serde_json::Value;
 
 create_exception!(buflab._core, ScenarioError, PyValueError, "A scenario key has a bad value or is unknown.");
@@ -87,13 +88,53 @@ fn validate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, Py
     to_py(py, &n)
 }
 
-/// Runs a scenario; the simulation itself runs without the GIL.
+/// Runs a scenario; the simulation itself runs without the GIL. With `event_sink`, a callable,
+/// the event log (`monitor.events`) is streamed to it in batches (see `event_batch`) instead of
+/// returned; the GIL is taken only to hand a batch over.
 #[pyfunction]
-fn run<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (scenario_json, event_sink=None))]
+fn run<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    event_sink: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
     let v = parse(scenario_json)?;
     let scenario = Scenario::from_value(&v).map_err(scenario_error)?;
-    let r = py.allow_threads(|| buflab_core::run(&scenario));
+    let r = py.allow_threads(|| match event_sink {
+        Some(sink) => buflab_core::run_streaming_events(&scenario, Box::new(PythonSink(sink))),
+        None => buflab_core::run(&scenario),
+    });
     result_to_py(py, &r)
+}
+
+/// An event sink that calls a Python function with each batch.
+struct PythonSink(PyObject);
+
+impl EventSink for PythonSink {
+    fn write(&mut self, batch: &EventLog) -> Result<(), String> {
+        Python::with_gil(|py| {
+            let columns = event_batch(py, batch).map_err(|e| e.to_string())?;
+            self.0.call1(py, (columns,)).map(|_| ()).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// A batch of events as raw little-endian columns (`bytes`), for numpy.frombuffer: time_ps
+/// u64, event u8 (0 enqueue, 1 dequeue, 2 drop), flow, seq and size u32, queue_pkts and
+/// queue_bytes u64. Lists of Python ints would cost more than the simulation.
+fn event_batch<'py>(py: Python<'py>, log: &EventLog) -> PyResult<Bound<'py, PyDict>> {
+    fn le<T: Copy, const N: usize>(values: &[T], bytes: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        values.iter().flat_map(|&v| bytes(v)).collect()
+    }
+    let d = PyDict::new(py);
+    d.set_item("time_ps", PyBytes::new(py, &le(&log.time, |t| t.0.to_le_bytes())))?;
+    d.set_item("event", PyBytes::new(py, &log.event))?;
+    d.set_item("flow", PyBytes::new(py, &le(&log.flow, u32::to_le_bytes)))?;
+    d.set_item("seq", PyBytes::new(py, &le(&log.seq, u32::to_le_bytes)))?;
+    d.set_item("size", PyBytes::new(py, &le(&log.size, u32::to_le_bytes)))?;
+    d.set_item("queue_pkts", PyBytes::new(py, &le(&log.queue_pkts, u64::to_le_bytes)))?;
+    d.set_item("queue_bytes", PyBytes::new(py, &le(&log.queue_bytes, u64::to_le_bytes)))?;
+    Ok(d)
 }
 
 fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDict>> {
@@ -182,19 +223,10 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
 
     match &r.events {
         None => out.set_item("events", py.None())?,
-        Some(log) => {
-            let ev = PyDict::new(py);
-            ev.set_item("time_s", log.time.iter().map(|t| t.secs_f64()).collect::<Vec<_>>())?;
-            const NAMES: [&str; 3] = ["enqueue", "dequeue", "drop"];
-            ev.set_item("event", log.event.iter().map(|&k| NAMES[k as usize]).collect::<Vec<_>>())?;
-            ev.set_item("flow", &log.flow)?;
-            ev.set_item("seq", &log.seq)?;
-            ev.set_item("size", &log.size)?;
-            ev.set_item("queue_pkts", &log.queue_pkts)?;
-            ev.set_item("queue_bytes", &log.queue_bytes)?;
-            out.set_item("events", ev)?;
-        }
+        Some(log) => out.set_item("events", event_batch(py, log)?)?,
     }
+    out.set_item("events_written", r.events_written)?;
+    out.set_item("events_error", r.events_error.as_deref())?;
     Ok(out)
 }
 

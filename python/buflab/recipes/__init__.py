@@ -174,6 +174,21 @@ class SweepHeader:
             varies[vary.key] = Vary(vary.key, vary.values, cases)
         return Plan(scenario, list(varies.values()), runs or self.runs)
 
+    def point_overrides(self, point: dict[str, Any]) -> dict[str, Any]:
+        """The scenario overrides of one point of the sweep (`buflab run --point`): each varied
+        key's value, a case dimension's value naming its case."""
+        varies = {vary.key: vary for vary in self.varies}
+        overrides: dict[str, Any] = {}
+        for key, value in point.items():
+            if key not in varies:
+                varied = ", ".join(varies) or "nothing"
+                raise ScenarioError(f"--point {key}: not varied by this file (it varies {varied})")
+            vary = varies[key]
+            if vary.cases is not None:
+                _check_cases(key, [value], {key: vary.cases})
+            overrides.update(vary.overrides(value))
+        return overrides
+
     def label(self, key: str, value: Any) -> str:
         """Legend text for a varied value: the recipe's label, else "access.rate = 10Gbps"."""
         default = f"{short_key(key)} = {value}"

@@ -9,11 +9,13 @@
 //! Occupancy means packets (or bytes) *waiting*, not the one being serialized, matching the
 //! buffer limit's semantics.
 
+pub mod events;
 pub mod histogram;
 pub mod mix;
 
 use crate::packet::Packet;
 use crate::units::{Rate, Time};
+pub use events::{EventLog, EventRecorder, EventSink, QueueEvent};
 use histogram::Histogram;
 use mix::TrafficMix;
 
@@ -67,37 +69,6 @@ pub struct Bucket {
     pub max_pkts: u64,
 }
 
-/// The queue event log (every write, read and drop, like the NetFPGA monitor), columnar.
-#[derive(Clone, Debug, Default)]
-pub struct EventLog {
-    pub time: Vec<Time>,
-    /// 0 = enqueue, 1 = dequeue, 2 = drop.
-    pub event: Vec<u8>,
-    pub flow: Vec<u32>,
-    pub seq: Vec<u32>,
-    pub size: Vec<u32>,
-    pub queue_pkts: Vec<u64>,
-    pub queue_bytes: Vec<u64>,
-}
-
-impl EventLog {
-    fn push(&mut self, t: Time, kind: u8, p: &Packet, pkts: u64, bytes: u64) {
-        self.time.push(t);
-        self.event.push(kind);
-        self.flow.push(p.flow);
-        self.seq.push(p.seq);
-        self.size.push(p.size);
-        self.queue_pkts.push(pkts);
-        self.queue_bytes.push(bytes);
-    }
-    pub fn len(&self) -> usize {
-        self.time.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.time.is_empty()
-    }
-}
-
 /// Whole-run running totals. Window and per-interval figures are differences of snapshots
 /// of these, taken when time crosses an interval or window boundary.
 #[derive(Clone, Copy, Debug, Default)]
@@ -139,7 +110,8 @@ pub struct QueueMonitor {
     pub interval: Time,
     /// The time series, one bucket per interval (complete after `finish`).
     pub buckets: Vec<Bucket>,
-    pub log: Option<EventLog>,
+    /// The event log, when the scenario asks for it (`monitor.events`).
+    pub log: Option<EventRecorder>,
     /// Inter-arrival times and same-flow runs of the arriving traffic, in the window.
     pub mix: TrafficMix,
     cum: Cumulative,
@@ -173,7 +145,7 @@ impl QueueMonitor {
             max_bytes_ever: 0,
             interval,
             buckets: Vec::with_capacity(n),
-            log: log.then(EventLog::default),
+            log: log.then(EventRecorder::default),
             mix: TrafficMix::default(),
             cum: Cumulative::default(),
             last_change: Time::ZERO,
@@ -277,7 +249,7 @@ impl QueueMonitor {
         let ser = self.rate.serialization(p.size as u64);
         self.mix.on_stored(t, p.flow, ser, self.in_window);
         if let Some(log) = self.log.as_mut() {
-            log.push(t, 0, p, pkts, bytes);
+            log.record(t, QueueEvent::Enqueue, p, pkts, bytes);
         }
     }
 
@@ -289,7 +261,7 @@ impl QueueMonitor {
         self.cum.departed_bytes += p.size as u64;
         self.service_end = start + ser;
         if let Some(log) = self.log.as_mut() {
-            log.push(start, 1, p, pkts, bytes);
+            log.record(start, QueueEvent::Dequeue, p, pkts, bytes);
         }
     }
 
@@ -300,7 +272,7 @@ impl QueueMonitor {
         self.cum.drops += 1;
         self.mix.on_arrival(p.flow, self.in_window);
         if let Some(log) = self.log.as_mut() {
-            log.push(t, 2, p, pkts, bytes);
+            log.record(t, QueueEvent::Drop, p, pkts, bytes);
         }
     }
 
@@ -309,6 +281,9 @@ impl QueueMonitor {
     pub fn finish(&mut self, t: Time, pkts: u64, bytes: u64) {
         self.set_occupancy(t, pkts, bytes);
         self.mix.finish();
+        if let Some(log) = self.log.as_mut() {
+            log.flush();
+        }
         let end = self.at_window_end.unwrap_or_else(|| self.snapshot(t));
         let start = self.at_window_start.unwrap_or_default();
         let w = end.minus(&start);

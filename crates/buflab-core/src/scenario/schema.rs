@@ -61,7 +61,7 @@ keys! {
     "network.access" "nic" "rate" "\"1Gbps\"" "Dumbbell only. Rate of each server machine's NIC link.";
 
     "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops); on the parking lot, of `network.summary_hop`.";
-    "monitor" "events" "boolean" "false" "Record the bottleneck queue event log (on the parking lot, `network.summary_hop`'s): every enqueue, dequeue and drop with its time (kept in memory).";
+    "monitor" "events" "boolean" "false" "Record the bottleneck queue event log (on the parking lot, `network.summary_hop`'s): every enqueue, dequeue and drop with its time, packet and the occupancy after it. `buflab run --out DIR` streams it to `DIR/events.parquet` in bounded memory; `buflab analyze DIR` rebuilds the queue from it.";
 
     "traffic" "path" "string" "\"main\"" "Dumbbell only. `main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Cross traffic skips the class queues (it is not paced, as in IMC §3.1.2). Needs `network.access.machines` > 0.";
     "traffic" "hops" "integer or hop range" "\"all\"" "Parking lot only: the hops this entry's flows cross, numbered from 1: one hop (`2` or `\"2\"`), a range with both ends included (`\"1..3\"`), or `\"all\"` (the main flows). Flows that cross only some hops are cross traffic: they enter just before their first hop and leave just after their last.";

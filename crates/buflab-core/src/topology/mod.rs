@@ -9,6 +9,7 @@ pub mod dumbbell;
 mod flows;
 pub mod parking_lot;
 
+use crate::monitor::EventSink;
 use crate::scenario::{Scenario, Topology};
 use crate::sim::Sim;
 
@@ -34,6 +35,20 @@ impl Network {
     /// The link the run summary describes.
     pub fn summary_link(&self) -> u32 {
         self.monitored[self.summary].link
+    }
+
+    /// Streams the summary link's event log to `sink` instead of keeping it in memory.
+    /// False (and the sink unused) when the scenario does not record the log.
+    pub fn stream_events(&mut self, sink: Box<dyn EventSink>) -> bool {
+        let id = self.summary_link() as usize;
+        let link = &mut self.sim.links[id];
+        match link.monitor_mut().and_then(|m| m.log.as_mut()) {
+            Some(log) => {
+                log.stream_to(sink);
+                true
+            }
+            None => false,
+        }
     }
 }
 
