@@ -1,7 +1,9 @@
-"""`buflab size`: the bisection for the smallest buffer meeting a target utilization."""
+"""`buflab size`: the bisection for the smallest buffer meeting a target utilization, and
+`--vary` / `buflab.size_curve`: one search per value of another key."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -12,9 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
+from buflab import theory
 from buflab.cli import cli
-from buflab.sizing import minimum_buffer
+from buflab.sizing import curve_vary, minimum_buffer, value_directory
+from buflab.sweep import Vary
 from conftest import TINY_SCENARIO
+from test_cli import assert_one_line_error
 
 
 def fake_runs(monkeypatch: pytest.MonkeyPatch, utilization: Callable[[int], float]) -> list[int]:
@@ -24,7 +29,8 @@ def fake_runs(monkeypatch: pytest.MonkeyPatch, utilization: Callable[[int], floa
     def run_sweep(plan: Any, out: Any, jobs: Any = None) -> SimpleNamespace:
         buffer = int(str(plan.varies[0].values[0]).removesuffix("pkt"))
         probed.append(buffer)
-        return SimpleNamespace(results=pd.DataFrame({"utilization": [utilization(buffer)]}))
+        results = pd.DataFrame({"utilization": [utilization(buffer)]})
+        return SimpleNamespace(results=results, executed=len(results))
 
     monkeypatch.setattr("buflab.sizing.run_sweep", run_sweep)
     return probed
@@ -82,15 +88,245 @@ def test_size_command_on_a_small_scenario_and_resume(tmp_path: Path) -> None:
     first = CliRunner().invoke(cli, command)
     assert first.exit_code == 0, first.output
     assert "minimum buffer:" in first.stdout and "RTT·C/√N" in first.stdout
+    # 100 Mb/s access links let each flow fill the link: the load is unbounded.
+    assert "eq. 2.1 (tiny buffers) does not apply: the offered load is unbounded" in first.stdout
+    assert {"size.png", "size.svg"} <= {p.name for p in out.iterdir()}
     runs = sorted(p.name for p in (out / "runs").glob("*.json"))
     # The same search again reads every probe from disk: no new run files.
     again = CliRunner().invoke(cli, command)
     assert again.exit_code == 0, again.output
     assert sorted(p.name for p in (out / "runs").glob("*.json")) == runs
-    assert first.stdout.splitlines()[-1] == again.stdout.splitlines()[-1]
+    answer = [line for line in first.stdout.splitlines() if line.startswith("minimum buffer:")]
+    assert answer and answer[0] in again.stdout.splitlines()
+    assert "(0 found on disk)" in first.stdout and "(0 found on disk)" not in again.stdout
     # From Python, over the same probes on disk: the answer met the target and every probe
     # below it missed (bisection keeps failures below successes).
     sizing = buflab.size(str(scenario), 0.9, out)
     assert sizing.buffer_pkts is not None
     for probe in sizing.probes:
         assert probe.passed == (probe.buffer_pkts >= sizing.buffer_pkts)
+
+
+# --- one search per value of another key (--vary, buflab.size_curve) -------------------------
+
+# Access links of 1 Mb/s hold each flow to a tenth of the 10 Mb/s bottleneck, so N flows offer
+# a load of N/10: eq. 2.1 applies to 8 flows at a target of 70 % and not to 4 (the target is
+# above their 40 % load) or 12 (load 1.2).
+SLOW_ACCESS = ["network.access.rate=1Mbps"]
+
+
+def test_theory_columns_match_theory_py(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each row's RTT·C, RTT·C/√N and eq. 2.1 are theory.py's for that value's scenario, and
+    eq. 2.1 says why where it does not apply."""
+    fake_runs(monkeypatch, lambda b: min(1.0, b / 20))
+    curve = buflab.size_curve(
+        TINY_SCENARIO, 0.7, tmp_path, ("traffic.0.flows", [4, 8, 12]), overrides=SLOW_ACCESS
+    )
+    table = curve.frame().set_index("traffic.0.flows")
+    bdp = theory.bdp_packets(10e6, 0.030, 1000)  # 10 Mb/s, mean RTT 30 ms, 1000 B packets
+    assert table["rtt_c_pkts"].tolist() == pytest.approx([bdp] * 3)
+    for flows in (4, 8, 12):
+        expected = theory.sqrt_n_packets(10e6, 0.030, 1000, flows)
+        assert table.loc[flows, "rtt_c_sqrt_n_pkts"] == pytest.approx(expected)
+    wmax = 1e6 * 0.030 / 8000  # what a 1 Mb/s access link carries in an RTT, in packets
+    assert table.loc[8, "eq21_pkts"] == pytest.approx(
+        theory.tiny_buffer_for_utilization(wmax, 0.8, 0.7)
+    )
+    assert table.loc[8, "eq21_note"] == ""
+    assert "not below the offered load" in table.loc[4, "eq21_note"]
+    assert "not below 1" in table.loc[12, "eq21_note"]
+    assert table["eq21_pkts"].isna().tolist() == [True, False, True]
+    assert table["buffer_pkts"].tolist() == [14, 14, 14]  # 14/20 = 0.7
+    assert (tmp_path / "sizes.csv").exists()
+
+
+@pytest.mark.engine
+def test_single_search_prints_eq21_beside_the_answer(
+    monkeypatch: pytest.MonkeyPatch, tiny_file: Path, tmp_path: Path
+) -> None:
+    """Without --vary the answer line is followed by eq. 2.1 with its inputs when it applies,
+    and by the reason when it does not."""
+    fake_runs(monkeypatch, lambda b: min(1.0, b / 20))
+    command = [
+        "size",
+        str(tiny_file),
+        "--out",
+        str(tmp_path),
+        *sum((["--set", o] for o in SLOW_ACCESS), []),
+    ]
+    applies = CliRunner().invoke(
+        cli, [*command, "--set", "traffic.0.flows=8", "--target-utilization", "0.7"]
+    )
+    assert applies.exit_code == 0, applies.output
+    wmax = 1e6 * 0.030 / 8000
+    tiny = theory.tiny_buffer_for_utilization(wmax, 0.8, 0.7)
+    assert f"eq. 2.1 (tiny buffers): {tiny:,.1f} pkt (W_max = 3.75 pkt, ρ = 0.8" in applies.stdout
+    above = CliRunner().invoke(
+        cli, [*command, "--set", "traffic.0.flows=8", "--target-utilization", "0.9"]
+    )
+    assert "eq. 2.1 (tiny buffers) does not apply: the target 0.9 is not below" in above.stdout
+
+
+def test_a_value_with_no_buffer_is_kept_and_drawn(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A search that finds no buffer stays in the table (no minimum, its largest probe) and
+    is drawn as its own marker rather than left out of the plot."""
+    fake_runs(monkeypatch, lambda b: 0.5)
+    curve = buflab.size_curve(TINY_SCENARIO, 0.9, tmp_path, "traffic.0.flows=2,20", high=10)
+    table = curve.frame()
+    assert table["buffer_pkts"].isna().all()
+    assert table["largest_probe_pkts"].tolist() == [160, 160]
+    assert {p.name for p in curve.figures} == {"size_curve.png", "size_curve.svg"}
+    svg = (tmp_path / "size_curve.svg").read_text()
+    assert "no buffer found" in svg and "&gt; 160 pkt" in svg
+
+
+def test_short_flows_key_names_the_only_traffic_entry() -> None:
+    """`flows=...` means traffic.0.flows with one traffic entry and is refused, naming the
+    full form, when there are several."""
+    one = {"traffic": [{"kind": "long_lived"}]}
+    assert curve_vary(one, "flows=1,10").key == "traffic.0.flows"
+    two = {"traffic": [{"kind": "long_lived"}, {"kind": "long_lived"}]}
+    with pytest.raises(buflab.ScenarioError, match="traffic.0.flows"):
+        curve_vary(two, "flows=1,10")
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        (("traffic.0.flows", []), "non-empty list"),
+        (("traffic.0.flows", "1,2"), "non-empty list"),
+        ("traffic.0.flows", "expected KEY=V1,V2"),
+        (Vary("network.bottleneck.buffer", ("5pkt",)), "the buffer being sized"),
+        ("flows=2,2", "given twice"),
+    ],
+)
+def test_bad_vary_from_python_names_what_was_expected(spec: object, fragment: str) -> None:
+    """The Python API refuses what it cannot search over with a ScenarioError saying why."""
+    with pytest.raises(buflab.ScenarioError, match=fragment):
+        curve_vary({"traffic": [{"kind": "long_lived"}]}, spec)  # type: ignore[arg-type]
+
+
+def test_values_get_distinct_directories(tmp_path: Path) -> None:
+    """Each value has its own readable directory; values whose text is not file-name-safe
+    get a hash too, so two values never share one."""
+    assert value_directory(tmp_path, "traffic.0.flows", 10).name == "traffic.0.flows-10"
+    assert value_directory(tmp_path, "network.access.rate", "1Mbps").name == (
+        "network.access.rate-1Mbps"
+    )
+    odd = {value_directory(tmp_path, "k", value) for value in ("a b", "a/b", "a-b")}
+    assert len(odd) == 3
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    ("vary", "fragments"),
+    [
+        ("traffic.0.flowz=1,2", ("traffic.0.flowz", "unknown key")),  # unknown key
+        ("traffic.0.flows=", ("traffic.0.flows=", "expected KEY=V1,V2")),  # empty list
+        ("traffic.0.flows", ("traffic.0.flows", "expected KEY=V1,V2")),  # no values
+        ("traffic.0.flows=1,,2", ("empty value",)),
+        ("traffic.0.flows=2,ten", ("traffic.0.flows=ten", "whole number")),  # bad last value
+        ("network.bottleneck.buffer=5pkt", ("network.bottleneck.buffer", "being sized")),
+        ("traffic.3.flows=1", ("traffic.3.flows", "out of range")),
+    ],
+)
+def test_bad_vary_is_one_line_before_any_search(
+    tiny_file: Path, tmp_path: Path, vary: str, fragments: tuple[str, ...]
+) -> None:
+    """Bad --vary input is one `error:` line naming the key or value and what was expected,
+    exit status 2, and no search starts (a bad last value is caught before the first)."""
+    out = tmp_path / "out"
+    command = ["size", str(tiny_file), "--target-utilization", "0.9", "--out", str(out)]
+    result = CliRunner().invoke(cli, [*command, "--vary", vary])
+    assert_one_line_error(result, *fragments)
+    assert not list(out.glob("*/runs/*.json"))
+
+
+@pytest.mark.engine
+def test_vary_given_twice_is_refused(tiny_file: Path) -> None:
+    """A size search varies one key: a second --vary is an error, not silently dropped."""
+    command = ["size", str(tiny_file), "--target-utilization", "0.9"]
+    result = CliRunner().invoke(cli, [*command, "--vary", "flows=2", "--vary", "seed=1,2"])
+    assert_one_line_error(result, "--vary", "one key")
+
+
+# Shorter than the tiny scenario's 5 s: two values of a curve search in a few seconds.
+CURVE_COMMAND = ["--target-utilization", "0.9", "--vary", "flows=2,8", "--set", "duration=3s"]
+
+
+@pytest.fixture(scope="module")
+def curve_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path, str]:
+    """One `buflab size --vary` on the tiny scenario: (command, OUT, its stdout)."""
+    base = tmp_path_factory.mktemp("curve")
+    scenario = base / "tiny.toml"
+    scenario.write_text(TINY_SCENARIO)
+    out = base / "out"
+    command = ["size", str(scenario), *CURVE_COMMAND, "--out", str(out)]
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 0, result.output
+    return command, out, result.stdout
+
+
+def _run_files(out: Path) -> dict[str, list[Path]]:
+    return {d.name: sorted(d.glob("runs/*.json")) for d in out.iterdir() if d.is_dir()}
+
+
+@pytest.mark.engine
+def test_vary_runs_one_search_per_value_in_its_own_directory(
+    curve_run: tuple[list[str], Path, str],
+) -> None:
+    """Each value's search prints under its own heading and keeps its probes in its own
+    directory, each run made from the scenario with that value: probes never collide."""
+    _, out, stdout = curve_run
+    assert "traffic.0.flows = 2" in stdout and "traffic.0.flows = 8" in stdout
+    files = _run_files(out)
+    assert set(files) == {"traffic.0.flows-2", "traffic.0.flows-8"}
+    for directory, runs in files.items():
+        assert runs, directory
+        flows = int(directory.rsplit("-", 1)[1])
+        for path in runs:
+            assert json.loads(path.read_text())["scenario"]["traffic"][0]["flows"] == flows
+    table = pd.read_csv(out / "sizes.csv")
+    assert table["traffic.0.flows"].tolist() == [2, 8]
+    for row in table.itertuples():
+        assert row.probes == len(files[f"traffic.0.flows-{row._1}"])
+
+
+@pytest.mark.engine
+def test_vary_writes_the_table_and_the_plots(curve_run: tuple[list[str], Path, str]) -> None:
+    """The final table names the theory columns; sizes.csv, the curve plot and each search's
+    probe plot are written, and every figure names its scenario and seeds."""
+    _, out, stdout = curve_run
+    for column in ("minimum", "RTT·C", "RTT·C/√N", "eq. 2.1", "probes", "wall"):
+        assert column in stdout
+    assert "eq. 2.1 does not apply at every value" in stdout
+    names = {path.relative_to(out).as_posix() for path in out.rglob("*.*")}
+    for expected in ("sizes.csv", "size_curve.png", "size_curve.svg"):
+        assert expected in names
+    for value in (2, 8):
+        assert {f"traffic.0.flows-{value}/size.png", f"traffic.0.flows-{value}/size.svg"} <= names
+    assert "scenario tiny · seed 1 · buflab" in (out / "size_curve.svg").read_text()
+
+
+@pytest.mark.engine
+def test_a_resumed_vary_search_runs_no_new_probe(curve_run: tuple[list[str], Path, str]) -> None:
+    """Running the same curve again finds every probe on disk: nothing is simulated, no run
+    file is added and the answers are the same."""
+    command, out, stdout = curve_run
+    before = _run_files(out)
+    again = CliRunner().invoke(cli, command)
+    assert again.exit_code == 0, again.output
+    assert _run_files(out) == before
+    probes = [line for line in again.stdout.splitlines() if " pkt: utilization " in line]
+    assert probes and all(line.endswith("(on disk)") for line in probes)
+    answers = [line for line in stdout.splitlines() if line.startswith("minimum buffer:")]
+    assert answers == [
+        line for line in again.stdout.splitlines() if line.startswith("minimum buffer:")
+    ]
+    # From Python, over the same directories: the full key and the short one share probes.
+    curve = buflab.size_curve(
+        TINY_SCENARIO, 0.9, out, ("traffic.0.flows", [2, 8]), overrides=["duration=3s"]
+    )
+    assert sum(probe.simulated for p in curve.points for probe in p.sizing.probes) == 0

@@ -23,7 +23,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 if TYPE_CHECKING:
     from buflab import load, theory
-    from buflab.api import Result, load_scenario, run, size, validate
+    from buflab.api import Result, load_scenario, run, size, size_curve, validate
     from buflab.engine import ScenarioError
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "load_scenario",
     "run",
     "size",
+    "size_curve",
     "theory",
     "validate",
 ]
@@ -45,6 +46,7 @@ _LAZY = {
     "load_scenario": "buflab.api",
     "run": "buflab.api",
     "size": "buflab.api",
+    "size_curve": "buflab.api",
     "validate": "buflab.api",
     "ScenarioError": "buflab.engine",
 }

@@ -1,4 +1,5 @@
-"""The Python API: `run`, `validate`, `load_scenario` and the `Result` of a run.
+"""The Python API: `run`, `validate`, `load_scenario`, the `Result` of a run, and `size` and
+`size_curve` for the smallest buffer meeting a target utilization.
 
     >>> import buflab
     >>> result = buflab.run("examples/dumbbell.toml", network__bottleneck__buffer="50pkt", seed=2)
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +48,18 @@ from buflab.scenario import (
     kwargs_overrides,
 )
 from buflab.scenario import load_scenario as _load
-from buflab.sizing import Sizing, minimum_buffer
+from buflab.sizing import (
+    DEFAULT_KEY,
+    Probe,
+    SizeCurve,
+    SizePoint,
+    Sizing,
+    VarySpec,
+    curve_vary,
+    minimum_buffer,
+    rule_sizes,
+)
+from buflab.sizing import size_curve as sizing_size_curve
 
 # The transfers table: one row per connection of closed-loop traffic, each carrying one file.
 # Long-lived and UDP traffic have none, so the columns and their types are fixed here to keep
@@ -175,14 +188,74 @@ def size(
     out: str | Path,
     *,
     overrides: Overrides = None,
-    **options: Any,
+    key: str = DEFAULT_KEY,
+    runs: int = 1,
+    jobs: int | None = None,
+    high: int | None = None,
+    on_probe: Callable[[Probe], None] | None = None,
 ) -> Sizing:
     """The smallest buffer meeting a target mean utilization, by bisection
-    (`buflab.sizing.minimum_buffer`; options: key, runs, jobs, high, on_probe). Probes are
-    sweep runs kept in OUT/runs, so a repeated search reuses them."""
-    return minimum_buffer(
-        load_scenario(scenario, overrides=overrides), target_utilization, out, **options
+    (`buflab.sizing.minimum_buffer`), with the rules of thumb beside it (`Sizing.rules`) and
+    OUT/size.png/svg. Probes are sweep runs kept in OUT/runs, so a repeated search reuses
+    them."""
+    from buflab import sizing_plot  # matplotlib: imported only when there is a figure to draw
+
+    tree = load_scenario(scenario, overrides=overrides)
+    sizing = minimum_buffer(
+        tree, target_utilization, out, key=key, runs=runs, jobs=jobs, high=high, on_probe=on_probe
     )
+    sizing.rules = rule_sizes(tree, target_utilization)
+    sizing.figures = sizing_plot.write_search_figure(sizing, tree, runs, Path(out))
+    return sizing
+
+
+def size_curve(
+    scenario: ScenarioSource,
+    target_utilization: float,
+    out: str | Path,
+    vary: VarySpec,
+    *,
+    overrides: Overrides = None,
+    key: str = DEFAULT_KEY,
+    runs: int = 1,
+    jobs: int | None = None,
+    high: int | None = None,
+    on_value: Callable[[str, Any], None] | None = None,
+    on_probe: Callable[[Probe], None] | None = None,
+    on_point: Callable[[SizePoint], None] | None = None,
+) -> SizeCurve:
+    """`size` for each value of another key: `vary=("traffic.0.flows", [1, 10, 100])` (or
+    "traffic.0.flows=1,10,100"). Each value's search is kept in OUT/KEY-VALUE with its own
+    size.png; OUT/sizes.csv holds `SizeCurve.frame()` and OUT/size_curve.png/svg plots the
+    minimum buffer against the value beside RTT·C/√N, RTT·C and eq. 2.1."""
+    from buflab import sizing_plot  # matplotlib: imported only when there is a figure to draw
+
+    tree = load_scenario(scenario, overrides=overrides)
+    resolved = curve_vary(tree, vary, key)
+
+    def finished(point: SizePoint) -> None:
+        label = f"{resolved.key} = {point.value}"
+        point.sizing.figures = sizing_plot.write_search_figure(
+            point.sizing, point.scenario, runs, point.out, label
+        )
+        if on_point:
+            on_point(point)
+
+    curve = sizing_size_curve(
+        tree,
+        target_utilization,
+        out,
+        resolved,
+        key=key,
+        runs=runs,
+        jobs=jobs,
+        high=high,
+        on_value=on_value,
+        on_probe=on_probe,
+        on_point=finished,
+    )
+    curve.figures = sizing_plot.write_curve_figure(curve, tree, runs, Path(out))
+    return curve
 
 
 def run(

@@ -1,4 +1,4 @@
-"""The `buflab` command: run, sweep, theory, load, reproduce, docs.
+"""The `buflab` command: run, sweep, theory, size, load, reproduce, docs.
 
 Bad input never ends in a traceback: scenario errors (from the engine or from --set),
 TOML syntax errors, missing files and bad unit strings print one line, `error: …`, and
@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from buflab import __version__, theory
-from buflab.engine import EngineMissing, ScenarioError, core, scenario_json
+from buflab.engine import EngineMissing, ScenarioError, core
 from buflab.units import (
     UnitError,
     format_bytes,
@@ -436,6 +436,15 @@ def _theory_rows(
     required=True,
     help="Mean utilization a probe must reach, e.g. 0.98.",
 )
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="Search once per value of KEY, set as by --set, e.g. traffic.0.flows=1,10,100 "
+    "(flows=... when the scenario has one traffic entry); prints a table and writes "
+    "sizes.csv and size_curve.png/svg.",
+)
 @click.option("--key", default="network.bottleneck.buffer", show_default=True, help="Buffer key.")
 @click.option("--high", type=click.IntRange(min=1), help="First probe (packets) [default: RTT·C].")
 @runs_option
@@ -445,6 +454,7 @@ def _theory_rows(
 def size(
     file: str,
     target: float,
+    varies: tuple[str, ...],
     key: str,
     high: int | None,
     runs: int | None,
@@ -453,43 +463,54 @@ def size(
     out: Path | None,
 ) -> None:
     """The smallest buffer (whole packets) whose mean utilization over --runs seeds meets the
-    target, by bisection; each probe is printed as it finishes, and the answer beside RTT·C
-    and RTT·C/√N. Bisection assumes utilization grows with the buffer; probes that contradict
-    it are reported."""
-    from buflab.console import stdout
-    from buflab.sizing import minimum_buffer
+    target, by bisection; each probe is printed as it finishes, and the answer beside RTT·C,
+    RTT·C/√N and eq. 2.1. Bisection assumes utilization grows with the buffer; probes that
+    contradict it are reported. Writes size.png/svg (the probes) to OUT.
 
+    With --vary, one search per value, each in OUT/KEY-VALUE, then a table of the answers
+    (also OUT/sizes.csv) and size_curve.png/svg: the minimum buffer against the value.
+    """
+    from buflab import api
+    from buflab.console import answer_lines, probe_line, sizes_table, stdout
+    from buflab.sizing import check_target, eq21_notes
+
+    check_target(target)  # before reading FILE: a bad target is the first thing to say
+    if len(varies) > 1:
+        raise BadInput(f"--vary is given {len(varies)} times: a size search varies one key")
     scenario = _scenario_of(file, overrides)
     out = out or Path("out") / f"size-{Path(file).stem}"
+    options: dict[str, Any] = {"key": key, "runs": runs or 1, "jobs": jobs, "high": high}
 
-    def show(probe: Any) -> None:
-        verdict = "meets" if probe.passed else "misses"
-        spread = "" if math.isnan(probe.ci95) else f" ± {format_percent(probe.ci95)}"
-        stdout.print(
-            f"{probe.buffer_pkts:>8,} pkt: utilization {format_percent(probe.utilization)}"
-            f"{spread}, {verdict} {format_percent(target)}"
-        )
+    def show_probe(probe: Any) -> None:
+        stdout.print(probe_line(probe, target))
+
+    def show_answer(point: Any) -> None:
+        for line in answer_lines(point.sizing):
+            stdout.print(line)
 
     with _exit_when_interrupted():
-        sizing = minimum_buffer(
-            scenario, target, out, key=key, runs=runs or 1, jobs=jobs, high=high, on_probe=show
+        if not varies:
+            sizing = api.size(scenario, target, out, on_probe=show_probe, **options)
+            for line in answer_lines(sizing):
+                stdout.print(line)
+            stdout.print(f"wrote {', '.join(map(str, sizing.figures))}")
+            return
+        curve = api.size_curve(
+            scenario,
+            target,
+            out,
+            varies[0],
+            on_value=lambda name, value: stdout.rule(f"{name} = {value}"),
+            on_probe=show_probe,
+            on_point=show_answer,
+            **options,
         )
-    facts = theory.LinkFacts.from_scenario(core().validate(scenario_json(scenario)))
-    bdp = theory.bdp_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes)
-    rules = f"RTT·C = {bdp:,.0f} pkt, RTT·C/√N = {bdp / math.sqrt(max(facts.flows, 1)):,.0f} pkt"
-    if sizing.buffer_pkts is None:
-        largest = max(probe.buffer_pkts for probe in sizing.probes)
-        stdout.print(f"no buffer up to {largest:,} pkt meets {format_percent(target)} ({rules})")
-    else:
-        stdout.print(
-            f"minimum buffer: {sizing.buffer_pkts:,} pkt for {format_percent(target)} ({rules})"
-        )
-    for small, large in sizing.contradictions:
-        stdout.print(
-            f"not monotonic: {small.buffer_pkts:,} pkt reached "
-            f"{format_percent(small.utilization)} but {large.buffer_pkts:,} pkt only "
-            f"{format_percent(large.utilization)}; add --runs to average more seeds"
-        )
+    stdout.print()
+    stdout.print(sizes_table(curve))
+    labelled = [(f"{curve.key} = {p.value}", p.sizing.rules) for p in curve.points]
+    for note in eq21_notes(labelled):
+        stdout.print(note)
+    stdout.print(f"wrote {', '.join(map(str, [out / 'sizes.csv', *curve.figures]))}")
 
 
 @cli.command(name="load")

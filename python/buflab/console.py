@@ -26,6 +26,8 @@ from buflab.units import format_bytes, format_percent, format_rate, format_time
 if TYPE_CHECKING:
     import pandas as pd
 
+    from buflab.sizing import Probe, SizeCurve, Sizing
+
 stdout = Console()
 stderr = Console(stderr=True)
 
@@ -231,3 +233,102 @@ def _plain(value: Any) -> str:
 
 
 _SUMMARY_FORMATS: dict[str, Callable[[Any], str]] = {key: f for key, _, f in _SUMMARY_ROWS}
+
+
+# --- buflab size ------------------------------------------------------------------------------
+
+
+def probe_line(probe: Probe, target: float) -> str:
+    """One probe of a buffer search as it finishes; "(on disk)" when no run was simulated."""
+    verdict = "meets" if probe.passed else "misses"
+    spread = "" if math.isnan(probe.ci95) else f" ± {format_percent(probe.ci95)}"
+    reused = "" if probe.simulated else " (on disk)"
+    return (
+        f"{probe.buffer_pkts:>8,} pkt: utilization {format_percent(probe.utilization)}"
+        f"{spread}, {verdict} {format_percent(target)}{reused}"
+    )
+
+
+def answer_lines(sizing: Sizing) -> list[str]:
+    """The answer of a search beside the rules of thumb, then eq. 2.1 (or why it does not
+    apply), the probes that contradict monotonicity and what the search cost."""
+    target = format_percent(sizing.target)
+    rules = sizing.rules
+    beside = ""
+    if rules is not None:
+        sqrt_n = "–" if rules.rtt_c_sqrt_n is None else f"{rules.rtt_c_sqrt_n:,.0f} pkt"
+        beside = f" (RTT·C = {rules.rtt_c:,.0f} pkt, RTT·C/√N = {sqrt_n})"
+    if sizing.buffer_pkts is None:
+        lines = [f"no buffer up to {sizing.largest_probe:,} pkt meets {target}{beside}"]
+    else:
+        lines = [f"minimum buffer: {sizing.buffer_pkts:,} pkt for {target}{beside}"]
+    if rules is not None and rules.eq21 is not None:
+        lines.append(f"eq. 2.1 (tiny buffers): {rules.eq21:,.1f} pkt ({rules.eq21_note})")
+    elif rules is not None:
+        lines.append(f"eq. 2.1 (tiny buffers) does not apply: {rules.eq21_note}")
+    lines += _contradiction_lines(sizing)
+    reused = sum(1 for probe in sizing.probes if not probe.simulated)
+    lines.append(
+        f"{len(sizing.probes)} probes ({reused} found on disk) in {format_time(sizing.wall_s)}"
+    )
+    return lines
+
+
+# With one seed per probe, noise near the answer can make many pairs contradict each other;
+# the largest falls say enough.
+CONTRADICTIONS_SHOWN = 3
+
+
+def _contradiction_lines(sizing: Sizing) -> list[str]:
+    pairs = sorted(sizing.contradictions, key=lambda p: p[1].utilization - p[0].utilization)
+    lines = [
+        f"not monotonic: {small.buffer_pkts:,} pkt reached {format_percent(small.utilization)} "
+        f"but {large.buffer_pkts:,} pkt only {format_percent(large.utilization)}"
+        for small, large in pairs[:CONTRADICTIONS_SHOWN]
+    ]
+    if pairs:
+        shown = (
+            f" (the {CONTRADICTIONS_SHOWN} largest falls above)"
+            if len(pairs) > CONTRADICTIONS_SHOWN
+            else ""
+        )
+        lines.append(
+            f"{len(pairs)} probe pairs where the larger buffer did worse{shown}; add --runs to "
+            "average more seeds"
+        )
+    return lines
+
+
+def sizes_table(curve: SizeCurve) -> Table:
+    """The minimum buffer for each value of a curve beside the rules of thumb, in packets."""
+    table = _table(
+        f"minimum buffer for {format_percent(curve.target)} utilization, by {curve.key}",
+        "buffers in packets; eq. 2.1: the tiny-buffer bound (n/a: does not apply, see below); "
+        "probes: buffer sizes tried (simulated or found on disk); wall: this search's "
+        "wall-clock time",
+        # The key's last part heads the values: the title names it in full, and a long
+        # header would squeeze the numbers.
+        [curve.key.rsplit(".", 1)[-1], "minimum", "RTT·C", "RTT·C/√N", "eq. 2.1", "probes", "wall"],
+    )
+    for column in table.columns[1:]:
+        column.no_wrap = True  # a number split over two lines misreads
+    for point in curve.points:
+        table.add_row(str(point.value), *_size_cells(point.sizing))
+    return table
+
+
+def _size_cells(sizing: Sizing) -> list[str]:
+    def packets(value: float | None) -> str:
+        return "–" if value is None else f"{value:,.1f}"
+
+    if sizing.buffer_pkts is None:
+        found = f"none ≤ {sizing.largest_probe:,}"
+    else:
+        found = f"{sizing.buffer_pkts:,}"
+    rules = sizing.rules
+    if rules is None:
+        theory = ["–", "–", "–"]
+    else:
+        eq21 = "n/a" if rules.eq21 is None else packets(rules.eq21)
+        theory = [packets(rules.rtt_c), packets(rules.rtt_c_sqrt_n), eq21]
+    return [found, *theory, f"{len(sizing.probes)}", f"{sizing.wall_s:,.1f} s"]
