@@ -105,7 +105,10 @@ class Distribution:
         if total == 0:
             return float("nan")
         index = skip + int(np.searchsorted(np.cumsum(counts), q * total, side="left"))
-        return float(self.edges[index] if self.whole else self.edges[index + 1])
+        if self.whole or index == 0:
+            # Whole numbers are exact; for times, bin 0 holds exactly zero (whole picoseconds).
+            return float(self.edges[index])
+        return float(self.edges[index + 1])
 
 
 def _exact_sum(values: np.ndarray) -> int:
