@@ -18,7 +18,6 @@ from click.testing import CliRunner
 import buflab
 from buflab.analysis import analyze, check_summary
 from buflab.cli import cli
-from buflab.engine import EventLogError, run_engine, scenario_json
 from buflab.events import PS_PER_S, EventLogWriter, LogFacts, read_events
 from conftest import TINY_SCENARIO
 
@@ -123,16 +122,29 @@ def test_bursts_and_gaps_of_a_scripted_sequence() -> None:
     assert (a.arrivals, a.drops) == (7, 1)
 
 
-def test_a_failing_sink_stops_the_log_not_the_run(tmp_path: Path) -> None:
-    def full_disk(batch: dict[str, bytes]) -> None:
-        raise OSError("No space left on device")
+def test_a_failing_log_raises_its_error_and_keeps_what_was_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written = []
+    write = EventLogWriter._write
 
-    text = scenario_json(buflab.load_scenario(TINY_SCENARIO, overrides=["monitor.events=true"]))
-    with pytest.raises(EventLogError, match="No space left on device"):
-        run_engine(text, full_disk)
+    def disk_full_after_one_batch(self: EventLogWriter, table: object) -> None:
+        if written:
+            raise OSError(28, "No space left on device")
+        written.append(table)
+        write(self, table)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(EventLogWriter, "_write", disk_full_after_one_batch)
+    path = tmp_path / "events.parquet"
+    # The sink's own exception comes out of the run, not a wrapped one.
+    with pytest.raises(OSError, match="No space left on device"):
+        buflab.run(EXAMPLES / "dumbbell.toml", overrides=WITH_DROPS, events_to=path)
+    assert not path.exists(), "only a finished log gets the real name"
+    partial = tmp_path / "events.parquet.partial"
+    assert pq.read_metadata(partial).num_rows == 1 << 18, "the batch before the failure is kept"
 
 
-def test_an_unfinished_log_keeps_what_was_written(tmp_path: Path) -> None:
+def test_an_abandoned_log_is_readable(tmp_path: Path) -> None:
     writer = EventLogWriter(tmp_path / "events.parquet")
     result = buflab.run(TINY_SCENARIO, overrides=["monitor.events=true"])
     assert result.events is not None

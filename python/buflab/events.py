@@ -173,12 +173,14 @@ class EventLogWriter:
             pa.array(columns["queue_pkts"].view(np.int64)),
             pa.array(columns["queue_bytes"].view(np.int64)),
         ]
-        table = pa.Table.from_arrays(arrays, schema=_SCHEMA)
-        self._writer.write_table(table)
-        self.rows += table.num_rows
+        self._write(pa.Table.from_arrays(arrays, schema=_SCHEMA))
 
     def append(self, frame: pd.DataFrame) -> None:
-        table = pa.Table.from_pandas(frame[_SCHEMA.names], schema=_SCHEMA, preserve_index=False)
+        self._write(
+            pa.Table.from_pandas(frame[_SCHEMA.names], schema=_SCHEMA, preserve_index=False)
+        )
+
+    def _write(self, table: pa.Table) -> None:
         self._writer.write_table(table)
         self.rows += table.num_rows
 

@@ -9,6 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList};
 use serde_json::Value;
+use std::sync::{Arc, Mutex};
 
 create_exception!(buflab._core, ScenarioError, PyValueError, "A scenario key has a bad value or is unknown.");
 
@@ -100,21 +101,40 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let v = parse(scenario_json)?;
     let scenario = Scenario::from_value(&v).map_err(scenario_error)?;
+    // The sink's Python exception, re-raised as it was once the run is over (a full disk
+    // stays an OSError, Ctrl-C in the sink a KeyboardInterrupt).
+    let failure = Arc::new(Mutex::new(None));
     let r = py.allow_threads(|| match event_sink {
-        Some(sink) => buflab_core::run_streaming_events(&scenario, Box::new(PythonSink(sink))),
+        Some(callback) => {
+            let sink = PythonSink { callback, failure: failure.clone() };
+            buflab_core::run_streaming_events(&scenario, Box::new(sink))
+        }
         None => buflab_core::run(&scenario),
     });
+    if let Some(error) = failure.lock().map_or(None, |mut slot| slot.take()) {
+        return Err(error);
+    }
     result_to_py(py, &r)
 }
 
 /// An event sink that calls a Python function with each batch.
-struct PythonSink(PyObject);
+struct PythonSink {
+    callback: PyObject,
+    failure: Arc<Mutex<Option<PyErr>>>,
+}
 
 impl EventSink for PythonSink {
     fn write(&mut self, batch: &EventLog) -> Result<(), String> {
         Python::with_gil(|py| {
-            let columns = event_batch(py, batch).map_err(|e| e.to_string())?;
-            self.0.call1(py, (columns,)).map(|_| ()).map_err(|e| e.to_string())
+            let outcome =
+                event_batch(py, batch).and_then(|columns| self.callback.call1(py, (columns,)).map(|_| ()));
+            outcome.map_err(|error| {
+                let text = error.to_string();
+                if let Ok(mut slot) = self.failure.lock() {
+                    slot.get_or_insert(error);
+                }
+                text
+            })
         })
     }
 }
@@ -124,7 +144,11 @@ impl EventSink for PythonSink {
 /// queue_bytes u64. Lists of Python ints would cost more than the simulation.
 fn event_batch<'py>(py: Python<'py>, log: &EventLog) -> PyResult<Bound<'py, PyDict>> {
     fn le<T: Copy, const N: usize>(values: &[T], bytes: impl Fn(T) -> [u8; N]) -> Vec<u8> {
-        values.iter().flat_map(|&v| bytes(v)).collect()
+        let mut out = Vec::with_capacity(values.len() * N);
+        for &v in values {
+            out.extend_from_slice(&bytes(v));
+        }
+        out
     }
     let d = PyDict::new(py);
     d.set_item("time_ps", PyBytes::new(py, &le(&log.time, |t| t.0.to_le_bytes())))?;
