@@ -8,6 +8,7 @@
 //! - [`sched`]: the event queue, ordered by (time, insertion sequence) — the determinism rule.
 //! - [`packet`]: the 32-byte `Copy` packet with its source route.
 //! - [`link`]: queue + serializer + propagation pipe, with at most one pending event per link.
+//! - [`fabric`]: CIOQ switch-fabric schedulers (MWM, iSLIP, PIM, OQ emulation) on VOQ counts.
 //! - [`loss`]: independent random loss.
 //! - [`tcp`]: sender, receiver, RTO (RFC 6298) and congestion control ([`tcp::cc`]).
 //! - [`traffic`]: open-loop UDP sources.
@@ -28,6 +29,7 @@
 //! assert!(result.summary.utilization > 0.5);
 //! ```
 
+pub mod fabric;
 pub mod link;
 pub mod loss;
 pub mod monitor;

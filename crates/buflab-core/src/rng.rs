@@ -23,6 +23,8 @@ pub enum Stream {
     Loss = 4,
     Jitter = 5,
     User = 6,
+    /// A switch fabric's scheduler (PIM's random grants and accepts), by switch id.
+    Fabric = 7,
 }
 
 /// xoshiro256++ random generator.
