@@ -57,8 +57,9 @@ pub struct TcpSender {
     limit: u32,
     dupacks: u32,
     in_recovery: bool,
-    /// RFC 6582 `recover`: highest segment sent when recovery (or the last RTO) began.
-    recover: i64,
+    /// RFC 6582 `recover`: the highest segment sent when the last fast retransmit or timeout
+    /// happened; None before the first (see `covers_more_than_recover`).
+    recover: Option<u32>,
     partial_acks: u32,
     pub rtt: RttEstimator,
     /// The segment being timed and when it was sent (one sample per round trip).
@@ -100,7 +101,7 @@ impl TcpSender {
             limit: u32::MAX,
             dupacks: 0,
             in_recovery: false,
-            recover: -1,
+            recover: None,
             partial_acks: 0,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity),
             timed: None,
@@ -294,20 +295,22 @@ impl TcpSender {
         }
         let mut restart_timer = true;
         if self.in_recovery {
-            let full = ack as i64 > self.recover;
+            // RFC 6582 §3.2 step 3: a full acknowledgement covers everything up to and
+            // including `recover`.
+            let full = self.recover.is_none_or(|r| ack > r);
             match self.cfg.recovery {
                 // RFC 5681 §3.2 step 6: the first ACK of new data ends recovery; cwnd = ssthresh.
                 Recovery::Reno => {
                     self.w.cwnd = self.w.ssthresh;
                     self.exit_recovery();
                 }
-                // RFC 6582 §3.2 step 5, full acknowledgement: option (1),
+                // RFC 6582 §3.2 step 3, full acknowledgement: option (1),
                 // cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS), which avoids a burst.
                 Recovery::NewReno if full => {
                     self.w.cwnd = self.w.ssthresh.min(self.flight().max(1) as f64 + 1.0);
                     self.exit_recovery();
                 }
-                // RFC 6582 §3.2 step 5, partial acknowledgement: retransmit the first
+                // RFC 6582 §3.2 step 3, partial acknowledgement: retransmit the first
                 // unacknowledged segment, deflate cwnd by the amount acked, add back one
                 // SMSS (the ACK covered at least one), and reset the timer on the first
                 // partial ACK only (the "Impatient" variant the RFC recommends).
@@ -336,7 +339,7 @@ impl TcpSender {
     fn on_duplicate_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.dupacks += 1;
         if self.in_recovery {
-            // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 4: each further duplicate ACK means a
+            // RFC 5681 §3.2 step 4 (RFC 6582 §3.2 step 3): each further duplicate ACK means a
             // segment left the network: inflate cwnd by one SMSS.
             self.w.cwnd += 1.0;
             return;
@@ -344,20 +347,41 @@ impl TcpSender {
         if self.dupacks != 3 {
             return;
         }
-        // RFC 6582 §3.2 step 1: only if the ACK covers more than `recover`, so duplicate ACKs
-        // caused by go-back-N after a timeout do not trigger a second reduction. RFC 5681's
-        // Reno has no such check.
-        if self.cfg.recovery == Recovery::NewReno && (self.snd_una as i64) <= self.recover {
+        // RFC 6582 §3.2 step 2: only if the ACK covers more than `recover`, so duplicate ACKs
+        // caused by go-back-N after a timeout do not trigger a second reduction (§4). RFC
+        // 5681's Reno has no such check.
+        if self.cfg.recovery == Recovery::NewReno && !self.covers_more_than_recover(self.snd_una) {
             return;
         }
-        // RFC 5681 §3.2 steps 2–3 (RFC 6582 steps 2–3).
+        // RFC 5681 §3.2 steps 2–3 (RFC 6582 §3.2 step 2).
         self.count(now, |s| s.fast_retransmits += 1);
         self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, self.flight(), now);
-        self.recover = self.snd_max as i64 - 1;
+        self.recover = Some(self.snd_max - 1);
         self.in_recovery = true;
         self.partial_acks = 0;
         self.retransmit_first_unacked(now, out);
         self.w.cwnd = self.w.ssthresh + 3.0;
+    }
+
+    /// RFC 6582 §3.2 step 2: whether a cumulative ACK `ack` "covers more than recover". The
+    /// ACK field is the next segment expected, so it covers through `ack` − 1, and covers more
+    /// than `recover` when `ack` − 1 > `recover` (the RFC spells this out after step 4). An ACK
+    /// of exactly `recover` + 1 acknowledges all that was outstanding when `recover` was set
+    /// and nothing sent since: after a timeout, the go-back-N resends of segments the receiver
+    /// already held that are still in flight when the last hole fills produce just such
+    /// duplicate ACKs (RFC 6582 §4), and they must not start a fast retransmit. (Comparing
+    /// `ack` itself with `recover` let them through: a false fast retransmit, then a
+    /// "partial" ACK, and a needless resend, for every segment that followed.) Before the
+    /// first recovery or timeout there is nothing to guard; the RFC's initial `recover` = ISS
+    /// would, read literally, forbid fast retransmit of the first segment.
+    fn covers_more_than_recover(&self, ack: u32) -> bool {
+        self.recover.is_none_or(|r| ack > r + 1)
+    }
+
+    /// Whether data outstanding at the last fast retransmit or timeout is still unacknowledged:
+    /// the sender is still repairing that congestion event (in fast recovery, or going back N).
+    fn repairing(&self) -> bool {
+        self.recover.is_some_and(|r| self.snd_una <= r)
     }
 
     fn exit_recovery(&mut self) {
@@ -379,13 +403,24 @@ impl TcpSender {
         // RFC 5681 §3.1 eq. 4, only if this segment has not already been resent by the
         // timer: a repeated timeout for the same segment keeps ssthresh.
         if self.last_rto_una != Some(self.snd_una) {
-            self.w.ssthresh = self.cc.ssthresh_on_timeout(&self.w, self.flight(), now);
+            let eq4 = self.cc.ssthresh_on_timeout(&self.w, self.flight(), now);
+            // RFC 5681 §3.1 asks for ssthresh *no more than* eq. 4. While the data outstanding
+            // at the last fast retransmit or timeout is still being repaired, this timeout
+            // answers the same congestion event, and FlightSize (snd_max − snd_una) counts
+            // segments that already left the network: those above the holes, and those sent
+            // on the window inflated by duplicate ACKs (RFC 5681 §3.2 step 4) or during
+            // go-back-N. Eq. 4 alone would then raise ssthresh above anything the path held
+            // (after a slow-start overshoot, above pipe + buffer, so that the next slow start
+            // overshoots again, and so on); keep the lower value. Linux likewise keeps
+            // ssthresh on a timeout in Recovery ("Reduce ssthresh if it has not yet been made
+            // inside this window", tcp_enter_loss).
+            self.w.ssthresh = if self.repairing() { self.w.ssthresh.min(eq4) } else { eq4 };
         }
         self.last_rto_una = Some(self.snd_una);
         // RFC 5681 §3.1: cwnd = loss window = 1 segment.
         self.w.cwnd = 1.0;
-        // RFC 6582 §3.2 step 6: remember the highest segment sent and leave recovery.
-        self.recover = self.snd_max as i64 - 1;
+        // RFC 6582 §3.2 step 4: remember the highest segment sent and leave recovery.
+        self.recover = self.snd_max.checked_sub(1);
         self.exit_recovery();
         // RFC 6298 §5.5: back off the timer; §5.4: retransmit the earliest unacknowledged
         // segment; go-back-N: everything after it is sent again as the window allows.
@@ -559,6 +594,81 @@ mod tests {
         assert_eq!(s.rtt.rto(), Time::from_ms(1200));
         assert_eq!(s.w.ssthresh, ssthresh);
         assert_eq!(s.stats.timeouts, 2);
+    }
+
+    /// Segments 0, 2, 4 and 6 of the window 0..20 are lost; the receiver holds the rest. The
+    /// 16 duplicate ACKs start fast recovery (ssthresh 10) and inflate cwnd to 26, which sends
+    /// 20..25; the fast retransmission of 0 is lost too, so the timer fires in recovery.
+    /// Returns the sender just after the timeout (which resent 0) and the time.
+    fn timed_out_in_recovery() -> (TcpSender, Vec<Packet>, Time) {
+        let (mut s, mut out) = established(Recovery::NewReno);
+        let t = Time::from_ms(100);
+        for _ in 0..16 {
+            s.on_ack(t, 0, &mut out);
+        }
+        assert_eq!(s.stats.fast_retransmits, 1);
+        assert_eq!((s.w.ssthresh, s.w.cwnd), (10.0, 26.0));
+        assert_eq!(seqs(&mut out), [vec![0], (20..26).collect()].concat());
+        let deadline = s.rto_deadline.unwrap();
+        assert!(s.check_timer(deadline, &mut out));
+        assert_eq!(seqs(&mut out), vec![0]);
+        (s, out, deadline)
+    }
+
+    #[test]
+    fn timeout_in_recovery_does_not_raise_ssthresh() {
+        // FlightSize is 26 at the timeout, so RFC 5681 eq. 4 alone gives 13, more than the 10
+        // this congestion event already set: 20..25 went out on the window inflated by
+        // duplicate ACKs for segments that had left the network. At scale (one flow after a
+        // slow-start overshoot) this raised ssthresh above pipe + buffer at every timeout.
+        let (s, _, _) = timed_out_in_recovery();
+        assert_eq!((s.w.ssthresh, s.w.cwnd), (10.0, 1.0));
+        assert!(!s.in_recovery());
+    }
+
+    #[test]
+    fn go_back_n_duplicates_do_not_trigger_a_false_fast_retransmit() {
+        // After the timeout, recover = 25. The test plays the receiver, which holds 1, 3, 5,
+        // 7..19 and, once they arrive, 20..25.
+        let (mut s, mut out, t) = timed_out_in_recovery();
+        for _ in 20..26 {
+            s.on_ack(t, 0, &mut out); // 20..25 arrive: duplicates that don't cover recover
+        }
+        assert!(out.is_empty());
+        // Go-back-N in slow start resends the holes and the segments after them.
+        s.on_ack(t, 2, &mut out); // resent 0 arrives
+        assert_eq!(seqs(&mut out), vec![2, 3]);
+        s.on_ack(t, 4, &mut out); // 2 arrives
+        assert_eq!(seqs(&mut out), vec![4, 5, 6]);
+        s.on_ack(t, 4, &mut out); // 3, needless
+        s.on_ack(t, 6, &mut out); // 4 arrives
+        assert_eq!(seqs(&mut out), vec![7, 8, 9]); // all needless: the receiver has them
+        s.on_ack(t, 6, &mut out); // 5, needless
+
+        // 6 fills the last hole: everything up to recover = 25 is acknowledged, and new data
+        // 26..30 goes out behind the needless 7, 8, 9 still in flight.
+        s.on_ack(t, 26, &mut out);
+        assert_eq!(seqs(&mut out), (26..31).collect::<Vec<_>>());
+        // 7, 8, 9 arrive: three duplicate ACKs for 26 = recover + 1. They cover exactly
+        // recover, not more (RFC 6582 §3.2 step 2): no fast retransmit. Before the fix they
+        // started one, and each in-order ACK of 26.. that followed was a "partial" ACK that
+        // resent a segment still in flight.
+        for _ in 0..3 {
+            s.on_ack(t, 26, &mut out);
+        }
+        assert!(out.is_empty(), "false fast retransmit: {:?}", seqs(&mut out));
+        assert!(!s.in_recovery());
+        assert_eq!((s.stats.fast_retransmits, s.w.ssthresh), (1, 10.0));
+        // A real loss after recover is still repaired at once: 27 is lost, 26 and 28..30
+        // arrive; the duplicate ACKs for 27 cover more than recover.
+        s.on_ack(t, 27, &mut out);
+        out.clear();
+        for _ in 0..3 {
+            s.on_ack(t, 27, &mut out);
+        }
+        assert_eq!(seqs(&mut out)[0], 27);
+        assert!(s.in_recovery());
+        assert_eq!(s.stats.fast_retransmits, 2);
     }
 
     #[test]

@@ -100,6 +100,64 @@ fn newreno_recovery_never_resends_more_than_was_dropped() {
     assert!(recovery > 0 && recovery <= drops, "{recovery} recovery retransmissions for {drops} drops");
 }
 
+#[test]
+fn one_flow_recovers_from_its_slow_start_overshoot() {
+    // The acceptance dumbbell (size-acceptance) with one flow: 100 Mb/s, RTT 75–125 ms (seed 1
+    // draws 103 ms, a pipe P of 1,289 packets of 1000 B) and B = 702 packets. max_window is
+    // 20 MB, so slow start overshoots P + B ≈ 1,990 to ~3,450 packets in flight and loses
+    // ~1,460 of them. NewReno repairs one loss per round trip, so the "Impatient" timer
+    // (RFC 6582 §3.2 step 3) ends that recovery with a timeout; going back N from cwnd = 1 up
+    // to ssthresh ≈ 1,730 overshoots once more (slow start queues about half its last
+    // window, more than B) and a second timeout follows. Then the flow settles into
+    // congestion avoidance with ssthresh ≈ 860.
+    //
+    // Before the fix it never settled: after each timeout the duplicate ACKs from go-back-N
+    // resends (ACK = recover + 1) started a false fast retransmit, whose "partial" ACKs resent
+    // every segment in flight and inflated cwnd, and the timeout that ended it took ssthresh
+    // from a FlightSize swollen by all that, higher each time (5,059 packets by 7 s). Over
+    // these 20 s: 9 timeouts, 5,457 recovery retransmissions, 22,623 retransmissions for
+    // 6,543 drops; in the measured 10–20 s, utilization 0.43 and 12,595 retransmissions for
+    // 2,901 drops. (With seeds 1–3 and buffers of 690–710 packets the storm mostly ended by
+    // chance, leaving ssthresh at 12–350 packets: 1,800–2,700 recovery retransmissions in
+    // 20 s, utilization 0.08–0.34 over 10–20 s.)
+    let s = super::scenario(json!({
+        "seed": 1, "duration": "20s", "warmup": "10s",
+        "network": {
+            "bottleneck": { "rate": "100Mbps", "buffer": "702pkt" },
+            "access": { "rate": "1Gbps" }, "rtt": "75ms..125ms",
+        },
+        "traffic": [ {
+            "kind": "long_lived", "flows": 1, "tcp": "newreno", "packet": "1000B",
+            "max_window": "20MB", "start": "0s..5s",
+        } ],
+    }));
+    let mut net = buflab_core::simulate(&s);
+    let buflab_core::sim::Endpoints::Tcp { sender, .. } = &net.sim.flows[0].endpoints else { unreachable!() };
+    let (stats, ssthresh) = (sender.stats, sender.w.ssthresh);
+    let r = buflab_core::result::collect(&s, &mut net);
+    let pipe = 100e6 * r.flows[0].rtt_s / 8000.0;
+    // The two overshoots above, one timeout each.
+    assert!(stats.timeouts <= 2, "{} timeouts", stats.timeouts);
+    // Fast retransmit and partial-ACK retransmissions: the first lost segment, then one per
+    // round trip of recovery, until the timer fires one RTO (here at most ~3 round trips:
+    // 200 ms minimum against 100–160 ms) after the first partial ACK: at most 5 a recovery.
+    assert!(
+        stats.recovery_retransmits <= 5 * stats.fast_retransmits,
+        "{} recovery retransmissions in {} recoveries",
+        stats.recovery_retransmits,
+        stats.fast_retransmits
+    );
+    // ssthresh is half a FlightSize, and slow start at most doubles a window that fits in
+    // P + B before losses tell it to stop, so ssthresh never needs to exceed P + B.
+    assert!(ssthresh <= pipe + 702.0, "ssthresh {ssthresh} above pipe {pipe:.0} + buffer 702");
+    // Measured 10–20 s: congestion avoidance from ssthresh ≈ 860 keeps at least 860 packets
+    // in flight, the link at least 860 / 1,289 ≈ 0.67 busy; the window (~1,000 by 20 s)
+    // stays well below P + B, so there is no loss and no timeout.
+    assert!(r.summary.utilization >= 0.65, "utilization {:.4}", r.summary.utilization);
+    assert_eq!(r.summary.timeouts, 0);
+    assert_eq!(r.summary.retransmits, r.summary.drops);
+}
+
 /// Mathis et al. 1997: throughput = MSS / RTT · √(3 / (2p)) for periodic loss p.
 fn mathis_bps(mss_bytes: f64, rtt_s: f64, p: f64) -> f64 {
     mss_bytes * 8.0 / rtt_s * (1.5 / p).sqrt()
