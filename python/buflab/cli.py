@@ -1,4 +1,4 @@
-"""The `buflab` command: run, sweep, theory, load, reproduce, docs.
+"""The `buflab` command: run, sweep, theory, size, autosize, load, reproduce, docs.
 
 Bad input never ends in a traceback: scenario errors (from the engine or from --set),
 TOML syntax errors, missing files and bad unit strings print one line, `error: …`, and
@@ -399,6 +399,68 @@ def size(
             f"{format_percent(small.utilization)} but {large.buffer_pkts:,} pkt only "
             f"{format_percent(large.utilization)}; add --runs to average more seeds"
         )
+
+
+@cli.command()
+@click.argument("file")
+@click.option(
+    "--target-utilization",
+    "target",
+    type=float,
+    required=True,
+    help="Utilization each interval must reach, e.g. 0.98 (within autosize.tolerance).",
+)
+@click.option("--interval", help="Simulated time per step, e.g. 3s [default: 3s].")
+@click.option(
+    "--start", type=click.IntRange(min=1), help="First buffer (packets) [default: RTT·C]."
+)
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), help="[default: out/autosize-FILE]")
+def autosize(
+    file: str,
+    target: float,
+    interval: str | None,
+    start: int | None,
+    overrides: tuple[str, ...],
+    out: Path | None,
+) -> None:
+    """Run FILE once with the live auto-sizer (thesis ch. 4.3): after warm-up, every
+    --interval the bottleneck buffer shrinks if the interval's utilization met the target and
+    grows if not, a binary search over whole packets. Prints every step and the converged
+    buffer; writes the tables (autosize.parquet among them) and autosize.png/svg to OUT.
+    The other [autosize] keys (settle, tolerance, recheck) take --set autosize.KEY=VALUE."""
+    from buflab import autosize as live
+    from buflab.console import autosize_table, stdout
+
+    scenario = _scenario_of(file, overrides)
+    out = out or Path("out") / f"autosize-{Path(file).stem}"
+    result = live.run_autosize(scenario, target, interval=interval, start=start)
+    result.to_dir(out)
+    figures = live.save_figure(result, out, __version__)
+    threshold = live.pass_threshold(result.scenario)
+    stdout.print(autosize_table(result.autosize, threshold))
+    found = live.outcome(result)
+    facts = theory.LinkFacts.from_scenario(core().validate(scenario_json(result.scenario)))
+    bdp = theory.bdp_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes)
+    rules = f"RTT·C = {bdp:,.0f} pkt, RTT·C/√N = {bdp / math.sqrt(max(facts.flows, 1)):,.0f} pkt"
+    if found.buffer_pkts is None:
+        stdout.print(
+            f"not converged after {found.steps} steps (next buffer {found.last_buffer_pkts:,} "
+            f"pkt): run longer or start nearer ({rules})"
+        )
+    else:
+        sizes = ", ".join(f"{size:,}" for size in found.settled_sizes)
+        stdout.print(
+            f"converged buffer: {found.buffer_pkts:,} pkt for {format_percent(target)}, the "
+            f"median of {len(found.settled_sizes)} convergences ({sizes} pkt; the first after "
+            f"{found.first_converged_step} steps, at {found.first_converged_s:,.0f} s) ({rules})"
+        )
+        if not found.converged_at_end:
+            stdout.print(
+                f"at the end the search was looking again (next buffer "
+                f"{found.last_buffer_pkts:,} pkt)"
+            )
+    stdout.print(f"results in {out}/; plot: {', '.join(map(str, figures))}")
 
 
 @cli.command(name="load")
