@@ -22,7 +22,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:
-    from buflab import load, theory
+    from buflab import autosize, load, theory
     from buflab.api import Result, load_scenario, run, size, size_curve, validate
     from buflab.engine import ScenarioError
 
@@ -30,6 +30,7 @@ __all__ = [
     "Result",
     "ScenarioError",
     "__version__",
+    "autosize",
     "load",
     "load_scenario",
     "run",
@@ -57,6 +58,6 @@ def __getattr__(name: str) -> Any:
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in ("theory", "load"):
+    if name in ("theory", "load", "autosize"):
         return importlib.import_module(f"buflab.{name}")
     raise AttributeError(f"module 'buflab' has no attribute {name!r}")

@@ -41,6 +41,9 @@ def run(scenario_json: str) -> dict[str, Any]:
       "links":      dict[str, list]  columns, one row per monitored link in path order: the
                     dumbbell's bottleneck, or every hop of the parking lot. Older builds omit
                     the key, which `Result.from_engine` reads as an empty table.
+      "autosize":   dict[str, list]  columns, one row per step of the live auto-sizer
+                    (`[autosize]`); empty without it. Older builds omit the key, which
+                    `Result.from_engine` reads as an empty table.
       "events":     dict[str, list] | None  the bottleneck queue event log (on the parking
                     lot, `network.summary_hop`'s) when `monitor.events = true`
     Raises ScenarioError for invalid input.

@@ -8,6 +8,8 @@
 Closed-loop traffic adds `result.transfers`, one row per file transfer; `buflab.transfers`
 summarises it by file size. `result.links` has one row per monitored link: the dumbbell's
 bottleneck, or every hop of a parking lot (whose summary describes `network.summary_hop`).
+A scenario with `[autosize]` adds `result.autosize`, one row per step of the live auto-sizer
+(`buflab.autosize` runs one and plots it).
 
 Keyword overrides use `__` for the dots of a key (`traffic__0__flows=10`); `overrides` takes
 a mapping of dotted keys or a list of "KEY=VALUE" strings, as `--set` does on the command line.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -97,11 +99,25 @@ LINK_COLUMNS: dict[str, str] = {
     "queue_delay_mean_s": "float64",  # mean wait of an admitted packet
 }
 
+# The autosize table: one row per step of the live auto-sizer (`[autosize]`), in time order.
+# Empty without it; typed here so that an empty table is usable like a full one.
+AUTOSIZE_COLUMNS: dict[str, str] = {
+    "time_s": "float64",  # end of the interval, when the step decided
+    "buffer_pkts": "int64",  # the buffer limit during the interval
+    # The next three over the interval after its first `autosize.settle`:
+    "utilization": "float64",  # fraction of the time the bottleneck was busy
+    "drops": "int64",  # bottleneck queue drops
+    "arrivals": "int64",  # arrivals at the bottleneck queue, admitted or dropped
+    "passed": "bool",  # utilization >= tolerance * target
+    "next_buffer_pkts": "int64",  # the limit for the next interval
+    "converged": "bool",  # the search had converged after this step
+}
+
 
 @dataclass
 class Result:
     """One finished run: the summary, per-flow, per-link, per-transfer and per-interval tables,
-    and the scenario run."""
+    the auto-sizer's steps, and the scenario run."""
 
     summary: dict[str, Any]
     flows: pd.DataFrame
@@ -110,6 +126,7 @@ class Result:
     transfers: pd.DataFrame
     events: pd.DataFrame | None
     scenario: Scenario
+    autosize: pd.DataFrame = field(default_factory=lambda: typed_frame(None, AUTOSIZE_COLUMNS))
     # The event log streamed to a file (`run(..., events_to=...)`), in place of `events`, and
     # the queue's facts that reading either needs (`buflab.events.LogFacts`).
     events_file: Path | None = None
@@ -126,6 +143,7 @@ class Result:
             transfers=typed_frame(raw.get("transfers"), TRANSFER_COLUMNS),
             events=None if events is None else with_seconds(batch_frame(events)),
             scenario=scenario,
+            autosize=typed_frame(raw.get("autosize"), AUTOSIZE_COLUMNS),
         )
 
     def to_dir(self, out: str | Path, csv: bool = False) -> Path:
@@ -151,13 +169,15 @@ class Result:
             events_csv(path, path.with_suffix(".csv"))
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables this result has, by file name (links and transfers only when there were
-        any; the event log is apart, see `events` and `events_file`)."""
+        """The tables this result has, by file name (links, transfers and autosize only when
+        there were any; the event log is apart, see `events` and `events_file`)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
         if len(self.links) > 0:
             tables["links"] = self.links
         if len(self.transfers) > 0:
             tables["transfers"] = self.transfers
+        if len(self.autosize) > 0:
+            tables["autosize"] = self.autosize
         return tables
 
 

@@ -1,4 +1,4 @@
-"""The `buflab` command: run, sweep, theory, size, load, reproduce, docs.
+"""The `buflab` command: run, sweep, theory, size, autosize, load, reproduce, analyze, docs.
 
 Bad input never ends in a traceback: scenario errors (from the engine or from --set),
 TOML syntax errors, missing files and bad unit strings print one line, `error: …`, and
@@ -511,6 +511,69 @@ def size(
     for note in eq21_notes(labelled):
         stdout.print(note)
     stdout.print(f"wrote {', '.join(map(str, [out / 'sizes.csv', *curve.figures]))}")
+
+
+@cli.command()
+@click.argument("file")
+@click.option(
+    "--target-utilization",
+    "target",
+    type=float,
+    required=True,
+    help="Utilization each interval must reach, e.g. 0.98 (within autosize.tolerance).",
+)
+@click.option("--interval", help="Simulated time per step, e.g. 3s [default: 3s].")
+@click.option(
+    "--start", type=click.IntRange(min=1), help="First buffer (packets) [default: RTT·C]."
+)
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), help="[default: out/autosize-FILE]")
+def autosize(
+    file: str,
+    target: float,
+    interval: str | None,
+    start: int | None,
+    overrides: tuple[str, ...],
+    out: Path | None,
+) -> None:
+    """Run FILE once with the live auto-sizer (thesis ch. 4.3): after warm-up, every
+    --interval the bottleneck buffer shrinks if the interval's utilization met the target and
+    grows if not, a binary search over whole packets. Prints every step and the converged
+    buffer; writes the tables (autosize.parquet among them) and autosize.png/svg to OUT.
+    The other [autosize] keys (settle, tolerance, recheck) take --set autosize.KEY=VALUE."""
+    from buflab import autosize as live
+    from buflab.console import autosize_table, stdout
+    from buflab.sizing import rule_sizes
+
+    scenario = _scenario_of(file, overrides)
+    out = out or Path("out") / f"autosize-{Path(file).stem}"
+    result = live.run_autosize(scenario, target, interval=interval, start=start)
+    result.to_dir(out)
+    figures = live.save_figure(result, out, __version__)
+    threshold = live.pass_threshold(result.scenario)
+    stdout.print(autosize_table(result.autosize, threshold))
+    found = live.outcome(result)
+    beside = rule_sizes(result.scenario, target)
+    sqrt_n = "–" if beside.rtt_c_sqrt_n is None else f"{beside.rtt_c_sqrt_n:,.0f} pkt"
+    rules = f"RTT·C = {beside.rtt_c:,.0f} pkt, RTT·C/√N = {sqrt_n}"
+    if found.buffer_pkts is None:
+        stdout.print(
+            f"not converged after {found.steps} steps (next buffer {found.last_buffer_pkts:,} "
+            f"pkt): run longer or start nearer ({rules})"
+        )
+    else:
+        sizes = ", ".join(f"{size:,}" for size in found.settled_sizes)
+        stdout.print(
+            f"converged buffer: {found.buffer_pkts:,} pkt for {format_percent(target)}, the "
+            f"median of {len(found.settled_sizes)} convergences ({sizes} pkt; the first after "
+            f"{found.first_converged_step} steps, at {found.first_converged_s:,.0f} s) ({rules})"
+        )
+        if not found.converged_at_end:
+            stdout.print(
+                f"at the end the search was looking again (next buffer "
+                f"{found.last_buffer_pkts:,} pkt)"
+            )
+    stdout.print(f"results in {out}/; plot: {', '.join(map(str, figures))}")
 
 
 @cli.command(name="load")

@@ -332,3 +332,25 @@ def _size_cells(sizing: Sizing) -> list[str]:
         eq21 = "n/a" if rules.eq21 is None else packets(rules.eq21)
         theory = [packets(rules.rtt_c), packets(rules.rtt_c_sqrt_n), eq21]
     return [found, *theory, f"{len(sizing.probes)}", f"{sizing.wall_s:,.1f} s"]
+
+
+def autosize_table(steps: pd.DataFrame, threshold: float, title: str = "auto-sizer steps") -> Table:
+    """A table from `Result.autosize`, one row per step as in the table."""
+    table = _table(
+        title,
+        f"time: end of the interval; buffer: the limit during it; utilization, drops, "
+        f"arrivals: after its settling time; passed: utilization ≥ {format_percent(threshold)}; "
+        "next: the limit set for the next interval; *: converged",
+        ["time", "buffer", "utilization", "drops", "arrivals", "passed", "next"],
+    )
+    for row in steps.itertuples(index=False):
+        table.add_row(
+            f"{row.time_s:,.1f} s",
+            f"{row.buffer_pkts:,} pkt",
+            format_percent(row.utilization),
+            f"{row.drops:,}",
+            f"{row.arrivals:,}",
+            "yes" if row.passed else "no",
+            f"{row.next_buffer_pkts:,} pkt{'*' if row.converged else ''}",
+        )
+    return table

@@ -121,8 +121,17 @@ SUMMARY_KEYS: dict[str, str] = {
     "events": "Events the engine executed over the whole run (a measure of simulation work).",
     "wall_s": "Wall-clock time of the run (s); it and peak_rss_mib vary between equal runs.",
     "bottleneck_rate_bps": "Bottleneck link rate (bit/s).",
-    "buffer_pkts": "Bottleneck buffer in packets, or −1 when it is given in bytes or unlimited.",
+    "buffer_pkts": (
+        "Bottleneck buffer in packets, or −1 when it is given in bytes or unlimited (with "
+        "`[autosize]`, the last limit in force)."
+    ),
     "buffer_bytes": "Bottleneck buffer in bytes, or −1 when it is given in packets or unlimited.",
+    "autosize_buffer_pkts": (
+        "The live auto-sizer's answer (`[autosize]`): the median of the sizes its search "
+        "converged to, each convergence counted once (the larger middle one of an even count); "
+        "−1 without `[autosize]` or if the search never converged. The `autosize` table has "
+        "every step."
+    ),
     "rtt_mean_s": "Mean two-way propagation delay of the flows, without queueing (s).",
     "peak_rss_mib": (
         "Peak resident memory of the process that ran it (MiB), counting the interpreter "
@@ -155,6 +164,13 @@ Parquet (and CSV with `--csv`).
   received; NaN if the run ended first), `bytes`, `fct_s`, `throughput_bps` (bytes·8/fct),
   `retransmits`, `timeouts` (the server's, for that connection), `complete`.
   `buflab.transfers.by_size_bin()` and `short_and_long()` summarise it.
+- **autosize** (only with `[autosize]`; one row per step of the live auto-sizer):
+  `time_s` (end of the interval, when the step decided), `buffer_pkts` (the limit during
+  the interval), `utilization`, `drops`, `arrivals` (at the bottleneck queue, over the
+  interval after its first `autosize.settle`), `passed` (utilization ≥ tolerance × target),
+  `next_buffer_pkts` (the limit set for the next interval; after the run's last step it is
+  not applied), `converged` (the search had converged after the step). `buflab autosize
+  FILE` prints it and plots it.
 - **events** (only with `monitor.events = true`): every enqueue, dequeue (service start) and
   drop at the bottleneck queue, in time order: `time_ps` (exact integer picoseconds), `event`,
   `flow`, `seq`, `size`, `queue_pkts`, `queue_bytes` (waiting after the event); frames in

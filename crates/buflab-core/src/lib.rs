@@ -13,6 +13,8 @@
 //! - [`tcp`]: sender, receiver, RTO (RFC 6298) and congestion control ([`tcp::cc`]).
 //! - [`traffic`]: open-loop UDP sources.
 //! - [`monitor`]: queue observers — metrics, time series, event log.
+//! - [`autosize`]: the live auto-sizer, a binary search for the smallest buffer meeting a
+//!   target utilization within one run (thesis ch. 4.3).
 //! - [`topology`]: builders (the dumbbell, the parking lot).
 //! - [`scenario`]: the scenario schema, reader and validation errors.
 //! - [`sim`]: the tables and the event loop; [`result`]: what a run returns.
@@ -29,6 +31,7 @@
 //! assert!(result.summary.utilization > 0.5);
 //! ```
 
+pub mod autosize;
 pub mod fabric;
 pub mod link;
 pub mod loss;

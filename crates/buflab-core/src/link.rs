@@ -21,6 +21,13 @@
 //! busy and B packets already wait. A link with B packets of buffer holds at most B + 1.
 //! Equal-time rule: a service that starts at time t happens before an arrival at t.
 //!
+//! **Changing the limit.** `set_limit` takes effect for later arrivals only: packets already
+//! waiting above a new, smaller limit are not dropped but drain at line rate, and arrivals are
+//! refused until fewer than the new limit wait. The auto-sizer relies on this (see
+//! [`crate::autosize`]); the invariant "never more waiting than the limit" then reads "never
+//! more than the limit in force when the newest waiting packet was admitted", and over a run,
+//! never more than the largest limit in force.
+//!
 //! **Express links.** A link with an unlimited buffer and no monitor never drops and reports
 //! nothing, so it keeps no waiting state at all; the simulator may even compute a packet's
 //! passage through it ahead of time (see `Sim::forward`).
@@ -116,10 +123,22 @@ impl Link {
         self.limit
     }
 
-    /// Changes the buffer limit from now on. Packets already waiting above a new, smaller
-    /// limit stay and drain; only later arrivals see the new limit.
+    /// Changes the buffer limit from now on (the auto-sizer does, between packets). Packets
+    /// already waiting above a new, smaller limit stay and drain at line rate; only later
+    /// arrivals see the new limit, and are dropped until fewer than it wait. So while they
+    /// drain the queue can hold more than the limit in force, but never more than the limit
+    /// that was in force when its newest packet was admitted.
     pub fn set_limit(&mut self, limit: BufferLimit) {
         self.limit = limit;
+    }
+
+    /// The monitor's running totals as of `t` (now), after reporting every dequeue due by
+    /// then; None without a monitor. Reports stay in time order because every arrival at a
+    /// monitored link comes at the global time of its event (see `Sim::forward`).
+    pub fn running_totals(&mut self, t: Time) -> Option<crate::monitor::Cumulative> {
+        self.monitor.as_ref()?;
+        self.flush(t);
+        self.monitor.as_deref_mut().map(|m| m.running_totals(t))
     }
 
     pub fn attach_monitor(&mut self, m: QueueMonitor) {

@@ -5,6 +5,8 @@
 //! "The bottleneck" of the summary, time series and event log is the network's summary link:
 //! the dumbbell's bottleneck, or the parking lot's `network.summary_hop`. The per-link table
 //! has a row for every monitored link, the summary link's computed exactly as the summary is.
+//!
+//! With `[autosize]`, the `autosize` table has one row per step of the live auto-sizer.
 
 use serde_json::{json, Map, Value};
 
@@ -66,9 +68,12 @@ pub struct Summary {
     pub events: u64,
     pub wall_s: f64,
     pub bottleneck_rate_bps: u64,
-    /// Buffer limit in packets (−1 when given in bytes or unlimited).
+    /// Buffer limit in packets at the end of the run (−1 when given in bytes or unlimited).
     pub buffer_pkts: i64,
     pub buffer_bytes: i64,
+    /// The auto-sizer's answer: the median of the sizes its search converged to (see
+    /// `AutoSizer::answer`); −1 without `[autosize]` or if it never converged.
+    pub autosize_buffer_pkts: i64,
     pub rtt_mean_s: f64,
 }
 
@@ -93,7 +98,8 @@ impl Summary {
             "retransmits_per_drop": self.retransmits_per_drop, "flows": self.flows,
             "events": self.events, "wall_s": self.wall_s,
             "bottleneck_rate_bps": self.bottleneck_rate_bps, "buffer_pkts": self.buffer_pkts,
-            "buffer_bytes": self.buffer_bytes, "rtt_mean_s": self.rtt_mean_s,
+            "buffer_bytes": self.buffer_bytes, "autosize_buffer_pkts": self.autosize_buffer_pkts,
+            "rtt_mean_s": self.rtt_mean_s,
         });
         match v {
             Value::Object(m) => m,
@@ -211,6 +217,26 @@ pub struct TransferRow {
     pub complete: bool,
 }
 
+/// One step of the live auto-sizer (see [`crate::autosize::Step`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutosizeRow {
+    /// End of the interval, when the step decided.
+    pub time_s: f64,
+    /// The buffer limit during the interval.
+    pub buffer_pkts: u64,
+    /// Fraction of the interval after its settling time that the link was busy; drops and
+    /// arrivals over the same time.
+    pub utilization: f64,
+    pub drops: u64,
+    pub arrivals: u64,
+    /// utilization ≥ tolerance × target.
+    pub passed: bool,
+    /// The limit for the next interval.
+    pub next_buffer_pkts: u64,
+    /// The search had converged after this step.
+    pub converged: bool,
+}
+
 pub struct RunResult {
     pub summary: Summary,
     pub flows: Vec<FlowRecord>,
@@ -218,6 +244,8 @@ pub struct RunResult {
     /// One row per monitored link, in path order.
     pub links: Vec<LinkRow>,
     pub timeseries: Vec<SeriesRow>,
+    /// The auto-sizer's steps (empty without `[autosize]`).
+    pub autosize: Vec<AutosizeRow>,
     /// The event log kept in memory (`monitor.events` without a sink).
     pub events: Option<EventLog>,
     /// Events handed to a sink (`run_streaming_events`), and the sink's error if it failed.
@@ -382,8 +410,24 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         bottleneck_rate_bps: row.rate_bps,
         buffer_pkts: row.buffer_pkts,
         buffer_bytes: row.buffer_bytes,
+        autosize_buffer_pkts: sim.autosize.as_ref().and_then(|a| a.answer()).map_or(-1, |b| b as i64),
         rtt_mean_s,
     };
+    let autosize = sim.autosize.as_ref().map_or(Vec::new(), |a| {
+        a.steps
+            .iter()
+            .map(|st| AutosizeRow {
+                time_s: st.time.secs_f64(),
+                buffer_pkts: st.buffer_pkts,
+                utilization: st.utilization,
+                drops: st.drops,
+                arrivals: st.arrivals,
+                passed: st.passed,
+                next_buffer_pkts: st.next_buffer_pkts,
+                converged: st.converged,
+            })
+            .collect()
+    });
     let transfers = sim
         .transfers
         .iter()
@@ -412,6 +456,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         transfers,
         links,
         timeseries,
+        autosize,
         events,
         events_written,
         events_error,

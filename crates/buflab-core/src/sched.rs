@@ -26,6 +26,8 @@ pub enum Event {
     SourceNext(u32),
     /// An open-loop flow arrives (the payload indexes the arrival processes).
     Arrival(u32),
+    /// The auto-sizer's next step (there is at most one auto-sizer per run).
+    Autosize,
 }
 
 /// Bits of a packed event: 3 for the kind, 25 for the component id.
@@ -46,6 +48,7 @@ impl Event {
             Event::FlowStart(v) => (3, v),
             Event::SourceNext(v) => (4, v),
             Event::Arrival(v) => (5, v),
+            Event::Autosize => (6, 0),
         };
         debug_assert!(v <= MAX_ID);
         (k << ID_BITS) | v as u64
@@ -58,7 +61,8 @@ impl Event {
             2 => Event::DelayedAck(v),
             3 => Event::FlowStart(v),
             4 => Event::SourceNext(v),
-            _ => Event::Arrival(v),
+            5 => Event::Arrival(v),
+            _ => Event::Autosize,
         }
     }
 }
@@ -249,6 +253,22 @@ mod tests {
         s.schedule(Time(5), Event::LinkExit(4));
         let order: Vec<Event> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![Event::Rto(3), Event::Rto(1), Event::Rto(2), Event::LinkExit(4)]);
+    }
+
+    #[test]
+    fn every_event_kind_survives_packing() {
+        let all = [
+            Event::LinkExit(MAX_ID),
+            Event::Rto(1),
+            Event::DelayedAck(2),
+            Event::FlowStart(3),
+            Event::SourceNext(4),
+            Event::Arrival(5),
+            Event::Autosize,
+        ];
+        for e in all {
+            assert_eq!(Event::unpack(e.pack()), e);
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@
 
 use std::time::Instant;
 
+use crate::autosize::AutoSizer;
 use crate::link::{Admission, Link};
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
@@ -41,7 +42,7 @@ use crate::tcp::sender::TcpSender;
 use crate::traffic::closed_loop::User;
 use crate::traffic::open_loop::Arrivals;
 use crate::traffic::udp::UdpSource;
-use crate::units::Time;
+use crate::units::{BufferLimit, Time};
 
 /// One element of a route.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,6 +189,8 @@ pub struct Sim {
     /// Computing ahead (express chains, senders running ahead, relay links) is on by
     /// default; off, every hop is an event. Results are the same either way.
     compute_ahead: bool,
+    /// The live auto-sizer, when the scenario has `[autosize]` (see [`crate::autosize`]).
+    pub autosize: Option<AutoSizer>,
 }
 
 impl Sim {
@@ -212,6 +215,7 @@ impl Sim {
             loss_drops_window: 0,
             wall: std::time::Duration::ZERO,
             compute_ahead: true,
+            autosize: None,
         }
     }
 
@@ -315,12 +319,20 @@ impl Sim {
             let first = self.arrivals[i].start + self.arrivals[i].gap();
             self.sched.schedule(first, Event::Arrival(i as u32));
         }
+        if let Some(a) = &self.autosize {
+            self.sched.schedule(a.next_at(), Event::Autosize);
+        }
         let end = self.window.end;
         while let Some((now, ev)) = self.sched.pop() {
             if now >= end {
                 break;
             }
             self.dispatch(now, ev);
+        }
+        // An auto-sizer interval that ends exactly with the run is measured too (its new
+        // limit would apply to no packet, so it is not set).
+        if self.autosize.as_ref().is_some_and(|a| a.next_at() == end) {
+            self.autosize_tick(end);
         }
         for l in &mut self.links {
             l.finish(end);
@@ -498,7 +510,26 @@ impl Sim {
             Event::FlowStart(f) => self.start_flow(now, f),
             Event::SourceNext(f) => self.udp_emit(now, f),
             Event::Arrival(i) => self.on_arrival(now, i),
+            Event::Autosize => {
+                if let Some(limit) = self.autosize_tick(now) {
+                    let a = self.autosize.as_ref().expect("an Autosize event comes from the auto-sizer");
+                    self.links[a.link as usize].set_limit(BufferLimit::Packets(limit));
+                }
+                let next = self.autosize.as_ref().map(AutoSizer::next_at);
+                if let Some(next) = next.filter(|&t| t < self.window.end) {
+                    self.sched.schedule(next, Event::Autosize);
+                }
+            }
         }
+    }
+
+    /// The auto-sizer's step at `now`: it reads its link's running totals and returns the
+    /// limit for the next interval (None for the first event, which only takes the baseline).
+    fn autosize_tick(&mut self, now: Time) -> Option<u64> {
+        let a = self.autosize.as_mut()?;
+        let totals =
+            self.links[a.link as usize].running_totals(now).expect("the auto-sized link is monitored");
+        a.tick(now, totals)
     }
 
     /// Moves `pkt` into the hop it points at, at time `t` (`t` > now only when computing

@@ -245,6 +245,21 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
     );
     out.set_item("timeseries", ts)?;
 
+    let autosize = PyDict::new(py);
+    column!(
+        autosize,
+        r.autosize,
+        time_s,
+        buffer_pkts,
+        utilization,
+        drops,
+        arrivals,
+        passed,
+        next_buffer_pkts,
+        converged
+    );
+    out.set_item("autosize", autosize)?;
+
     match &r.events {
         None => out.set_item("events", py.None())?,
         Some(log) => out.set_item("events", event_batch(py, log)?)?,

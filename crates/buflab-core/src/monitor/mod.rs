@@ -70,21 +70,25 @@ pub struct Bucket {
 }
 
 /// Whole-run running totals. Window and per-interval figures are differences of snapshots
-/// of these, taken when time crosses an interval or window boundary.
-#[derive(Clone, Copy, Debug, Default)]
-struct Cumulative {
-    occupancy_pkt_ps: u128,
-    occupancy_byte_ps: u128,
+/// of these, taken when time crosses an interval or window boundary (or when a controller
+/// asks, see [`QueueMonitor::running_totals`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cumulative {
+    /// ∫ waiting packets dt (packet·ps) and ∫ waiting bytes dt (byte·ps).
+    pub occupancy_pkt_ps: u128,
+    pub occupancy_byte_ps: u128,
     /// Serialization time of every service started (a snapshot trims the one in progress).
-    busy_ps: u64,
-    arrivals: u64,
-    drops: u64,
-    departures: u64,
-    departed_bytes: u64,
+    pub busy_ps: u64,
+    /// Arrivals at the queue, admitted or dropped.
+    pub arrivals: u64,
+    pub drops: u64,
+    pub departures: u64,
+    pub departed_bytes: u64,
 }
 
 impl Cumulative {
-    fn minus(&self, o: &Cumulative) -> Cumulative {
+    /// The totals of the period between snapshot `o` and this later one.
+    pub fn minus(&self, o: &Cumulative) -> Cumulative {
         Cumulative {
             occupancy_pkt_ps: self.occupancy_pkt_ps - o.occupancy_pkt_ps,
             occupancy_byte_ps: self.occupancy_byte_ps - o.occupancy_byte_ps,
@@ -274,6 +278,15 @@ impl QueueMonitor {
         if let Some(log) = self.log.as_mut() {
             log.record(t, QueueEvent::Drop, p, pkts, bytes);
         }
+    }
+
+    /// The running totals as of `t`, for a controller acting during the run (the auto-sizer):
+    /// differences of two of them are the totals of the period between. The books are brought
+    /// up to `t`, so no report may come earlier than `t` afterwards; the link reports the
+    /// dequeues due by `t` first (see `Link::running_totals`).
+    pub fn running_totals(&mut self, t: Time) -> Cumulative {
+        self.advance(t);
+        self.snapshot(t)
     }
 
     /// Closes the books at the end of the run (`t` is the window's end) and fills `totals`

@@ -31,6 +31,25 @@ pub struct Scenario {
     pub cross: Vec<bool>,
     /// Per traffic entry: the hops its flows cross (on the dumbbell, the bottleneck: hop 0).
     pub spans: Vec<HopSpan>,
+    /// The live auto-sizer (`[autosize]` with a target), or None.
+    pub autosize: Option<Autosize>,
+}
+
+/// The live auto-sizer's settings; see [`crate::autosize`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Autosize {
+    /// Target utilization, a fraction in (0, 1].
+    pub target: f64,
+    /// A step passes when its utilization is at least `tolerance × target`.
+    pub tolerance: f64,
+    /// Simulated time between steps.
+    pub interval: Time,
+    /// Time at the start of each interval left out of its measurement.
+    pub settle: Time,
+    /// First buffer tried, packets (≥ 1).
+    pub start: u64,
+    /// Passes in a row of the converged size that re-open the search below it (0: never).
+    pub recheck: u32,
 }
 
 /// How the links are laid out.
@@ -382,6 +401,11 @@ impl Scenario {
                 message: format!("{total_flows} flows in all; expected at most {MAX_FLOWS}"),
             });
         }
+        let link = hops[summary_hop];
+        let bdp = || bdp_packets(link.rate, rtt, &traffic, &spans, summary_hop);
+        let mut au = root.table("autosize", "autosize")?;
+        let autosize = read_autosize(&mut au, duration - warmup, bdp)?;
+        au.finish(&mut asked)?;
         root.finish(&mut asked)?;
 
         let scenario = Scenario {
@@ -411,6 +435,7 @@ impl Scenario {
             traffic,
             cross,
             spans,
+            autosize,
         };
         Ok((scenario, asked))
     }
@@ -429,6 +454,12 @@ impl Scenario {
         fill_defaults(&mut out["network"]["access"], "network.access", foreign);
         if scenario.network.topology == Topology::Dumbbell {
             fill_defaults(&mut out["network"]["cross"], "network.cross", foreign);
+        }
+        if let Some(a) = &scenario.autosize {
+            // `start` and `settle` default to computed values, which the normalized tree states.
+            fill_defaults(&mut out["autosize"], "autosize", foreign);
+            out["autosize"]["start"] = Value::from(a.start);
+            out["autosize"]["settle"] = Value::from(exact_time(a.settle));
         }
         if let Some(items) = out["traffic"].as_array_mut() {
             for (item, t) in items.iter_mut().zip(&scenario.traffic) {
@@ -452,6 +483,69 @@ impl Scenario {
     pub fn total_flows(&self) -> u64 {
         self.traffic.iter().map(|t| t.flows() as u64).sum()
     }
+}
+
+/// A time as a unit string that reads back to exactly the same picoseconds.
+fn exact_time(t: Time) -> String {
+    let units = [("s", units::PS_PER_S), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)];
+    match units.iter().find(|(_, ps)| t.0.is_multiple_of(*ps)) {
+        Some((unit, ps)) => format!("{}{unit}", t.0 / ps),
+        None => format!("{}ps", t.0),
+    }
+}
+
+/// Largest `autosize.start`, packets (a buffer far beyond any window the engine can run).
+const MAX_AUTOSIZE_START: u64 = 1_000_000_000;
+
+/// The `[autosize]` table: None without `target_utilization` (the auto-sizer is off, and its
+/// other keys would do nothing, so they are an error).
+fn read_autosize(t: &mut Table, measured: Time, bdp: impl FnOnce() -> u64) -> Result<Option<Autosize>> {
+    if !t.present("target_utilization") {
+        for key in ["interval", "settle", "start", "tolerance", "recheck"] {
+            if let Some(v) = t.raw(key) {
+                let expected = "no other `autosize` key without `autosize.target_utilization`, \
+                                which turns the auto-sizer on";
+                return Err(error(&t.key_path(key), v, expected));
+            }
+        }
+        return Ok(None);
+    }
+    let target = t.positive_fraction("target_utilization")?;
+    let tolerance = t.positive_fraction("tolerance")?;
+    let interval = t.time("interval")?;
+    if interval == Time::ZERO || interval > measured {
+        let got = t.value("interval")?;
+        let expected =
+            format!("a positive time of at most duration − warmup ({measured}), so that one step fits");
+        return Err(error(&t.key_path("interval"), &got, &expected));
+    }
+    // The default settling time is a third of the interval (1 s of the thesis's 3 s).
+    let settle = if t.given("settle") { t.time("settle")? } else { Time(interval.0 / 3) };
+    if settle >= interval {
+        let got = t.value("settle")?;
+        let expected = format!("a time shorter than autosize.interval ({interval})");
+        return Err(error(&t.key_path("settle"), &got, &expected));
+    }
+    let start = if t.given("start") { t.uint("start", 1, MAX_AUTOSIZE_START)? } else { bdp().max(1) };
+    let recheck = t.uint("recheck", 0, 1_000_000)? as u32;
+    Ok(Some(Autosize { target, tolerance, interval, settle, start, recheck }))
+}
+
+/// RTT·C of a link in packets, rounded up: the mean of the RTT range × the link's rate ÷ the
+/// packet size of the first long-lived traffic entry crossing it (1000 B if none), as
+/// `buflab.theory.LinkFacts` reads it for `buflab size`.
+fn bdp_packets(rate: Rate, rtt: Range<Time>, traffic: &[Traffic], spans: &[HopSpan], hop: usize) -> u64 {
+    let packet = traffic
+        .iter()
+        .zip(spans)
+        .find_map(|(t, span)| match t {
+            Traffic::LongLived(l) if span.range().contains(&hop) => Some(l.tcp.packet),
+            _ => None,
+        })
+        .unwrap_or(1000);
+    let bits = rate.bits_per_s() as u128 * (rtt.lo.0 as u128 + rtt.hi.0 as u128);
+    let per_packet = 2 * 8 * packet as u128 * units::PS_PER_S as u128;
+    bits.div_ceil(per_packet).min(MAX_AUTOSIZE_START as u128) as u64
 }
 
 /// The `cdf` of an empirical distribution: `[value, probability]` pairs, values as unit
@@ -900,6 +994,99 @@ mod tests {
     }
 
     #[test]
+    fn autosize_is_off_without_a_target_and_reads_its_defaults_with_one() {
+        assert_eq!(Scenario::from_value(&base()).unwrap().autosize, None);
+        let mut v = base();
+        v["autosize"] = json!({});
+        assert_eq!(Scenario::from_value(&v).unwrap().autosize, None, "an empty table is off");
+        v["autosize"] = json!({ "target_utilization": 0.98 });
+        let a = Scenario::from_value(&v).unwrap().autosize.unwrap();
+        // RTT·C: 100 Mb/s × 100 ms (the mean of 75..125 ms) ÷ 8000 bits = 1250 packets.
+        let expected = Autosize {
+            target: 0.98,
+            tolerance: 0.995,
+            interval: Time::from_secs(3),
+            settle: Time::from_secs(1),
+            start: 1250,
+            recheck: 0,
+        };
+        assert_eq!(a, expected);
+        // The normalized tree states the computed start; without [autosize] it has an empty table.
+        let n = Scenario::normalized(&v).unwrap();
+        assert_eq!((&n["autosize"]["start"], &n["autosize"]["settle"]), (&json!(1250), &json!("1s")));
+        // A settling time that is no whole number of nanoseconds still reads back exactly.
+        v["autosize"]["interval"] = json!("5s");
+        let n = Scenario::normalized(&v).unwrap();
+        assert_eq!(n["autosize"]["settle"], json!("1666666666666ps"));
+        assert_eq!(Scenario::from_value(&n).unwrap().autosize.unwrap().settle, Time(5 * units::PS_PER_S / 3));
+        assert_eq!(Scenario::normalized(&base()).unwrap()["autosize"], json!({}));
+    }
+
+    #[test]
+    fn autosize_start_default_uses_the_summary_hop_and_its_packets() {
+        // Parking lot, summary hop 2 at 20 Mb/s, 576-B packets on the entry crossing it:
+        // 20e6 × 0.1 / (8 × 576) = 434.03 → 435.
+        let mut v = base();
+        v["network"]["topology"] = json!("parking_lot");
+        v["network"]["hops"] = json!(2);
+        v["network"]["summary_hop"] = json!(2);
+        v["network"]["hop"] = json!([{}, { "rate": "20Mbps" }]);
+        v["traffic"] = json!([
+            { "kind": "long_lived", "hops": 1 },
+            { "kind": "long_lived", "hops": "1..2", "packet": "576B" },
+        ]);
+        v["autosize"] = json!({ "target_utilization": 0.9 });
+        assert_eq!(Scenario::from_value(&v).unwrap().autosize.unwrap().start, 435);
+    }
+
+    #[test]
+    fn bad_autosize_keys_name_key_value_and_expectation() {
+        let with = |table: Value| {
+            let mut v = base();
+            v["autosize"] = table;
+            err(v)
+        };
+        assert_eq!(
+            with(json!({ "target_utilization": 1.5 })),
+            "autosize.target_utilization: got 1.5; expected a fraction above 0 and at most 1"
+        );
+        assert_eq!(
+            with(json!({ "target_utilization": "99%" })),
+            "autosize.target_utilization: got \"99%\"; expected a fraction above 0 and at most 1"
+        );
+        assert_eq!(
+            with(json!({ "target_utilization": 0.9, "tolerance": 0 })),
+            "autosize.tolerance: got 0; expected a fraction above 0 and at most 1"
+        );
+        // base(): 10 s with 2 s of warm-up leaves 8 s.
+        assert_eq!(
+            with(json!({ "target_utilization": 0.9, "interval": "9s" })),
+            "autosize.interval: got \"9s\"; expected a positive time of at most duration − warmup (8s), so that one step fits"
+        );
+        assert!(with(json!({ "target_utilization": 0.9, "start": 0 }))
+            .starts_with("autosize.start: got 0; expected a whole number from 1"));
+        assert!(with(json!({ "target_utilization": 0.9, "recheck": -1 }))
+            .starts_with("autosize.recheck: got -1; expected a whole number from 0"));
+        assert_eq!(
+            with(json!({ "target_utilization": 0.9, "interval": "2s", "settle": "2s" })),
+            "autosize.settle: got \"2s\"; expected a time shorter than autosize.interval (2s)"
+        );
+        assert_eq!(
+            with(json!({ "interval": "5s" })),
+            "autosize.interval: got \"5s\"; expected no other `autosize` key without `autosize.target_utilization`, which turns the auto-sizer on"
+        );
+        assert_eq!(
+            with(json!({ "target_utilisation": 0.9 })),
+            "autosize.target_utilisation: unknown key; did you mean `target_utilization`?"
+        );
+        assert_eq!(
+            with(json!({ "target": 0.9 })),
+            "autosize.target: unknown key; expected one of: target_utilization, interval, settle, start, tolerance, recheck"
+        );
+        assert!(with(json!(0.9)).starts_with("autosize: got 0.9; expected a table"));
+    }
+
+    #[test]
     fn every_documented_key_is_read() {
         // A scenario with one traffic entry of each kind makes the reader ask for every key.
         let mut v = base();
@@ -914,6 +1101,7 @@ mod tests {
             { "kind": "open_loop", "arrivals": 10 },
             { "kind": "open_loop", "load": 0.5 },
         ]);
+        v["autosize"] = json!({ "target_utilization": 0.9, "start": 50 });
         let (_, mut asked) = Scenario::read(&v).unwrap();
         // And a parking lot, for the keys only it reads.
         let lot = json!({

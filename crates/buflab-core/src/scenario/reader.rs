@@ -191,6 +191,15 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// A fraction in (0, 1]: a utilization or a share of one.
+    pub fn positive_fraction(&mut self, key: &'static str) -> Result<f64> {
+        let v = self.value(key)?;
+        match v.as_f64() {
+            Some(x) if x > 0.0 && x <= 1.0 => Ok(x),
+            _ => Err(error(&self.key_path(key), &v, "a fraction above 0 and at most 1")),
+        }
+    }
+
     pub fn fraction(&mut self, key: &'static str) -> Result<f64> {
         let v = self.value(key)?;
         match v.as_f64() {

@@ -9,9 +9,11 @@ pub mod dumbbell;
 mod flows;
 pub mod parking_lot;
 
+use crate::autosize::AutoSizer;
 use crate::monitor::EventSink;
 use crate::scenario::{Scenario, Topology};
 use crate::sim::Sim;
+use crate::units::BufferLimit;
 
 /// A link whose queue is monitored, for the results' `links` table.
 #[derive(Clone, Debug)]
@@ -52,10 +54,18 @@ impl Network {
     }
 }
 
-/// Builds the scenario's network.
+/// Builds the scenario's network. With `[autosize]`, the auto-sizer owns the summary link's
+/// limit: the link starts at `autosize.start` packets, and the first interval starts at the
+/// end of warm-up.
 pub fn build(s: &Scenario) -> Network {
-    match s.network.topology {
+    let mut net = match s.network.topology {
         Topology::Dumbbell => dumbbell::build(s),
         Topology::ParkingLot => parking_lot::build(s),
+    };
+    if let Some(config) = &s.autosize {
+        let link = net.summary_link();
+        net.sim.links[link as usize].set_limit(BufferLimit::Packets(config.start));
+        net.sim.autosize = Some(AutoSizer::new(link, config, s.warmup));
     }
+    net
 }

@@ -3,6 +3,7 @@
 //! Run in release mode: `cargo test --release -p buflab-core --test validation`.
 
 mod analytic;
+mod autosize;
 mod machines;
 mod parking_lot;
 mod properties;

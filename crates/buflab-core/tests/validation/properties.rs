@@ -1,6 +1,7 @@
 //! Invariants on random small scenarios (proptest), dumbbells and parking lots: conservation
 //! of packets, exactly-once in-order delivery, queues within their limits, determinism, and
-//! computing ahead changing nothing.
+//! computing ahead changing nothing. Some draws run the live auto-sizer, whose limit changes
+//! mid-run must keep all of these.
 
 use buflab_core::result::RunResult;
 use buflab_core::scenario::Scenario;
@@ -55,7 +56,7 @@ fn small_scenario() -> impl Strategy<Value = Value> {
                     "packet": "500B", "path": path,
                 }));
             }
-            json!({
+            let mut v = json!({
                 "duration": "4s", "warmup": "1s", "seed": seed,
                 "network": {
                     "bottleneck": { "rate": format!("{mbps}Mbps"), "buffer": buffer, "delay": "1ms" },
@@ -68,8 +69,18 @@ fn small_scenario() -> impl Strategy<Value = Value> {
                 },
                 "monitor": { "interval": "250ms" },
                 "traffic": traffic,
-            })
+            });
+            with_autosize(&mut v, seed);
+            v
         })
+}
+
+/// One draw in three runs the live auto-sizer (six 500-ms steps, a target most draws miss now
+/// and then, so the limit moves both ways).
+fn with_autosize(v: &mut Value, seed: u64) {
+    if seed % 3 == 1 {
+        v["autosize"] = json!({ "target_utilization": 0.9, "interval": "500ms", "start": 1 + seed % 40 });
+    }
 }
 
 /// Parking lots of 1–3 hops, each hop possibly overriding the bottleneck's rate and buffer:
@@ -141,7 +152,7 @@ fn small_parking_lot() -> impl Strategy<Value = Value> {
                     json!({ "rate": format!("{rate}Mbps"), "buffer": buffer })
                 })
                 .collect();
-            json!({
+            let mut v = json!({
                 "duration": "4s", "warmup": "1s", "seed": seed,
                 "network": {
                     "topology": "parking_lot", "hops": k, "hop": hop, "loss": loss,
@@ -151,7 +162,9 @@ fn small_parking_lot() -> impl Strategy<Value = Value> {
                 },
                 "monitor": { "interval": "250ms" },
                 "traffic": traffic,
-            })
+            });
+            with_autosize(&mut v, seed);
+            v
         })
 }
 
@@ -183,16 +196,18 @@ fn check_invariants(s: &Scenario) -> Result<(), TestCaseError> {
     }
 
     let r = buflab_core::result::collect(s, &mut net);
-    // No monitored queue ever holds more than its limit (waiting packets; see link.rs).
-    for l in &r.links {
+    // No monitored queue ever holds more than its limit (waiting packets; see link.rs). The
+    // auto-sized link may hold more than its last limit while packets admitted under a larger
+    // one drain, but never more than the largest limit in force.
+    let autosized = r.autosize.iter().map(|a| a.buffer_pkts.max(a.next_buffer_pkts) as i64).max();
+    prop_assert_eq!(autosized.is_some(), s.autosize.is_some());
+    for (i, l) in r.links.iter().enumerate() {
         let (pkts, bytes) = l.max_queue_ever;
-        prop_assert!(
-            l.buffer_pkts < 0 || pkts <= l.buffer_pkts as u64,
-            "{}: {} > {}",
-            l.name,
-            pkts,
-            l.buffer_pkts
-        );
+        let limit = match autosized {
+            Some(peak) if i == s.network.summary_hop => peak,
+            _ => l.buffer_pkts,
+        };
+        prop_assert!(limit < 0 || pkts <= limit as u64, "{}: {} > {}", l.name, pkts, limit);
         prop_assert!(
             l.buffer_bytes < 0 || bytes <= l.buffer_bytes as u64,
             "{}: {} > {}",
@@ -216,6 +231,7 @@ fn same_tables(a: &RunResult, b: &RunResult) -> Result<(), TestCaseError> {
     prop_assert_eq!(&a.flows, &b.flows);
     prop_assert_eq!(&a.links, &b.links);
     prop_assert_eq!(&a.timeseries, &b.timeseries);
+    prop_assert_eq!(&a.autosize, &b.autosize);
     prop_assert_eq!(a.transfers.len(), b.transfers.len());
     Ok(())
 }
