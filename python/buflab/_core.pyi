@@ -39,8 +39,12 @@ def run(scenario_json: str) -> dict[str, Any]:
                     (one file each); empty without such traffic. Older builds omit the key,
                     which `Result.from_engine` reads as an empty table.
       "links":      dict[str, list]  columns, one row per monitored link in path order: the
-                    dumbbell's bottleneck, or every hop of the parking lot. Older builds omit
+                    dumbbell's bottleneck, every hop of the parking lot, or every output line
+                    of the switch. Older builds omit
                     the key, which `Result.from_engine` reads as an empty table.
+      "ports":      dict[str, list]  columns, one row per port of the switch topology's router
+                    (its input's VOQs and its output line); empty on the other topologies.
+                    Older builds omit the key, which `Result.from_engine` reads as empty.
       "autosize":   dict[str, list]  columns, one row per step of the live auto-sizer
                     (`[autosize]`); empty without it. Older builds omit the key, which
                     `Result.from_engine` reads as an empty table.

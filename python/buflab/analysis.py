@@ -437,12 +437,36 @@ def log_path(run: str | Path) -> Path:
     return path
 
 
+# Summary figures that on a switch cover every output line, and so are compared with the
+# logged output's row of the links table instead.
+_PER_LINK = (
+    "utilization",
+    "throughput_bps",
+    "drop_rate",
+    "drops",
+    "arrivals",
+    "mean_queue_pkts",
+    "max_queue_pkts",
+    "queue_delay_mean_s",
+)
+
+
 def check_summary(
-    analysis: QueueAnalysis, summary: dict[str, float]
+    analysis: QueueAnalysis, summary: dict[str, float], links: pd.DataFrame | None = None
 ) -> list[tuple[str, float, float]]:
-    """(key, rebuilt, reported) for every rebuilt number the run's summary also reports."""
+    """(key, rebuilt, reported) for every rebuilt number the run's summary also reports. On a
+    switch (`summary["ports"] > 0`) the log is one output's and the summary's totals and means
+    cover them all, so those come from that output's row of `links` (and are left out
+    without it)."""
     rebuilt = analysis.summary()
-    return [(key, rebuilt[key], summary[key]) for key in rebuilt if key in summary]
+    reported = dict(summary)
+    if summary.get("ports", 0) > 0:
+        for key in (*_PER_LINK, "mean_queue_bytes"):
+            reported.pop(key, None)
+        row = None if links is None else links[links["name"] == analysis.facts.link]
+        if row is not None and len(row) == 1:
+            reported.update({key: row[key].iloc[0] for key in _PER_LINK})
+    return [(key, rebuilt[key], reported[key]) for key in rebuilt if key in reported]
 
 
 def cdf_frame(analyses: dict[str, QueueAnalysis]) -> pd.DataFrame:

@@ -7,7 +7,9 @@
 
 Closed-loop traffic adds `result.transfers`, one row per file transfer; `buflab.transfers`
 summarises it by file size. `result.links` has one row per monitored link: the dumbbell's
-bottleneck, or every hop of a parking lot (whose summary describes `network.summary_hop`).
+bottleneck, every hop of a parking lot (whose summary describes `network.summary_hop`), or every
+output line of a switch. A switch run adds `result.ports`, one row per port: its input's VOQs
+beside its output line (the summary's utilization is then the mean over the outputs).
 A scenario with `[autosize]` adds `result.autosize`, one row per step of the live auto-sizer
 (`buflab.autosize` runs one and plots it).
 
@@ -99,6 +101,29 @@ LINK_COLUMNS: dict[str, str] = {
     "queue_delay_mean_s": "float64",  # mean wait of an admitted packet
 }
 
+# The ports table of the switch topology: one row per port, over the measured time, its input
+# (the VOQs of the packets arriving there) beside its output line (the same figures as its links
+# row). Empty on the other topologies; typed here so that an empty table is usable.
+PORT_COLUMNS: dict[str, str] = {
+    "port": "int64",  # from 1
+    "flows_in": "int64",  # flows entering at this input
+    "flows_out": "int64",  # flows leaving by this output
+    "in_arrivals": "int64",  # packets reaching the input's VOQs (admitted or dropped)
+    "in_drops": "int64",  # VOQ full (under oq_emulation: dropped by the shadow OQ switch)
+    "in_drop_rate": "float64",
+    "voq_mean_pkts": "float64",  # packets in the input's VOQs after each slot's arrivals, mean
+    "voq_max_pkts": "int64",  # ... and largest
+    "mux_drops": "int64",  # at the input's multiplexing router (0 when unlimited)
+    "out_utilization": "float64",
+    "out_throughput_bps": "float64",
+    "out_arrivals": "int64",
+    "out_drops": "int64",
+    "out_drop_rate": "float64",
+    "out_mean_queue_pkts": "float64",
+    "out_max_queue_pkts": "int64",
+    "late_departures": "int64",  # oq_emulation: sent after their shadow OQ slot
+}
+
 # The autosize table: one row per step of the live auto-sizer (`[autosize]`), in time order.
 # Empty without it; typed here so that an empty table is usable like a full one.
 AUTOSIZE_COLUMNS: dict[str, str] = {
@@ -127,6 +152,7 @@ class Result:
     events: pd.DataFrame | None
     scenario: Scenario
     autosize: pd.DataFrame = field(default_factory=lambda: typed_frame(None, AUTOSIZE_COLUMNS))
+    ports: pd.DataFrame = field(default_factory=lambda: typed_frame(None, PORT_COLUMNS))
     # The event log streamed to a file (`run(..., events_to=...)`), in place of `events`, and
     # the queue's facts that reading either needs (`buflab.events.LogFacts`).
     events_file: Path | None = None
@@ -144,6 +170,7 @@ class Result:
             events=None if events is None else with_seconds(batch_frame(events)),
             scenario=scenario,
             autosize=typed_frame(raw.get("autosize"), AUTOSIZE_COLUMNS),
+            ports=typed_frame(raw.get("ports"), PORT_COLUMNS),
         )
 
     def to_dir(self, out: str | Path, csv: bool = False) -> Path:
@@ -169,11 +196,13 @@ class Result:
             events_csv(path, path.with_suffix(".csv"))
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables this result has, by file name (links, transfers and autosize only when
-        there were any; the event log is apart, see `events` and `events_file`)."""
+        """The tables this result has, by file name (links, ports, transfers and autosize only
+        when there were any; the event log is apart, see `events` and `events_file`)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
         if len(self.links) > 0:
             tables["links"] = self.links
+        if len(self.ports) > 0:
+            tables["ports"] = self.ports
         if len(self.transfers) > 0:
             tables["transfers"] = self.transfers
         if len(self.autosize) > 0:
@@ -318,4 +347,6 @@ def _summary_link_name(normalized: Scenario) -> str:
     network = normalized["network"]
     if network["topology"] == "parking_lot":
         return f"hop{network['summary_hop']}"
+    if network["topology"] == "switch":
+        return f"output{network['switch']['summary_port']}"
     return "bottleneck"

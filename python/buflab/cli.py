@@ -111,10 +111,11 @@ def run(
     csv: bool,
 ) -> None:
     """Run the scenario in FILE once and print its summary (and, on a parking lot, every hop;
-    with closed-loop traffic, completion times and throughput by file size). FILE may name a
-    shipped recipe (t6); it runs the recipe's base point, or the one --point picks."""
+    on a switch, every port; with closed-loop traffic, completion times and throughput by file
+    size). FILE may name a shipped recipe (t6); it runs the recipe's base point, or the one
+    --point picks."""
     from buflab.api import run as run_scenario
-    from buflab.console import links_table, stdout, summary_table, transfers_table
+    from buflab.console import links_table, ports_table, stdout, summary_table, transfers_table
     from buflab.scenario import get_key
     from buflab.transfers import by_size_bin
 
@@ -130,8 +131,12 @@ def run(
         click.echo(json.dumps(result.summary))
         return
     stdout.print(summary_table(result.summary))
-    # One monitored link is the summary's own; several (a parking lot's hops) get a table.
-    if len(result.links) > 1:
+    # One monitored link is the summary's own; several (a parking lot's hops) get a table, and
+    # a switch's ports one with their inputs beside their outputs.
+    if len(result.ports) > 0:
+        summary_port = get_key(result.scenario, "network.switch.summary_port", 1)
+        stdout.print(ports_table(result.ports, summary_port))
+    elif len(result.links) > 1:
         summary_hop = get_key(result.scenario, "network.summary_hop", 1)
         stdout.print(links_table(result.links, summary_hop))
     if len(result.transfers) > 0:
@@ -159,6 +164,8 @@ def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) ->
     directory of a scenario with monitor.events = true) and check it against the run's summary;
     print the inter-arrival, burst and queueing-delay distributions and plot their CDFs, the
     runs overlaid."""
+    import pandas as pd
+
     from buflab.analysis import analyze as analyze_log
     from buflab.analysis import cdf_frame, check_summary
     from buflab.analysis_plots import save_analysis_figure
@@ -180,7 +187,9 @@ def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) ->
             raise BadInput(error.strerror) from None
         summary_file = Path(run) / "summary.json"
         if summary_file.exists():
-            checks = check_summary(analysis, json.loads(summary_file.read_text()))
+            links_file = Path(run) / "links.parquet"
+            links = pd.read_parquet(links_file) if links_file.exists() else None
+            checks = check_summary(analysis, json.loads(summary_file.read_text()), links)
             stdout.print(rebuild_table(checks, f"{name}: the queue rebuilt from its event log"))
     stdout.print(analysis_table(analyses))
     out = out or (

@@ -95,6 +95,11 @@ _SUMMARY_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("timeouts", "timeouts", lambda v: f"{v:,}"),
     ("retransmits_per_drop", "retransmits per drop", lambda v: f"{v:.2f}"),
     ("flows", "flows", lambda v: f"{v:,}"),
+    ("input_drop_rate", "input drop rate (VOQs)", format_percent),
+    ("input_drops", "input drops", lambda v: f"{v:,}"),
+    ("voq_mean_pkts", "mean VOQ packets per input", lambda v: f"{v:,.2f} pkt"),
+    ("voq_max_pkts", "max VOQ packets per input", lambda v: f"{v:,} pkt"),
+    ("fabric_mean_matching", "mean matching size", lambda v: f"{v:.2f} cells"),
     ("events", "events simulated", lambda v: f"{v:,}"),
     ("wall_s", "wall-clock time", format_time),
 ]
@@ -114,10 +119,21 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table = Table(title=title, show_header=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    switch = summary.get("ports", 0) > 0
     for key, label, formatter in _SUMMARY_ROWS:
-        if key in summary:
+        if key in summary and (switch or key not in _SWITCH_ROWS):
             table.add_row(label, formatter(summary[key]))
     return table
+
+
+# Summary rows that only a switch run fills.
+_SWITCH_ROWS = {
+    "input_drop_rate",
+    "input_drops",
+    "voq_mean_pkts",
+    "voq_max_pkts",
+    "fabric_mean_matching",
+}
 
 
 def _table(title: str, caption: str, headers: list[str]) -> Table:
@@ -154,6 +170,38 @@ def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> 
             format_percent(row.drop_rate),
             f"{row.mean_queue_pkts:,.1f} pkt",
             format_time(row.queue_delay_mean_s),
+        )
+    return table
+
+
+def ports_table(ports: pd.DataFrame, summary_port: int, title: str = "switch ports") -> Table:
+    """A table from `Result.ports`: each port's input (VOQs) beside its output line; the port
+    whose output the time series and event log describe is marked."""
+    table = _table(
+        title,
+        "over the measured time; VOQ: packets in the input's VOQs after each slot's arrivals; "
+        "queue: mean packets waiting at the output; *: the summary port",
+        [
+            "port",
+            "flows in/out",
+            "in drops",
+            "VOQ mean",
+            "VOQ max",
+            "out util.",
+            "out drops",
+            "queue",
+        ],
+    )
+    for row in ports.itertuples(index=False):
+        table.add_row(
+            f"{row.port}*" if row.port == summary_port else str(row.port),
+            f"{row.flows_in:,}/{row.flows_out:,}",
+            format_percent(row.in_drop_rate),
+            f"{row.voq_mean_pkts:,.2f}",
+            f"{row.voq_max_pkts:,}",
+            format_percent(row.out_utilization),
+            format_percent(row.out_drop_rate),
+            f"{row.out_mean_queue_pkts:,.1f} pkt",
         )
     return table
 

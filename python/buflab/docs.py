@@ -133,6 +133,24 @@ SUMMARY_KEYS: dict[str, str] = {
         "every step."
     ),
     "rtt_mean_s": "Mean two-way propagation delay of the flows, without queueing (s).",
+    "ports": "Switch topology: N, the switch's ports (0 on the other topologies, as are the rest).",
+    "input_arrivals": "Switch: packets that reached the switch's inputs (its VOQs).",
+    "input_drops": (
+        "Switch: packets dropped at the inputs, VOQ full (under `oq_emulation`, dropped by the "
+        "shadow output-queued switch). `drops` counts the outputs' drops."
+    ),
+    "input_drop_rate": "Switch: input_drops / input_arrivals.",
+    "voq_mean_pkts": (
+        "Switch: packets in an input's VOQs after each slot's arrivals, mean over the measured "
+        "slots and the inputs."
+    ),
+    "voq_max_pkts": "Switch: the largest number of packets in one input's VOQs.",
+    "fabric_slots": "Switch: line cell slots in the measured time (one cell time each).",
+    "fabric_busy_slots": "Switch: those slots with cells waiting at the inputs.",
+    "fabric_mean_matching": (
+        "Switch: mean matching size, cells moved per matching computed (at most N; several "
+        "matchings per slot with speedup)."
+    ),
     "peak_rss_mib": (
         "Peak resident memory of the process that ran it (MiB), counting the interpreter "
         "and earlier runs in the same process."
@@ -149,15 +167,25 @@ Parquet (and CSV with `--csv`).
   `tcp`, `rtt_s`, `start_s`, `goodput_bps`, `delivered_bytes`, `sent_packets`, `retransmits`,
   `timeouts`, `cwnd_pkts`, `ssthresh_pkts`, `srtt_s` (the last three at the end of the run),
   `machine`, `class` (the flow's server machine and class queue; −1 without machines, and
-  class −1 for cross traffic, which skips the class queues).
+  class −1 for cross traffic, which skips the class queues), `input`, `output` (the switch
+  ports the flow crosses, from 1; −1 off the switch topology).
 - **timeseries** (one row per `monitor.interval`): `time_s`, `throughput_bps`, `utilization`,
   `queue_pkts`, `queue_max_pkts`, `arrivals`, `drops`.
-- **links** (one row per monitored link, in path order: the dumbbell's bottleneck, or hops
-  1 to k of a parking lot), over the measured time: `hop` (from 1), `name` (`bottleneck`,
-  `hop1`, `hop2`, …), `rate_bps`, `buffer_pkts`, `buffer_bytes` (−1 when not in that unit),
-  `utilization`, `throughput_bps`, `drop_rate`, `drops`, `arrivals`, `mean_queue_pkts`,
-  `max_queue_pkts`, `queue_delay_mean_s`. The row of the link the summary describes has the
-  summary's figures exactly.
+- **links** (one row per monitored link, in path order: the dumbbell's bottleneck, hops
+  1 to k of a parking lot, or the output lines of a switch), over the measured time: `hop`
+  (from 1; the port on a switch), `name` (`bottleneck`, `hop1`, `hop2`, …, `output1`, …),
+  `rate_bps`, `buffer_pkts`, `buffer_bytes` (−1 when not in that unit), `utilization`,
+  `throughput_bps`, `drop_rate`, `drops`, `arrivals`, `mean_queue_pkts`, `max_queue_pkts`,
+  `queue_delay_mean_s`. The row of the link the summary describes has the summary's figures
+  exactly (on a switch, the summary's totals and means cover every output).
+- **ports** (switch topology only; one row per port), over the measured time: `port` (from
+  1), `flows_in`, `flows_out` (flows entering at this input, leaving by this output), the
+  input's `in_arrivals`, `in_drops`, `in_drop_rate` (at its VOQs), `voq_mean_pkts`,
+  `voq_max_pkts` (packets in its VOQs after each slot's arrivals: mean over the slots,
+  largest), `mux_drops` (at its multiplexing router), and the output line's
+  `out_utilization`, `out_throughput_bps`, `out_arrivals`, `out_drops`, `out_drop_rate`,
+  `out_mean_queue_pkts`, `out_max_queue_pkts` (as in its links row), `late_departures` (under
+  `oq_emulation`, packets sent after their shadow OQ slot: 0 with speedup ≥ 2).
 - **transfers** (closed-loop, repeated-download and open-loop traffic; one row per download,
   i.e. per connection): `flow`,
   `traffic`, `conn` (1, 2, … per flow), `start_s` (the client's request), `end_s` (last byte
@@ -219,7 +247,12 @@ def results_section() -> str:
         "in bit/s, times in seconds. Metrics cover the measured time only (after warm-up), "
         "except `departures` and `events` (whole run) and the echoes of the configuration. "
         "On a parking lot, the bottleneck of the summary, the time series and the event log is "
-        "hop `network.summary_hop` (the first by default); the `links` table has every hop.\n\n"
+        "hop `network.summary_hop` (the first by default); the `links` table has every hop. "
+        "On a switch, the summary's utilization, throughput, drops, arrivals and queue figures "
+        "cover every output line (utilization and throughput: the mean over the outputs; "
+        "`bottleneck_rate_bps` and `buffer_pkts` are one output's); its delay, gap and burst "
+        "figures, the time series and the event log are `network.switch.summary_port`'s; the "
+        "`ports` table has every port.\n\n"
         f"| key | meaning |\n|---|---|\n{rows}\n\n{RESULT_TABLES}"
     )
 

@@ -6,6 +6,7 @@
                   slow-access traffic with maximum window W_max packets, on a link whose
                   peak offered load is ρ, to reach θ of that load, i.e. utilization θρ.
 - Poisson:        drop rate ≤ ρ^B for Poisson arrivals at load ρ into a buffer of B packets.
+- eq. 3.1:        N·W_max/RTT = C: the flows that offer a link 100 % load (thesis §3.1).
 
 Rates are bits/s, times seconds, sizes bytes; results are real numbers of packets (round
 up to size a buffer).
@@ -68,6 +69,16 @@ def poisson_drop_bound(load: float, buffer_pkts: float) -> float:
     return load**buffer_pkts
 
 
+def eq31_flows(rate_bps: float, rtt_s: float, wmax_bytes: float) -> int:
+    """Eq. 3.1, N·W_max/RTT = C: the flows that together offer a link of `rate_bps` 100 % load
+    when each sends a window of `wmax_bytes` (on the wire) every `rtt_s`, rounded up, as the
+    engine's `flows_per_output = "eq3.1"` does: 2.5 Gb/s, 100 ms and 64 × 1000 B give 489."""
+    _require_positive(rate=rate_bps, rtt=rtt_s, wmax=wmax_bytes)
+    # The engine divides integers; the tolerance keeps an exact ratio that floating point
+    # puts a hair above a whole number from being rounded up past it.
+    return max(1, math.ceil(rate_bps * rtt_s / (8 * wmax_bytes) - 1e-9))
+
+
 def _require_positive(**values: float) -> None:
     for name, value in values.items():
         if not value > 0:
@@ -78,7 +89,8 @@ def _require_positive(**values: float) -> None:
 class LinkFacts:
     """What the rules need to know about a scenario's bottleneck and its flows. On a parking
     lot the bottleneck is the hop the run summary describes (`network.summary_hop`), and its
-    flows are those of the entries that cross it."""
+    flows are those of the entries that cross it. On a switch it is one output line, and its
+    flows those of one output: the flows in all ÷ the ports."""
 
     rate_bps: float
     rtt_s: float  # mean two-way propagation delay
@@ -103,18 +115,32 @@ class LinkFacts:
         if access is not None:
             # A source cannot send more than its access link carries in one RTT (thesis §2.1.3).
             wmax = min(wmax, parse_rate(access) * rtt / (8 * packet))
+        flows = sum(int(t.get("flows", 1)) for t in long_lived)
+        if get_key(scenario, "network.topology") == "switch":
+            # Per output: `flows_per_output` (the normalised tree resolves "eq3.1"), or `flows`
+            # shared by the ports.
+            ports = int(get_key(scenario, "network.switch.ports", 8))
+            flows = sum(
+                int(t["flows_per_output"])
+                if "flows_per_output" in t
+                else int(t.get("flows", 1)) // ports
+                for t in long_lived
+            )
         return cls(
             rate_bps=rate,
             rtt_s=rtt,
             packet_bytes=packet,
-            flows=sum(int(t.get("flows", 1)) for t in long_lived),
+            flows=flows,
             wmax_pkts=wmax,
         )
 
 
 def _summary_link(scenario: dict[str, Any]) -> tuple[float, Callable[[dict[str, Any]], bool]]:
     """The rate of the link a run's summary describes, and which traffic entries cross it: the
-    dumbbell's bottleneck, or the parking lot's `network.summary_hop`."""
+    dumbbell's bottleneck, the parking lot's `network.summary_hop`, or a switch's output line
+    (every entry crosses some output)."""
+    if get_key(scenario, "network.topology") == "switch":
+        return parse_rate(get_key(scenario, "network.switch.rate")), lambda entry: True
     rate = parse_rate(get_key(scenario, "network.bottleneck.rate"))
     if get_key(scenario, "network.topology") != "parking_lot":
         return rate, lambda entry: True

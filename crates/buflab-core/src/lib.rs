@@ -9,6 +9,7 @@
 //! - [`packet`]: the 32-byte `Copy` packet with its source route.
 //! - [`link`]: queue + serializer + propagation pipe, with at most one pending event per link.
 //! - [`fabric`]: CIOQ switch-fabric schedulers (MWM, iSLIP, PIM, OQ emulation) on VOQ counts.
+//! - [`switch`]: the N×N router node: VOQs, a slotted fabric with speedup, output queues.
 //! - [`loss`]: independent random loss.
 //! - [`tcp`]: sender, receiver, RTO (RFC 6298) and congestion control ([`tcp::cc`]).
 //! - [`traffic`]: open-loop UDP sources.
@@ -42,6 +43,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sched;
 pub mod sim;
+pub mod switch;
 pub mod tcp;
 pub mod topology;
 pub mod traffic;

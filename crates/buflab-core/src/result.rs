@@ -7,6 +7,13 @@
 //! has a row for every monitored link, the summary link's computed exactly as the summary is.
 //!
 //! With `[autosize]`, the `autosize` table has one row per step of the live auto-sizer.
+//!
+//! On the switch topology the monitored links are the switch's output lines, and the summary's
+//! queue figures that are totals or means (utilization, throughput, drops, arrivals, drop
+//! rate, mean and largest queue, departures) cover every output: utilization is the mean over
+//! the outputs. Figures of a distribution (queueing delay, gaps, bursts), the time series and
+//! the event log are `network.switch.summary_port`'s. The `ports` table has one row per port:
+//! its input's VOQs and its output line.
 
 use serde_json::{json, Map, Value};
 
@@ -75,6 +82,19 @@ pub struct Summary {
     /// `AutoSizer::answer`); −1 without `[autosize]` or if it never converged.
     pub autosize_buffer_pkts: i64,
     pub rtt_mean_s: f64,
+    /// The switch topology's router (all 0 on the others): its ports, the packets arriving
+    /// at and dropped by its inputs (VOQ full), the VOQ packets per input after each slot's
+    /// arrivals (mean over slots and inputs; largest), the line cell slots of the window, those
+    /// with cells to schedule, and the mean matching size (cells per matching computed).
+    pub ports: u64,
+    pub input_arrivals: u64,
+    pub input_drops: u64,
+    pub input_drop_rate: f64,
+    pub voq_mean_pkts: f64,
+    pub voq_max_pkts: u64,
+    pub fabric_slots: u64,
+    pub fabric_busy_slots: u64,
+    pub fabric_mean_matching: f64,
 }
 
 impl Summary {
@@ -101,8 +121,19 @@ impl Summary {
             "buffer_bytes": self.buffer_bytes, "autosize_buffer_pkts": self.autosize_buffer_pkts,
             "rtt_mean_s": self.rtt_mean_s,
         });
-        match v {
-            Value::Object(m) => m,
+        // A second object: one json! of every key exceeds the macro's recursion limit.
+        let switch = json!({
+            "ports": self.ports, "input_arrivals": self.input_arrivals,
+            "input_drops": self.input_drops, "input_drop_rate": self.input_drop_rate,
+            "voq_mean_pkts": self.voq_mean_pkts, "voq_max_pkts": self.voq_max_pkts,
+            "fabric_slots": self.fabric_slots, "fabric_busy_slots": self.fabric_busy_slots,
+            "fabric_mean_matching": self.fabric_mean_matching,
+        });
+        match (v, switch) {
+            (Value::Object(mut m), Value::Object(rest)) => {
+                m.extend(rest);
+                m
+            }
             _ => unreachable!(),
         }
     }
@@ -128,6 +159,9 @@ pub struct FlowRecord {
     /// Server machine and class queue (−1 without machines).
     pub machine: i64,
     pub class: i64,
+    /// The switch input and output the flow crosses, from 1 (−1 off the switch topology).
+    pub input: i64,
+    pub output: i64,
 }
 
 /// One interval of the bottleneck time series.
@@ -198,6 +232,37 @@ impl LinkRow {
     }
 }
 
+/// One port of the switch topology's router over the measured window: its input (the VOQs
+/// of packets arriving there) and its output line (the same figures as its links row).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortRow {
+    /// From 1.
+    pub port: u32,
+    /// Flows entering at this input, and leaving by this output.
+    pub flows_in: u64,
+    pub flows_out: u64,
+    /// Packets reaching the input's arrival phase, and those dropped there (VOQ full; under
+    /// OQ emulation, dropped by the shadow OQ switch).
+    pub in_arrivals: u64,
+    pub in_drops: u64,
+    pub in_drop_rate: f64,
+    /// Packets in the input's VOQs after each slot's arrival phase: mean over the window's
+    /// slots, and largest.
+    pub voq_mean_pkts: f64,
+    pub voq_max_pkts: u64,
+    /// Drops at the input's multiplexing router (0 with its default unlimited buffer).
+    pub mux_drops: u64,
+    pub out_utilization: f64,
+    pub out_throughput_bps: f64,
+    pub out_arrivals: u64,
+    pub out_drops: u64,
+    pub out_drop_rate: f64,
+    pub out_mean_queue_pkts: f64,
+    pub out_max_queue_pkts: u64,
+    /// OQ emulation: packets sent after their shadow OQ slot (0 with speedup ≥ 2).
+    pub late_departures: u64,
+}
+
 /// One finite transfer (closed-loop traffic): a connection carrying one file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransferRow {
@@ -243,6 +308,8 @@ pub struct RunResult {
     pub transfers: Vec<TransferRow>,
     /// One row per monitored link, in path order.
     pub links: Vec<LinkRow>,
+    /// One row per port of the switch topology's router (empty on the others).
+    pub ports: Vec<PortRow>,
     pub timeseries: Vec<SeriesRow>,
     /// The auto-sizer's steps (empty without `[autosize]`).
     pub autosize: Vec<AutosizeRow>,
@@ -267,27 +334,51 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
     let measured_s = measured.secs_f64();
     let mut links = Vec::with_capacity(net.monitored.len());
     let mut summary_monitor = None;
+    let mut queue_bytes = Vec::with_capacity(net.monitored.len());
     for (i, m) in net.monitored.iter().enumerate() {
         let link = &mut sim.links[m.link as usize];
         let mon = link.take_monitor().expect("a monitored link has a monitor");
         links.push(LinkRow::new(i as u32 + 1, m.name.clone(), link.limit(), &mon, measured_s));
+        queue_bytes.push(mon.mean_queue_bytes());
         if i == net.summary {
             summary_monitor = Some(mon);
         }
     }
+    let (ports, fig) = match &net.switch {
+        Some(info) => switch_ports(sim, info, &links),
+        None => (Vec::new(), SwitchFigures::default()),
+    };
     let mut mon = summary_monitor.expect("the summary link is monitored");
     let (events, events_written, events_error) = match mon.log.take() {
         None => (None, 0, None),
         Some(log) if log.is_streaming() => (None, log.written, log.error),
         Some(log) => (Some(log.pending), 0, None),
     };
-    let row = links[net.summary].clone();
+    let mut row = links[net.summary].clone();
     let link = &sim.links[net.monitored[net.summary].link as usize];
     let buffer = link.limit();
-    let departures = link.departures;
+    let mut departures = link.departures;
+    let mut mean_queue_bytes = mon.mean_queue_bytes();
+    if net.switch.is_some() {
+        // Every output counts: means of utilization, throughput and queue, totals of drops
+        // and arrivals, the largest queue (module doc).
+        let k = links.len() as f64;
+        row.utilization = links.iter().map(|l| l.utilization).sum::<f64>() / k;
+        row.throughput_bps = links.iter().map(|l| l.throughput_bps).sum::<f64>() / k;
+        row.drops = links.iter().map(|l| l.drops).sum();
+        row.arrivals = links.iter().map(|l| l.arrivals).sum();
+        row.drop_rate = if row.arrivals > 0 { row.drops as f64 / row.arrivals as f64 } else { 0.0 };
+        row.mean_queue_pkts = links.iter().map(|l| l.mean_queue_pkts).sum::<f64>() / k;
+        row.max_queue_pkts = links.iter().map(|l| l.max_queue_pkts).max().unwrap_or(0);
+        row.max_queue_ever = links.iter().map(|l| l.max_queue_ever).max().unwrap_or((0, 0));
+        mean_queue_bytes = queue_bytes.iter().sum::<f64>() / k;
+        departures = net.monitored.iter().map(|m| sim.links[m.link as usize].departures).sum();
+    }
 
     let mut flows = Vec::with_capacity(sim.flows.len());
     let (mut retransmits, mut timeouts, mut goodput_sum) = (0u64, 0u64, 0.0f64);
+    let flow_ports = net.switch.as_ref().map(|w| &w.flow_ports);
+    let port_of = |f: usize| flow_ports.and_then(|p| p.get(f)).map(|&(i, j)| (i as i64 + 1, j as i64 + 1));
     for (i, f) in sim.flows.iter().enumerate() {
         let info = &f.info;
         let rec = match &f.endpoints {
@@ -312,6 +403,8 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
                     srtt_s: sender.rtt.srtt().map_or(0.0, |t| t.secs_f64()),
                     machine: info.placement.map_or(-1, |p| p.0),
                     class: info.placement.map_or(-1, |p| p.1),
+                    input: port_of(i).map_or(-1, |p| p.0),
+                    output: port_of(i).map_or(-1, |p| p.1),
                 }
             }
             Endpoints::Udp(u) => {
@@ -333,6 +426,8 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
                     srtt_s: 0.0,
                     machine: info.placement.map_or(-1, |p| p.0),
                     class: info.placement.map_or(-1, |p| p.1),
+                    input: port_of(i).map_or(-1, |p| p.0),
+                    output: port_of(i).map_or(-1, |p| p.1),
                 }
             }
         };
@@ -369,7 +464,9 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
 
     // Retransmissions are every flow's, so the losses they answer are every monitored queue's
     // (on the dumbbell, the bottleneck's alone).
-    let drops_total = links.iter().map(|l| l.drops).sum::<u64>() + sim.loss_drops_window;
+    let drops_total = links.iter().map(|l| l.drops).sum::<u64>()
+        + sim.loss_drops_window
+        + ports.iter().map(|p| p.in_drops + p.mux_drops).sum::<u64>();
     let rtt_mean_s =
         sim.flows.iter().map(|f| f.info.rtt.secs_f64()).sum::<f64>() / sim.flows.len().max(1) as f64;
     let summary = Summary {
@@ -388,7 +485,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         loss_drops: sim.loss_drops_window,
         mean_queue_pkts: row.mean_queue_pkts,
         max_queue_pkts: row.max_queue_pkts,
-        mean_queue_bytes: mon.mean_queue_bytes(),
+        mean_queue_bytes,
         queue_delay_mean_s: row.queue_delay_mean_s,
         queue_delay_p50_s: mon.delay.quantile(0.5) / PS_PER_S as f64,
         queue_delay_p99_s: mon.delay.quantile(0.99) / PS_PER_S as f64,
@@ -412,6 +509,15 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         buffer_bytes: row.buffer_bytes,
         autosize_buffer_pkts: sim.autosize.as_ref().and_then(|a| a.answer()).map_or(-1, |b| b as i64),
         rtt_mean_s,
+        ports: fig.ports,
+        input_arrivals: fig.input_arrivals,
+        input_drops: fig.input_drops,
+        input_drop_rate: fig.input_drop_rate,
+        voq_mean_pkts: fig.voq_mean_pkts,
+        voq_max_pkts: fig.voq_max_pkts,
+        fabric_slots: fig.fabric_slots,
+        fabric_busy_slots: fig.fabric_busy_slots,
+        fabric_mean_matching: fig.fabric_mean_matching,
     };
     let autosize = sim.autosize.as_ref().map_or(Vec::new(), |a| {
         a.steps
@@ -455,6 +561,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         flows,
         transfers,
         links,
+        ports,
         timeseries,
         autosize,
         events,
@@ -464,4 +571,88 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         max_queue_ever: row.max_queue_ever,
         buffer,
     }
+}
+
+/// The switch's summary figures (see [`Summary`]).
+#[derive(Default)]
+struct SwitchFigures {
+    ports: u64,
+    input_arrivals: u64,
+    input_drops: u64,
+    input_drop_rate: f64,
+    voq_mean_pkts: f64,
+    voq_max_pkts: u64,
+    fabric_slots: u64,
+    fabric_busy_slots: u64,
+    fabric_mean_matching: f64,
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// The ports table and the summary figures of the switch topology's router. `outputs` are the
+/// links rows of its output lines, in port order.
+fn switch_ports(
+    sim: &mut crate::sim::Sim,
+    info: &crate::topology::SwitchNet,
+    outputs: &[LinkRow],
+) -> (Vec<PortRow>, SwitchFigures) {
+    let sw = &sim.switches[info.id as usize];
+    let slots = sw.window_slots();
+    let n = sw.ports();
+    let (mut flows_in, mut flows_out) = (vec![0u64; n], vec![0u64; n]);
+    for &(i, j) in &info.flow_ports {
+        flows_in[i as usize] += 1;
+        flows_out[j as usize] += 1;
+    }
+    let stats = sw.stats.clone();
+    let rows: Vec<PortRow> = (0..n)
+        .map(|p| {
+            let st = &stats.inputs[p];
+            let out = &outputs[p];
+            let mux = &mut sim.links[info.inputs[p] as usize];
+            let mux_drops = mux.take_monitor().map_or(0, |mut m| {
+                m.finish(sim.window.end, 0, 0);
+                m.totals.drops
+            });
+            PortRow {
+                port: p as u32 + 1,
+                flows_in: flows_in[p],
+                flows_out: flows_out[p],
+                in_arrivals: st.arrivals,
+                in_drops: st.drops,
+                in_drop_rate: ratio(st.drops, st.arrivals),
+                voq_mean_pkts: ratio(st.occupancy_slots, slots),
+                voq_max_pkts: st.max_pkts,
+                mux_drops,
+                out_utilization: out.utilization,
+                out_throughput_bps: out.throughput_bps,
+                out_arrivals: out.arrivals,
+                out_drops: out.drops,
+                out_drop_rate: out.drop_rate,
+                out_mean_queue_pkts: out.mean_queue_pkts,
+                out_max_queue_pkts: out.max_queue_pkts,
+                late_departures: stats.late[p],
+            }
+        })
+        .collect();
+    let input_arrivals = rows.iter().map(|r| r.in_arrivals).sum();
+    let input_drops = rows.iter().map(|r| r.in_drops).sum();
+    let fig = SwitchFigures {
+        ports: n as u64,
+        input_arrivals,
+        input_drops,
+        input_drop_rate: ratio(input_drops, input_arrivals),
+        voq_mean_pkts: rows.iter().map(|r| r.voq_mean_pkts).sum::<f64>() / n as f64,
+        voq_max_pkts: rows.iter().map(|r| r.voq_max_pkts).max().unwrap_or(0),
+        fabric_slots: slots,
+        fabric_busy_slots: stats.busy_slots,
+        fabric_mean_matching: stats.mean_matching(),
+    };
+    (rows, fig)
 }

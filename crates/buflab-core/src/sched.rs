@@ -28,6 +28,8 @@ pub enum Event {
     Arrival(u32),
     /// The auto-sizer's next step (there is at most one auto-sizer per run).
     Autosize,
+    /// A router node's next fabric slot may be due (lazy: checked when it fires).
+    SwitchSlot(u32),
 }
 
 /// Bits of a packed event: 3 for the kind, 25 for the component id.
@@ -49,6 +51,7 @@ impl Event {
             Event::SourceNext(v) => (4, v),
             Event::Arrival(v) => (5, v),
             Event::Autosize => (6, 0),
+            Event::SwitchSlot(v) => (7, v),
         };
         debug_assert!(v <= MAX_ID);
         (k << ID_BITS) | v as u64
@@ -62,7 +65,8 @@ impl Event {
             3 => Event::FlowStart(v),
             4 => Event::SourceNext(v),
             5 => Event::Arrival(v),
-            _ => Event::Autosize,
+            6 => Event::Autosize,
+            _ => Event::SwitchSlot(v),
         }
     }
 }
@@ -265,6 +269,7 @@ mod tests {
             Event::SourceNext(4),
             Event::Arrival(5),
             Event::Autosize,
+            Event::SwitchSlot(MAX_ID),
         ];
         for e in all {
             assert_eq!(Event::unpack(e.pack()), e);

@@ -28,6 +28,13 @@
 //! anything but the order of the bottleneck's exits (see `can_relay` for the exact test).
 //! In the dumbbell a data packet then costs one event (leaving its access link) and its ACK
 //! none.
+//!
+//! **Switches.** A route may cross a router node ([`crate::switch`]): its `Hop::Switch` names
+//! an (input, output) pair. The switch takes the packet at its input, runs its own slot events,
+//! and hands it back at a slot boundary to continue with the next hop (the output link). An
+//! express input line that nothing but one link feeds chains into the switch ahead of time,
+//! like an express link into the next: the switch keeps each input's arrivals in order until
+//! their slot.
 
 use std::time::Instant;
 
@@ -37,6 +44,7 @@ use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
 use crate::rng::Rng;
 use crate::sched::{Event, Scheduler, MAX_ID};
+use crate::switch::Switch;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::traffic::closed_loop::User;
@@ -49,6 +57,18 @@ use crate::units::{BufferLimit, Time};
 pub enum Hop {
     Link(u32),
     Loss(u32),
+    /// A router node's (input, output) pair; see [`Sim::switch_hop`].
+    Switch(u32),
+}
+
+/// The (switch, input, output) a `Hop::Switch` names.
+#[derive(Clone, Copy, Debug)]
+struct SwitchPort {
+    switch: u32,
+    input: u32,
+    output: u32,
+    /// Index of the input in `Sim::input_feeders`.
+    feeder: u32,
 }
 
 /// Who feeds a link, for computing ahead.
@@ -75,6 +95,8 @@ enum Step {
     Park(u32),
     /// Express link at the end of an ACK route whose sender runs ahead.
     ToSender(u32),
+    /// Into a router node (a `SwitchPort` index).
+    Switch(u32),
 }
 
 /// Source routes, flattened.
@@ -191,6 +213,12 @@ pub struct Sim {
     compute_ahead: bool,
     /// The live auto-sizer, when the scenario has `[autosize]` (see [`crate::autosize`]).
     pub autosize: Option<AutoSizer>,
+    /// Router nodes, their (input, output) pairs, who feeds each input, and the packets a
+    /// slot hands over (reused).
+    pub switches: Vec<Switch>,
+    switch_ports: Vec<SwitchPort>,
+    input_feeders: Vec<Feeder>,
+    crossed: Vec<Packet>,
 }
 
 impl Sim {
@@ -216,6 +244,10 @@ impl Sim {
             wall: std::time::Duration::ZERO,
             compute_ahead: true,
             autosize: None,
+            switches: Vec::new(),
+            switch_ports: Vec::new(),
+            input_feeders: Vec::new(),
+            crossed: Vec::with_capacity(64),
         }
     }
 
@@ -226,6 +258,29 @@ impl Sim {
         self.links.push(link);
         self.feeders.push(Feeder::None);
         (self.links.len() - 1) as u32
+    }
+
+    /// Adds a router node; its (input, output) pairs are hops of routes ([`Sim::switch_hop`]).
+    pub fn add_switch(&mut self, sw: Switch) -> u32 {
+        let id = self.switches.len() as u32;
+        let n = sw.ports() as u32;
+        for input in 0..n {
+            let feeder = self.input_feeders.len() as u32;
+            self.input_feeders.push(Feeder::None);
+            for output in 0..n {
+                self.switch_ports.push(SwitchPort { switch: id, input, output, feeder });
+            }
+        }
+        self.switches.push(sw);
+        id
+    }
+
+    /// The hop through switch `s` from `input` to `output`.
+    pub fn switch_hop(&self, s: u32, input: usize, output: usize) -> Hop {
+        let base = self.switches[..s as usize].iter().map(|w| w.ports() * w.ports()).sum::<usize>();
+        let n = self.switches[s as usize].ports();
+        assert!(input < n && output < n, "switch {s} has {n} ports");
+        Hop::Switch((base + input * n + output) as u32)
     }
 
     pub fn add_loss(&mut self, loss: crate::loss::RandomLoss) -> u32 {
@@ -239,19 +294,22 @@ impl Sim {
         assert!(!hops.is_empty() && hops.len() < 256, "a route has 1 to 255 hops");
         assert!(matches!(hops.last(), Some(Hop::Link(_))), "a route ends with a link");
         for (i, h) in hops.iter().enumerate() {
-            if let Hop::Link(l) = *h {
-                let from = match i.checked_sub(1).map(|j| hops[j]) {
-                    Some(Hop::Link(up)) => Feeder::Link(up),
-                    Some(Hop::Loss(_)) => Feeder::Other,
-                    None => Feeder::Route(id),
-                };
-                let f = &mut self.feeders[l as usize];
-                *f = match *f {
-                    Feeder::None => from,
-                    same if same == from && from != Feeder::Other => same,
-                    _ => Feeder::Other,
-                };
-            }
+            let from = match i.checked_sub(1).map(|j| hops[j]) {
+                Some(Hop::Link(up)) => Feeder::Link(up),
+                // A switch's outputs are not one FIFO upstream.
+                Some(Hop::Loss(_) | Hop::Switch(_)) => Feeder::Other,
+                None => Feeder::Route(id),
+            };
+            let f = match *h {
+                Hop::Link(l) => &mut self.feeders[l as usize],
+                Hop::Switch(p) => &mut self.input_feeders[self.switch_ports[p as usize].feeder as usize],
+                Hop::Loss(_) => continue,
+            };
+            *f = match *f {
+                Feeder::None => from,
+                same if same == from && from != Feeder::Other => same,
+                _ => Feeder::Other,
+            };
         }
         self.routes.start.push(self.routes.hops.len() as u32);
         self.routes.len.push(hops.len() as u8);
@@ -304,6 +362,14 @@ impl Sim {
         self.compute_ahead = on;
     }
 
+    /// Makes every switch run every slot, empty or not (for the test that skipping empty
+    /// slots changes nothing).
+    pub fn set_eager_switches(&mut self, on: bool) {
+        for sw in &mut self.switches {
+            sw.set_eager(on);
+        }
+    }
+
     // ---- Running ----
 
     /// Runs until the end of the measured window and closes the monitors' books.
@@ -321,6 +387,9 @@ impl Sim {
         }
         if let Some(a) = &self.autosize {
             self.sched.schedule(a.next_at(), Event::Autosize);
+        }
+        for (s, sw) in self.switches.iter_mut().enumerate() {
+            sw.start(&mut self.sched, s as u32);
         }
         let end = self.window.end;
         while let Some((now, ev)) = self.sched.pop() {
@@ -342,6 +411,10 @@ impl Sim {
             self.close_server_record(f as u32);
         }
         self.counts.in_flight += self.links.iter().map(|l| l.in_flight() as u64).sum::<u64>();
+        for sw in &self.switches {
+            self.counts.queue_drops += sw.drops;
+            self.counts.in_flight += sw.held();
+        }
         self.wall = began.elapsed();
     }
 
@@ -352,8 +425,13 @@ impl Sim {
         // Flows that appear during the run (open-loop arrivals) open connections on their
         // own clock, which no relay test made before the run could allow for.
         let relay = self.compute_ahead && self.spawner.is_none();
+        // Which routes carry data (or UDP): looked up per route by every relay test below.
+        let mut data = vec![false; self.routes.start.len()];
+        for f in &self.flows {
+            data[Self::flow_routes(f).0 as usize] = true;
+        }
         for l in 0..self.links.len() {
-            if relay && self.can_relay(l as u32, &self.express) {
+            if relay && self.can_relay(l as u32, &self.express, &data) {
                 self.links[l].set_relay();
             }
         }
@@ -391,15 +469,26 @@ impl Sim {
             for h in 0..len {
                 let step = match self.routes.hop(r, h) {
                     Hop::Loss(i) => Step::Loss(i),
+                    Hop::Switch(p) => Step::Switch(p),
                     Hop::Link(l) if !self.express[l as usize] => Step::Queue(l),
                     Hop::Link(l) => {
                         // Only into express links: an arrival at a queue that can drop always
                         // comes from an event, which keeps every chain of computing-ahead
                         // shorter than one round trip (with one flow, sender → access →
                         // bottleneck → receiver → sender is a cycle).
+                        // A switch input fed by this link alone keeps its arrivals in order
+                        // until their slot, so it may be entered ahead too.
                         let chains = h + 1 < len
-                            && matches!(self.routes.hop(r, h + 1), Hop::Link(n)
-                                if self.express[n as usize] && self.feeders[n as usize] == Feeder::Link(l));
+                            && match self.routes.hop(r, h + 1) {
+                                Hop::Link(n) => {
+                                    self.express[n as usize] && self.feeders[n as usize] == Feeder::Link(l)
+                                }
+                                Hop::Switch(p) => {
+                                    let input = self.switch_ports[p as usize].feeder;
+                                    self.input_feeders[input as usize] == Feeder::Link(l)
+                                }
+                                Hop::Loss(_) => false,
+                            };
                         if on && chains {
                             Step::Chain(l)
                         } else if h + 1 == len && to_ahead_sender[r as usize - first] {
@@ -447,7 +536,10 @@ impl Sim {
     /// Then receivers see their data in the link's FIFO order, and their ACKs enter the
     /// reverse link in that same order, so computing them on admission gives exactly what
     /// running each exit as an event would.
-    fn can_relay(&self, l: u32, express: &[bool]) -> bool {
+    ///
+    /// `data[r]` says whether route r is a flow's data (or UDP) route. The test costs one pass
+    /// over the routes and the flows (a switch has a relay link per output, each tested).
+    fn can_relay(&self, l: u32, express: &[bool], data: &[bool]) -> bool {
         if express[l as usize] {
             return false;
         }
@@ -455,10 +547,9 @@ impl Sim {
         let uses =
             |r: u32, link: u32| (0..self.routes.len(r)).any(|h| self.routes.hop(r, h) == Hop::Link(link));
         let n_routes = self.routes.start.len() as u32;
-        let data_routes: Vec<u32> = self.flows.iter().map(|f| Self::flow_routes(f).0).collect();
         // Only data routes use the link, and always as their last hop.
         for r in 0..n_routes {
-            if uses(r, l) && !(data_routes.contains(&r) && ends_here(r)) {
+            if uses(r, l) && !(data[r as usize] && ends_here(r)) {
                 return false;
             }
         }
@@ -478,14 +569,16 @@ impl Sim {
         }
         // The reverse link is fed by nothing but the ACKs of flows whose data ends here.
         if let Some(rev) = reverse {
+            let mut ours = vec![false; n_routes as usize];
+            for f in &self.flows {
+                if let (data, Some(ack)) = Self::flow_routes(f) {
+                    ours[ack as usize] |= ends_here(data);
+                }
+            }
             for r in 0..n_routes {
                 let first = self.routes.hop(r, 0) == Hop::Link(rev);
                 let inner = (1..self.routes.len(r)).any(|h| self.routes.hop(r, h) == Hop::Link(rev));
-                let ours = self.flows.iter().any(|f| {
-                    let (data, ack) = Self::flow_routes(f);
-                    ack == Some(r) && ends_here(data)
-                });
-                if inner || (first && !ours) {
+                if inner || (first && !ours[r as usize]) {
                     return false;
                 }
             }
@@ -510,6 +603,7 @@ impl Sim {
             Event::FlowStart(f) => self.start_flow(now, f),
             Event::SourceNext(f) => self.udp_emit(now, f),
             Event::Arrival(i) => self.on_arrival(now, i),
+            Event::SwitchSlot(s) => self.on_switch_slot(now, s),
             Event::Autosize => {
                 if let Some(limit) = self.autosize_tick(now) {
                     let a = self.autosize.as_ref().expect("an Autosize event comes from the auto-sizer");
@@ -521,6 +615,18 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// A switch's slot event: the packets that crossed go on to their output links.
+    fn on_switch_slot(&mut self, now: Time, s: u32) {
+        let mut out = std::mem::take(&mut self.crossed);
+        if self.switches[s as usize].on_slot(now, &mut out, &mut self.sched, s) {
+            for mut pkt in out.drain(..) {
+                pkt.hop += 1;
+                self.forward(now, pkt);
+            }
+        }
+        self.crossed = out;
     }
 
     /// The auto-sizer's step at `now`: it reads its link's running totals and returns the
@@ -571,6 +677,12 @@ impl Sim {
                 Step::ToSender(l) => {
                     let exit = self.links[l as usize].transit(t, pkt.size);
                     self.ack_ahead(exit, pkt);
+                    return;
+                }
+                Step::Switch(p) => {
+                    let port = self.switch_ports[p as usize];
+                    let sw = &mut self.switches[port.switch as usize];
+                    sw.arrive(t, pkt, port.input, port.output, &mut self.sched, port.switch);
                     return;
                 }
             }

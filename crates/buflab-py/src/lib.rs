@@ -189,7 +189,9 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         ssthresh_pkts,
         srtt_s,
         machine,
-        class
+        class,
+        input,
+        output
     );
     out.set_item("flows", flows)?;
 
@@ -230,6 +232,30 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         queue_delay_mean_s
     );
     out.set_item("links", links)?;
+
+    let ports = PyDict::new(py);
+    column!(
+        ports,
+        r.ports,
+        port,
+        flows_in,
+        flows_out,
+        in_arrivals,
+        in_drops,
+        in_drop_rate,
+        voq_mean_pkts,
+        voq_max_pkts,
+        mux_drops,
+        out_utilization,
+        out_throughput_bps,
+        out_arrivals,
+        out_drops,
+        out_drop_rate,
+        out_mean_queue_pkts,
+        out_max_queue_pkts,
+        late_departures
+    );
+    out.set_item("ports", ports)?;
 
     let ts = PyDict::new(py);
     column!(

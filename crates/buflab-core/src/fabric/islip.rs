@@ -108,6 +108,9 @@ impl Scheduler for Islip {
             }
         }
     }
+
+    /// With no requests no output grants, so no pointer moves.
+    fn idle(&mut self, _phases: u64) {}
 }
 
 #[cfg(test)]

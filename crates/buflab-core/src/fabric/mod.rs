@@ -49,16 +49,13 @@
 //! - VOQs are FIFO, so a packet's cells cross in order and an output reassembles at most one
 //!   partial packet per input at a time.
 //!
-//! ## How the router node will use this (sketch, not built yet)
-//! An N×N router node keeps one packet FIFO per VOQ and one queue per output, mirrors the
-//! cell counts into a [`VoqView`] with [`VoqView::push`] / [`VoqView::pop`], and runs a
-//! slot timer at the line cell time. At each slot it asks its [`speedup::SpeedupClock`] for `m`
-//! and calls [`Scheduler::schedule`] `m` times, moving one cell per matched pair after each
-//! call. With [`SchedulerKind::OqEmulation`] it also runs a [`oq_emulation::ShadowOq`] to stamp
-//! each arriving cell with its departure slot and serves each output in that order.
-//! Scenario keys (later): `switch.ports`, `switch.speedup`, `switch.scheduler` (`"mwm"`,
-//! `"islip"`, `"pim"`, `"oq_emulation"`), `switch.iterations`, `switch.cell`,
-//! `switch.voq_buffer`, `switch.output_buffer`, `switch.load` (`"uniform"`, `"diagonal"`).
+//! ## The router node
+//! [`crate::switch`] is the N×N router that uses these schedulers in the packet simulator: it
+//! keeps one packet FIFO per VOQ, mirrors the cell counts into a [`VoqView`], and at each line
+//! cell slot asks its [`speedup::SpeedupClock`] for `m` and calls [`Scheduler::schedule`] `m`
+//! times, moving one cell per matched pair after each call. It runs no slot while it is empty
+//! and catches up with [`Scheduler::idle`] and [`speedup::SpeedupClock::skip`] instead, so that
+//! a schedule never depends on whether empty slots were simulated.
 
 pub mod islip;
 pub mod mwm;
@@ -280,6 +277,12 @@ pub trait Scheduler {
     /// Writes into `out` (cleared first) a matching of non-empty VOQs of `view`. Must not
     /// allocate: called `s` times per line cell slot.
     fn schedule(&mut self, view: &VoqView, out: &mut Matching);
+
+    /// Advances the scheduler's state exactly as `phases` calls of [`Scheduler::schedule`] on
+    /// a view with every VOQ empty would. The router node calls it for the slots it skips
+    /// while empty, so its schedules are the same whether or not empty slots run. Required
+    /// (no default body): a scheduler with state that moves on empty slots must say how.
+    fn idle(&mut self, phases: u64);
 }
 
 /// Which scheduler a switch runs (§3.1 uses MWM, §3.3.1 iSLIP).
@@ -330,6 +333,15 @@ impl Scheduler for FabricScheduler {
             FabricScheduler::Islip(s) => s.schedule(view, out),
             FabricScheduler::Pim(s) => s.schedule(view, out),
             FabricScheduler::OqEmulation(s) => s.schedule(view, out),
+        }
+    }
+
+    fn idle(&mut self, phases: u64) {
+        match self {
+            FabricScheduler::Mwm(s) => s.idle(phases),
+            FabricScheduler::Islip(s) => s.idle(phases),
+            FabricScheduler::Pim(s) => s.idle(phases),
+            FabricScheduler::OqEmulation(s) => s.idle(phases),
         }
     }
 }

@@ -8,11 +8,17 @@
 //! 33k inner steps at N = 32. Weights are integers (cells), so the optimum is exact.
 //!
 //! Ties: when several matchings reach the maximum weight, which one is returned is a fixed
-//! function of the occupancies and of the call count mod N. Call `k` relabels the outputs as
-//! `j → (j − k) mod N` before running the algorithm, whose scans go in increasing index and keep
-//! the first of equal minima; rotating the labels stops one output (or input) from winning every
-//! tie, as the identity would under symmetric load. Pairs of weight 0 (empty VOQs) that the
-//! algorithm needs to complete its perfect assignment are dropped from the result.
+//! function of the occupancies and of the call count. The algorithm takes its rows (inputs) in
+//! order and scans its columns (outputs) in order, keeping the first of equal minima, so the
+//! earlier of two inputs or outputs wins their tie. Each call therefore relabels both before
+//! running: the outputs rotated by `k mod N`, the inputs by `⌊k/N⌋ mod N`, and each order
+//! reversed in alternate blocks of N² calls (see `Mwm::labels`). Over 4N² calls every input
+//! meets every output equally often at an all-equal tie, and of any two inputs (or outputs)
+//! tied for one port each wins half the time. Rotation alone does not do that: the earlier
+//! label still goes first in N − 1 of N rotations. (Rotating the outputs only, input 8 of the
+//! 8×8 TCP baseline of seed 003 §3.2 dropped four times as often as input 1.)
+//! Pairs of weight 0 (empty VOQs) that the algorithm needs to complete its perfect assignment
+//! are dropped from the result.
 
 use super::{Matching, Scheduler, VoqView};
 
@@ -34,7 +40,13 @@ pub struct Mwm {
     way: Vec<usize>,
     minv: Vec<i64>,
     used: Vec<bool>,
-    /// Tie rotation: call count mod N.
+    /// This call's costs, row-major over (row, column): filled once per call so that the
+    /// O(N³) inner loop reads a flat array instead of relabelling per step.
+    cost: Vec<i64>,
+    /// This call's labels: the input of each row and the output of each column (0-based).
+    input_of_row: Vec<usize>,
+    output_of_col: Vec<usize>,
+    /// Call count mod 4N²: the tie-breaking relabelling (see `labels`).
     rot: usize,
 }
 
@@ -48,66 +60,96 @@ impl Mwm {
             way: vec![0; n + 1],
             minv: vec![0; n + 1],
             used: vec![false; n + 1],
+            cost: vec![0; n * n],
+            input_of_row: vec![0; n],
+            output_of_col: vec![0; n],
             rot: 0,
         }
     }
 
-    /// Real output of the algorithm's column `c` (1-based) under the current rotation.
-    #[inline]
-    fn output(&self, c: usize) -> usize {
-        (c - 1 + self.rot) % self.n
+    /// Sets this call's labels from the call count `rot` (module doc): the outputs rotated by
+    /// `rot mod N`, the inputs by `⌊rot/N⌋ mod N`; the outputs' order reversed in odd blocks of
+    /// N² calls, the inputs' in odd blocks of 2N².
+    fn labels(&mut self) {
+        let n = self.n;
+        let label = |idx: usize, offset: usize, reversed: bool| {
+            if reversed {
+                (offset + n - idx) % n
+            } else {
+                (idx + offset) % n
+            }
+        };
+        let (col_offset, row_offset) = (self.rot % n, self.rot / n % n);
+        let (cols_reversed, rows_reversed) = (self.rot / (n * n) % 2 == 1, self.rot / (2 * n * n) == 1);
+        for idx in 0..n {
+            self.output_of_col[idx] = label(idx, col_offset, cols_reversed);
+            self.input_of_row[idx] = label(idx, row_offset, rows_reversed);
+        }
     }
 
-    /// Minimum-cost assignment with cost(i, c) = −len(i, output(c)); leaves `p` filled.
+    /// Minimum-cost assignment with cost(r, c) = −len(input of row r, output of column c);
+    /// leaves `p` filled (1-based: `p[c]` is the row assigned to column c).
     fn assign(&mut self, view: &VoqView) {
         let n = self.n;
-        self.u.fill(0);
-        self.v.fill(0);
-        self.p.fill(0);
-        self.way.fill(0);
+        self.labels();
+        for r in 0..n {
+            let row = view.row(self.input_of_row[r]);
+            for c in 0..n {
+                self.cost[r * n + c] = -(row[self.output_of_col[c]] as i64);
+            }
+        }
+        // Slices of the exact length n + 1, so that the compiler drops the bounds checks of
+        // the O(N³) loop below (which dominates a switch run).
+        let Mwm { u, v, p, way, minv, used, cost, .. } = self;
+        let (u, v, p, way) = (&mut u[..=n], &mut v[..=n], &mut p[..=n], &mut way[..=n]);
+        let (minv, used) = (&mut minv[..=n], &mut used[..=n]);
+        u.fill(0);
+        v.fill(0);
+        p.fill(0);
+        way.fill(0);
         for row in 1..=n {
-            self.p[0] = row;
+            p[0] = row;
             let mut c0 = 0;
-            self.minv.fill(INF);
-            self.used.fill(false);
+            minv.fill(INF);
+            used.fill(false);
             // Grow an alternating tree from `row` until it reaches a free column.
             loop {
-                self.used[c0] = true;
-                let r0 = self.p[c0];
+                used[c0] = true;
+                let r0 = p[c0];
+                let (u0, costs) = (u[r0], &cost[(r0 - 1) * n..r0 * n]);
                 let mut delta = INF;
                 let mut c1 = 0;
                 for c in 1..=n {
-                    if self.used[c] {
+                    if used[c] {
                         continue;
                     }
-                    let cost = -(view.len(r0 - 1, self.output(c)) as i64);
-                    let cur = cost - self.u[r0] - self.v[c];
-                    if cur < self.minv[c] {
-                        self.minv[c] = cur;
-                        self.way[c] = c0;
+                    let cur = costs[c - 1] - u0 - v[c];
+                    if cur < minv[c] {
+                        minv[c] = cur;
+                        way[c] = c0;
                     }
-                    if self.minv[c] < delta {
-                        delta = self.minv[c];
+                    if minv[c] < delta {
+                        delta = minv[c];
                         c1 = c;
                     }
                 }
                 for c in 0..=n {
-                    if self.used[c] {
-                        self.u[self.p[c]] += delta;
-                        self.v[c] -= delta;
+                    if used[c] {
+                        u[p[c]] += delta;
+                        v[c] -= delta;
                     } else {
-                        self.minv[c] -= delta;
+                        minv[c] -= delta;
                     }
                 }
                 c0 = c1;
-                if self.p[c0] == 0 {
+                if p[c0] == 0 {
                     break;
                 }
             }
             // Flip the augmenting path.
             loop {
-                let c1 = self.way[c0];
-                self.p[c0] = self.p[c1];
+                let c1 = way[c0];
+                p[c0] = p[c1];
                 c0 = c1;
                 if c0 == 0 {
                     break;
@@ -123,12 +165,18 @@ impl Scheduler for Mwm {
         out.clear();
         self.assign(view);
         for c in 1..=self.n {
-            let (i, j) = (self.p[c] - 1, self.output(c));
+            let (i, j) = (self.input_of_row[self.p[c] - 1], self.output_of_col[c - 1]);
             if view.len(i, j) > 0 {
                 out.add(i, j);
             }
         }
-        self.rot = (self.rot + 1) % self.n;
+        self.rot = (self.rot + 1) % (4 * self.n * self.n);
+    }
+
+    /// Every call moves the tie rotation on, whatever the occupancies.
+    fn idle(&mut self, phases: u64) {
+        let period = (4 * self.n * self.n) as u64;
+        self.rot = ((self.rot as u64 + phases % period) % period) as usize;
     }
 }
 
@@ -178,6 +226,45 @@ mod tests {
         Mwm::new(3).schedule(&view, &mut m);
         assert_eq!(m.size(), 1);
         assert_eq!(m.output_of(1), Some(1));
+    }
+
+    #[test]
+    fn every_input_and_output_wins_ties_in_turn() {
+        for n in [2, 3, 4, 8] {
+            let period = 4 * n * n;
+            let mut s = Mwm::new(n);
+            let mut m = Matching::new(n);
+            // One cell at every VOQ: every perfect matching ties. Over a period each input
+            // meets each output equally often.
+            let view = VoqView::from_lens(n, &vec![1; n * n]);
+            let mut count = vec![0; n * n];
+            for _ in 0..period {
+                s.schedule(&view, &mut m);
+                m.pairs().for_each(|(i, j)| count[i * n + j] += 1);
+            }
+            assert_eq!(count, vec![period / n; n * n], "n = {n}");
+            // Any two inputs tied for one output, and any two outputs tied for one input: each
+            // wins half the time.
+            for (a, b) in (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b))) {
+                let mut lens = vec![0; n * n];
+                (lens[a * n], lens[b * n]) = (1, 1);
+                let inputs = VoqView::from_lens(n, &lens);
+                let mut lens = vec![0; n * n];
+                (lens[a], lens[b]) = (1, 1);
+                let outputs = VoqView::from_lens(n, &lens);
+                let mut wins = |view: &VoqView, won: &dyn Fn(&Matching) -> bool| {
+                    (0..period)
+                        .filter(|_| {
+                            s.schedule(view, &mut m);
+                            won(&m)
+                        })
+                        .count()
+                };
+                let input_wins = wins(&inputs, &|m| m.input_of(0) == Some(a));
+                let output_wins = wins(&outputs, &|m| m.output_of(0) == Some(a));
+                assert_eq!((input_wins, output_wins), (period / 2, period / 2), "n = {n}: {a} vs {b}");
+            }
+        }
     }
 
     #[test]

@@ -171,6 +171,9 @@ impl Scheduler for OqEmulation {
             }
         }
     }
+
+    /// Stateless between calls: every preference comes from the view.
+    fn idle(&mut self, _phases: u64) {}
 }
 
 #[cfg(test)]

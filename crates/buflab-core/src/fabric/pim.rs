@@ -84,6 +84,9 @@ impl Scheduler for Pim {
             }
         }
     }
+
+    /// With no requests there are no candidates, so nothing is drawn.
+    fn idle(&mut self, _phases: u64) {}
 }
 
 #[cfg(test)]

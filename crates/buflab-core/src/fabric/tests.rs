@@ -43,6 +43,46 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    /// `idle(k)` leaves every scheduler where `k` calls on an empty view would: the router
+    /// node's lazy slots rely on it (its results must not depend on skipping empty slots).
+    #[test]
+    fn idle_equals_scheduling_an_empty_view(
+        n in 1usize..=8,
+        before in 0usize..5,
+        phases in 0u64..20,
+        pushes in proptest::collection::vec((0usize..8, 0usize..8, 0u64..50), 1..40),
+        seed in 0u64..1000,
+    ) {
+        let mut view = VoqView::new(n);
+        for &(i, j, d) in pushes.iter().filter(|p| p.0 < n && p.1 < n) {
+            view.push(i, j, d);
+        }
+        let empty = VoqView::new(n);
+        for kind in ALL_KINDS {
+            let mut a = kind.build(n, Rng::stream(seed, Stream::Fabric, 0));
+            let mut b = kind.build(n, Rng::stream(seed, Stream::Fabric, 0));
+            let (mut ma, mut mb) = (Matching::new(n), Matching::new(n));
+            for _ in 0..before {
+                a.schedule(&view, &mut ma);
+                b.schedule(&view, &mut mb);
+            }
+            for _ in 0..phases {
+                a.schedule(&empty, &mut ma);
+                prop_assert_eq!(ma.size(), 0);
+            }
+            b.idle(phases);
+            for _ in 0..(2 * n) {
+                a.schedule(&view, &mut ma);
+                b.schedule(&view, &mut mb);
+                prop_assert_eq!(&ma, &mb, "{:?}", kind);
+            }
+        }
+    }
+}
+
 #[test]
 fn matching_validity_catches_bad_matchings() {
     let view = VoqView::from_lens(2, &[1, 0, 0, 1]);

@@ -5,6 +5,7 @@
 
 pub mod reader;
 pub mod schema;
+pub mod switch;
 
 use std::ops::RangeInclusive;
 
@@ -12,6 +13,7 @@ use serde_json::{Map, Value};
 
 use reader::{error, Table};
 pub use reader::{Result, ScenarioError};
+pub use switch::{Load, PerOutput, SwitchSpec};
 
 use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::traffic::dist::Dist;
@@ -60,26 +62,46 @@ pub enum Topology {
     /// Bottlenecks in series, each traffic entry crossing a run of them (see
     /// [`crate::topology::parking_lot`]).
     ParkingLot,
+    /// The N×N router of thesis ch. 3 behind multiplexing routers (see
+    /// [`crate::topology::switch`]).
+    Switch,
 }
 
-/// Keys only one topology reads. The other rejects them rather than ignoring them, and
-/// [`Scenario::normalized`] fills in their defaults only for their own topology.
-const DUMBBELL_ONLY: &[(&str, &str)] = &[
-    ("network", "cross"),
-    ("network.access", "machines"),
-    ("network.access", "classes"),
-    ("network.access", "nic"),
-    ("traffic", "path"),
+use Topology::{Dumbbell, ParkingLot, Switch};
+
+/// Keys that only some topologies read, and which. The others reject them rather than
+/// ignoring them, and [`Scenario::normalized`] fills in their defaults only where they apply.
+const TOPOLOGY_KEYS: &[(&str, &str, &[Topology])] = &[
+    ("network", "bottleneck", &[Dumbbell, ParkingLot]),
+    ("network", "loss", &[Dumbbell, ParkingLot]),
+    ("network", "cross", &[Dumbbell]),
+    ("network.access", "machines", &[Dumbbell]),
+    ("network.access", "classes", &[Dumbbell]),
+    ("network.access", "nic", &[Dumbbell]),
+    ("traffic", "path", &[Dumbbell]),
+    ("network", "hops", &[ParkingLot]),
+    ("network", "hop", &[ParkingLot]),
+    ("network", "summary_hop", &[ParkingLot]),
+    ("traffic", "hops", &[ParkingLot]),
+    ("network", "switch", &[Switch]),
+    ("traffic", "flows_per_output", &[Switch]),
 ];
-const PARKING_LOT_ONLY: &[(&str, &str)] =
-    &[("network", "hops"), ("network", "hop"), ("network", "summary_hop"), ("traffic", "hops")];
 
 impl Topology {
-    /// The (section, key) pairs of the other topology, which this one rejects.
-    fn foreign_keys(self) -> &'static [(&'static str, &'static str)] {
+    /// The (section, key) pairs of other topologies, which this one rejects.
+    fn foreign_keys(self) -> Vec<(&'static str, &'static str)> {
+        TOPOLOGY_KEYS
+            .iter()
+            .filter(|(_, _, owners)| !owners.contains(&self))
+            .map(|&(s, k, _)| (s, k))
+            .collect()
+    }
+
+    fn name(self) -> &'static str {
         match self {
-            Topology::Dumbbell => PARKING_LOT_ONLY,
-            Topology::ParkingLot => DUMBBELL_ONLY,
+            Dumbbell => "dumbbell",
+            ParkingLot => "parking lot",
+            Switch => "switch",
         }
     }
 }
@@ -130,6 +152,8 @@ pub struct Network {
     pub cross_delay: Time,
     pub rtt: Range<Time>,
     pub loss: f64,
+    /// The switch topology's router; None on the others.
+    pub switch: Option<SwitchSpec>,
 }
 
 #[derive(Clone, Debug)]
@@ -191,6 +215,8 @@ pub struct LongLived {
     pub tcp: TcpConfig,
     pub start: Range<Time>,
     pub jitter: Time,
+    /// On the switch, the flows per output when given as `flows_per_output` (resolved).
+    pub per_output: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,40 +299,31 @@ impl Scenario {
         }
 
         let mut net = root.table("network", "network")?;
-        let topology = match net.choice("topology", &["dumbbell", "parking_lot"])? {
+        let topology = match net.choice("topology", &["dumbbell", "parking_lot", "switch"])? {
             "parking_lot" => Topology::ParkingLot,
+            "switch" => Topology::Switch,
             _ => Topology::Dumbbell,
         };
         reject_other_topology(&mut net, topology)?;
         let rtt = net.time_range("rtt")?;
         let rtt_value = net.value("rtt")?;
-        let loss = net.fraction("loss")?;
-        let mut bn = net.table("bottleneck", "network.bottleneck")?;
-        if net.raw("bottleneck").is_none() {
-            return Err(ScenarioError {
-                key: "network.bottleneck".into(),
-                message: "missing; expected a table such as { rate = \"100Mbps\", buffer = \"125pkt\" }"
-                    .into(),
-            });
-        }
-        let bottleneck_rate = bn.rate("rate")?;
-        let bottleneck_buffer = bn.buffer("buffer")?;
-        let bottleneck_delay = bn.time("delay")?;
-        bn.choice("queue", &["droptail"])?;
-        if Time(bottleneck_delay.0 * 2) > rtt.lo {
-            let got = bn.raw("delay").cloned().unwrap_or(Value::Null);
-            return Err(error(
-                &format!("{}.delay", bn.path()),
-                &got,
-                &format!("at most half the smallest RTT ({})", rtt.lo),
-            ));
-        }
-        bn.finish(&mut asked)?;
-        let bottleneck =
-            LinkSpec { rate: bottleneck_rate, buffer: bottleneck_buffer, delay: bottleneck_delay };
+        let (bottleneck, loss, mut switch, cell) = match topology {
+            Topology::Switch => {
+                let mut sw = net.table("switch", "network.switch")?;
+                let (spec, cell) = switch::read_switch(&mut sw)?;
+                sw.finish(&mut asked)?;
+                // The output links are the bottlenecks: what the summary's rate and buffer echo.
+                let buffer =
+                    spec.output_buffer.map_or(BufferLimit::Unlimited, |b| BufferLimit::Packets(b as u64));
+                (LinkSpec { rate: spec.rate, buffer, delay: Time::ZERO }, 0.0, Some(spec), cell)
+            }
+            _ => (read_bottleneck(&mut net, rtt, &mut asked)?, net.fraction("loss")?, None, None),
+        };
+        let (bottleneck_rate, bottleneck_buffer, bottleneck_delay) =
+            (bottleneck.rate, bottleneck.buffer, bottleneck.delay);
         let (hops, summary_hop) = match topology {
-            Topology::Dumbbell => (vec![bottleneck], 0),
             Topology::ParkingLot => read_hops(&mut net, bottleneck, &mut asked)?,
+            _ => (vec![bottleneck], 0),
         };
         let mut acc = net.table("access", "network.access")?;
         reject_other_topology(&mut acc, topology)?;
@@ -348,7 +365,21 @@ impl Scenario {
                 ["long_lived", "closed_loop", "repeated_downloads", "open_loop", "udp_poisson", "udp_cbr"];
             let kind = kind_t.choice("kind", &kinds)?;
             reject_other_topology(&mut kind_t, topology)?;
+            let mut per_output = None;
             let (is_cross, span) = match topology {
+                Topology::Switch => {
+                    if kind == "open_loop" {
+                        let got = kind_t.value("kind")?;
+                        let expected = "a kind with a fixed number of flows on the switch (open-loop flows \
+                                        come and go, and each needs its input and output when built)";
+                        return Err(error(&kind_t.key_path("kind"), &got, expected));
+                    }
+                    let spec = switch.as_ref().expect("the switch topology has a switch");
+                    let max = MAX_FLOWS / spec.ports as u64;
+                    per_output = switch::read_per_output(&mut kind_t, kind, max)?
+                        .map(|p| (p, spec.ports as u32, spec.rate, access_rate, rtt));
+                    (false, HopSpan { first: 0, last: 0 })
+                }
                 Topology::Dumbbell => {
                     let is_cross = kind_t.choice("path", &["main", "cross"])? == "cross";
                     if is_cross && machines == 0 {
@@ -376,7 +407,7 @@ impl Scenario {
             let entry = |section, shared| kind_table(path.clone(), section, shared, map);
             let t = match kind {
                 "long_lived" => {
-                    read_long_lived(entry("traffic.long_lived", Some("traffic.tcp")), &mut asked)?
+                    read_long_lived(entry("traffic.long_lived", Some("traffic.tcp")), per_output, &mut asked)?
                 }
                 "closed_loop" => {
                     read_closed_loop(entry("traffic.closed_loop", Some("traffic.tcp")), &mut asked)?
@@ -401,9 +432,20 @@ impl Scenario {
                 message: format!("{total_flows} flows in all; expected at most {MAX_FLOWS}"),
             });
         }
+        if let Some(spec) = switch.as_mut() {
+            // By default a cell is the largest data packet, so every data packet is one cell.
+            spec.cell = cell.unwrap_or_else(|| traffic.iter().map(data_packet).max().unwrap_or(1000));
+        }
         let link = hops[summary_hop];
         let bdp = || bdp_packets(link.rate, rtt, &traffic, &spans, summary_hop);
         let mut au = root.table("autosize", "autosize")?;
+        if topology == Topology::Switch {
+            if let Some(v) = au.raw("target_utilization") {
+                let expected = "no auto-sizer on the switch topology (it sizes one link's buffer; \
+                                size the switch's with a sweep over network.switch.voq_buffer or output_buffer)";
+                return Err(error(&au.key_path("target_utilization"), v, expected));
+            }
+        }
         let autosize = read_autosize(&mut au, duration - warmup, bdp)?;
         au.finish(&mut asked)?;
         root.finish(&mut asked)?;
@@ -430,6 +472,7 @@ impl Scenario {
                 cross_delay,
                 rtt,
                 loss,
+                switch,
             },
             monitor: Monitor { interval, events },
             traffic,
@@ -444,13 +487,33 @@ impl Scenario {
     /// as a user would write them.
     pub fn normalized(v: &Value) -> Result<Value> {
         let scenario = Self::from_value(v)?;
-        let foreign = scenario.network.topology.foreign_keys();
+        let foreign = &scenario.network.topology.foreign_keys();
         let mut out = v.clone();
         fill_defaults(&mut out, "", foreign);
         for section in ["network", "monitor"] {
             fill_defaults(&mut out[section], section, foreign);
         }
-        fill_defaults(&mut out["network"]["bottleneck"], "network.bottleneck", foreign);
+        if let Some(spec) = &scenario.network.switch {
+            let sw = &mut out["network"]["switch"];
+            fill_defaults(sw, "network.switch", foreign);
+            // The cell defaults to a computed size, which the normalized tree states; keys
+            // that do nothing for the scheduler are not filled in (they would be refused).
+            sw["cell"] = Value::from(format!("{}B", spec.cell));
+            let Some(map) = sw.as_object_mut() else { unreachable!("a validated switch table") };
+            let scheduler = map["scheduler"].as_str().unwrap_or_default().to_string();
+            let inapplicable: &[&str] = match scheduler.as_str() {
+                "output_queued" => &["speedup", "voq_buffer", "iterations"],
+                "oq_emulation" => &["voq_buffer", "iterations"],
+                "islip" | "pim" => &[],
+                _ => &["iterations"],
+            };
+            // (The user cannot have written them: validation refuses them.)
+            for key in inapplicable {
+                map.remove(*key);
+            }
+        } else {
+            fill_defaults(&mut out["network"]["bottleneck"], "network.bottleneck", foreign);
+        }
         fill_defaults(&mut out["network"]["access"], "network.access", foreign);
         if scenario.network.topology == Topology::Dumbbell {
             fill_defaults(&mut out["network"]["cross"], "network.cross", foreign);
@@ -474,6 +537,13 @@ impl Scenario {
                 fill_defaults(item, "traffic", foreign);
                 if !matches!(t, Traffic::Udp(_)) {
                     fill_defaults(item, "traffic.tcp", foreign);
+                }
+                if let Traffic::LongLived(LongLived { per_output: Some(n), .. }) = t {
+                    // Flows were given per output (eq. 3.1 resolved to its count), not in all.
+                    if let Some(map) = item.as_object_mut() {
+                        map.remove("flows");
+                        map.insert("flows_per_output".into(), Value::from(*n));
+                    }
                 }
             }
         }
@@ -607,19 +677,27 @@ fn fill_defaults(table: &mut Value, section: &str, foreign: &[(&str, &str)]) {
 
 /// Rejects the keys of `t` that belong to the other topology, naming the topology they are for.
 fn reject_other_topology(t: &mut Table, topology: Topology) -> Result<()> {
-    for &(section, key) in topology.foreign_keys() {
+    for (section, key) in topology.foreign_keys() {
         if section != t.section() {
             continue;
         }
         if let Some(v) = t.raw(key) {
-            let expected = match topology {
-                Topology::Dumbbell => format!(
+            let owners = TOPOLOGY_KEYS.iter().find(|e| (e.0, e.1) == (section, key)).map_or(&[][..], |e| e.2);
+            let expected = match (topology, owners) {
+                (Dumbbell, [ParkingLot]) => format!(
                     "no `{key}` on the dumbbell: it is a parking-lot key (set network.topology = \"parking_lot\")"
                 ),
-                Topology::ParkingLot => format!(
+                (ParkingLot, [Dumbbell]) => format!(
                     "no `{key}` on the parking lot: it is a dumbbell key (on the parking lot every flow has its own \
                      access link, and cross traffic is a traffic entry whose `hops` name the hops it crosses)"
                 ),
+                (Switch, _) if key == "bottleneck" => "no `bottleneck` on the switch: its output links are \
+                     the bottlenecks, set in network.switch (rate, output_buffer)"
+                    .to_string(),
+                _ => {
+                    let names: Vec<&str> = owners.iter().map(|o| o.name()).collect();
+                    format!("no `{key}` on the {}: it is a {} key", topology.name(), names.join(" and "))
+                }
             };
             return Err(error(&t.key_path(key), v, &expected));
         }
@@ -706,7 +784,7 @@ fn kind_table<'a>(
     map: &'a Map<String, Value>,
 ) -> Table<'a> {
     let mut t = Table::entry(path, section, shared, map);
-    for key in ["kind", "path", "hops"] {
+    for key in ["kind", "path", "hops", "flows_per_output"] {
         t.consume(key);
     }
     t
@@ -763,12 +841,82 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
     Ok((tcp, jitter))
 }
 
-fn read_long_lived(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
-    let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
+/// A long-lived entry. On the switch `per_output` carries its `flows_per_output` with the
+/// switch's ports and rate, the access rate and the RTT range, which eq. 3.1 needs.
+fn read_long_lived(
+    mut t: Table,
+    per_output: Option<(PerOutput, u32, Rate, Rate, Range<Time>)>,
+    asked: &mut Vec<(&'static str, &'static str)>,
+) -> Result<Traffic> {
+    let given_flows = match per_output {
+        None => Some(t.uint("flows", 1, MAX_FLOWS)? as u32),
+        Some(_) => None,
+    };
     let (tcp, jitter) = read_tcp(&mut t)?;
     let start = t.time_range("start")?;
+    let path = t.key_path("flows_per_output");
     t.finish(asked)?;
-    Ok(Traffic::LongLived(LongLived { flows, tcp, start, jitter }))
+    let (flows, per_output) = match (given_flows, per_output) {
+        (Some(flows), _) => (flows, None),
+        (None, Some((p, ports, rate, access, rtt))) => {
+            let n = match p {
+                PerOutput::Count(n) => n as u64,
+                PerOutput::Eq31 => {
+                    let mean_rtt = Time((rtt.lo.0 + rtt.hi.0) / 2);
+                    let window = tcp.max_window as u64 * tcp.packet as u64;
+                    switch::eq31_flows(rate, mean_rtt, switch::max_per_rtt(window, access, mean_rtt))
+                }
+            };
+            let total = n * ports as u64;
+            if total > MAX_FLOWS {
+                let expected =
+                    format!("at most {MAX_FLOWS} flows in all; eq. 3.1 gives {n} per output × {ports}");
+                return Err(error(&path, &Value::from("eq3.1"), &expected));
+            }
+            (total as u32, Some(n as u32))
+        }
+        (None, None) => unreachable!("flows are read unless given per output"),
+    };
+    Ok(Traffic::LongLived(LongLived { flows, tcp, start, jitter, per_output }))
+}
+
+/// The data packet size of a traffic entry (wire bytes).
+fn data_packet(t: &Traffic) -> u32 {
+    match t {
+        Traffic::LongLived(l) => l.tcp.packet,
+        Traffic::ClosedLoop(c) => c.tcp.packet,
+        Traffic::OpenLoop(o) => o.tcp.packet,
+        Traffic::Udp(u) => u.packet,
+    }
+}
+
+/// The dumbbell's and the parking lot's `network.bottleneck` (a parking lot's default hop).
+fn read_bottleneck(
+    net: &mut Table,
+    rtt: Range<Time>,
+    asked: &mut Vec<(&'static str, &'static str)>,
+) -> Result<LinkSpec> {
+    let mut bn = net.table("bottleneck", "network.bottleneck")?;
+    if net.raw("bottleneck").is_none() {
+        return Err(ScenarioError {
+            key: "network.bottleneck".into(),
+            message: "missing; expected a table such as { rate = \"100Mbps\", buffer = \"125pkt\" }".into(),
+        });
+    }
+    let rate = bn.rate("rate")?;
+    let buffer = bn.buffer("buffer")?;
+    let delay = bn.time("delay")?;
+    bn.choice("queue", &["droptail"])?;
+    if Time(delay.0 * 2) > rtt.lo {
+        let got = bn.raw("delay").cloned().unwrap_or(Value::Null);
+        return Err(error(
+            &format!("{}.delay", bn.path()),
+            &got,
+            &format!("at most half the smallest RTT ({})", rtt.lo),
+        ));
+    }
+    bn.finish(asked)?;
+    Ok(LinkSpec { rate, buffer, delay })
 }
 
 fn read_closed_loop(mut t: Table, asked: &mut Vec<(&'static str, &'static str)>) -> Result<Traffic> {
@@ -1112,6 +1260,17 @@ mod tests {
             "traffic": [ { "kind": "long_lived", "hops": 2 } ],
         });
         asked.extend(Scenario::read(&lot).unwrap().1);
+        // And switches: an iterating scheduler with every key, and flows given per output.
+        let switch = json!({
+            "network": {
+                "topology": "switch",
+                "switch": { "rate": "1Gbps", "scheduler": "islip", "iterations": 2, "cell": "1000B",
+                            "voq_buffer": 5, "output_buffer": 20, "load": "diagonal",
+                            "mux_buffer": "unlimited", "summary_port": 2, "speedup": 1.2, "ports": 4 },
+            },
+            "traffic": [ { "kind": "long_lived", "flows_per_output": "eq3.1" } ],
+        });
+        asked.extend(Scenario::read(&switch).unwrap().1);
         for k in schema::KEYS {
             assert!(asked.contains(&(k.section, k.key)), "schema key {}.{} is never read", k.section, k.key);
         }

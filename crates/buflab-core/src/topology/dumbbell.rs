@@ -83,7 +83,7 @@ impl Routing for Paths {
         (sim.add_route(&hops), placement)
     }
 
-    fn backward(&self, sim: &mut Sim, ti: usize, access_delay: Time) -> u32 {
+    fn backward(&self, sim: &mut Sim, ti: usize, _id: u64, access_delay: Time) -> u32 {
         let (_, reverse, _) = self.exit(ti);
         let back = self.access.reverse_link(sim, access_delay);
         sim.add_route(&[Hop::Link(reverse), Hop::Link(back)])
@@ -134,5 +134,5 @@ pub fn build(s: &Scenario) -> Network {
     };
     add_traffic(&mut sim, s, paths);
     let monitored = vec![MonitoredLink { name: "bottleneck".into(), link: bottleneck }];
-    Network { sim, monitored, summary: 0 }
+    Network { sim, monitored, summary: 0, switch: None }
 }

@@ -49,8 +49,8 @@ pub(super) trait Routing {
     /// Builds the data route of flow `id` of entry `ti`, whose access links delay by
     /// `access_delay` each way; returns it and the flow's (machine, class) placement.
     fn forward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> (u32, Option<(i64, i64)>);
-    /// Builds the ACK route of a TCP flow of entry `ti`, ending on its reverse access link.
-    fn backward(&self, sim: &mut Sim, ti: usize, access_delay: Time) -> u32;
+    /// Builds the ACK route of TCP flow `id` of entry `ti`, ending on its reverse access link.
+    fn backward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> u32;
 }
 
 /// Everything needed to add a flow: at build time, or during the run for open-loop arrivals.
@@ -112,7 +112,7 @@ impl<R: Routing> Slots<R> {
                 (o.tcp, Time::MAX, o.jitter, Some(user))
             }
         };
-        let backward = self.routing.backward(sim, ti, access_delay);
+        let backward = self.routing.backward(sim, ti, id, access_delay);
         let mut receiver = TcpReceiver::new(
             flow,
             backward,

@@ -2,12 +2,14 @@
 //!
 //! - [`dumbbell`]: one bottleneck shared by every flow.
 //! - [`parking_lot`]: bottlenecks in series, with cross traffic at each.
+//! - [`switch`]: the N×N router of thesis ch. 3 behind multiplexing routers (Fig 3.1).
 //! - `flows`: what both share — flows with their own access links and RTTs, endpoints by
 //!   traffic kind, open-loop arrivals; a topology supplies only the routes.
 
 pub mod dumbbell;
 mod flows;
 pub mod parking_lot;
+pub mod switch;
 
 use crate::autosize::AutoSizer;
 use crate::monitor::EventSink;
@@ -31,6 +33,19 @@ pub struct Network {
     /// Index in `monitored` of the link the run summary, the time series and the event log
     /// describe.
     pub summary: usize,
+    /// The switch topology's router and what the results need to know about it.
+    pub switch: Option<SwitchNet>,
+}
+
+/// The router of a switch topology (its output lines are the monitored links, in port order).
+#[derive(Clone, Debug)]
+pub struct SwitchNet {
+    /// Index in `Sim::switches`.
+    pub id: u32,
+    /// Each input's line from its multiplexing router.
+    pub inputs: Vec<u32>,
+    /// (input, output) of every flow, by flow id.
+    pub flow_ports: Vec<(u32, u32)>,
 }
 
 impl Network {
@@ -61,6 +76,7 @@ pub fn build(s: &Scenario) -> Network {
     let mut net = match s.network.topology {
         Topology::Dumbbell => dumbbell::build(s),
         Topology::ParkingLot => parking_lot::build(s),
+        Topology::Switch => switch::build(s),
     };
     if let Some(config) = &s.autosize {
         let link = net.summary_link();

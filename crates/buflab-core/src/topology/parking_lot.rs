@@ -69,7 +69,7 @@ impl Routing for Paths {
         (sim.add_route(&route), None)
     }
 
-    fn backward(&self, sim: &mut Sim, ti: usize, access_delay: Time) -> u32 {
+    fn backward(&self, sim: &mut Sim, ti: usize, _id: u64, access_delay: Time) -> u32 {
         let back = self.access.reverse_link(sim, access_delay);
         let mut route: Vec<Hop> = self.crossed(ti).iter().rev().map(|h| Hop::Link(h.reverse)).collect();
         route.push(Hop::Link(back));
@@ -102,5 +102,5 @@ pub fn build(s: &Scenario) -> Network {
 
     let access = Access { rate: net.access_rate, buffer: net.access_buffer };
     add_traffic(&mut sim, s, Paths { access, hops, spans: s.spans.clone() });
-    Network { sim, monitored, summary: net.summary_hop }
+    Network { sim, monitored, summary: net.summary_hop, switch: None }
 }

@@ -1,0 +1,142 @@
+"""The switch topology from Python: the shipped example from its TOML, the ports and links
+tables and their files, eq. 3.1, bad keys, and what `buflab run` prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import buflab
+from buflab import theory
+from buflab.api import PORT_COLUMNS, Result
+from buflab.cli import cli
+
+pytestmark = pytest.mark.engine
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "switch.toml"
+SHORT = {"duration": "4s", "warmup": "1s"}
+
+
+def assert_port_types(ports: pd.DataFrame) -> None:
+    assert list(ports.columns) == list(PORT_COLUMNS)
+    assert ports.dtypes.astype(str).to_dict() == PORT_COLUMNS
+
+
+def test_the_example_runs_from_its_toml_with_a_row_per_port(tmp_path: Path) -> None:
+    result = buflab.run(EXAMPLE, **SHORT)
+    ports, links, summary = result.ports, result.links, result.summary
+    assert summary["ports"] == 4 and len(ports) == 4 and len(links) == 4
+    assert_port_types(ports)
+    assert ports["port"].tolist() == [1, 2, 3, 4]
+    assert links["name"].tolist() == ["output1", "output2", "output3", "output4"]
+    # Eq. 3.1 at 250 Mb/s behind 2.5 Mb/s access links: 100 flows per output, each capped by
+    # its access link, spread evenly over the inputs and the outputs.
+    assert summary["flows"] == 400
+    assert ports["flows_in"].tolist() == [100] * 4 and ports["flows_out"].tolist() == [100] * 4
+    flows = result.flows
+    assert flows["input"].between(1, 4).all() and flows["output"].between(1, 4).all()
+    assert flows.groupby("output").size().tolist() == [100] * 4
+    # The summary's utilization is the mean over the outputs; drops are counted apart at the
+    # inputs (VOQs) and the outputs.
+    assert summary["utilization"] == pytest.approx(links["utilization"].mean(), rel=1e-12)
+    assert ports["out_utilization"].tolist() == links["utilization"].tolist()
+    assert summary["input_drops"] == ports["in_drops"].sum()
+    assert summary["drops"] == links["drops"].sum()
+    # Speedup 1: the outputs never queue; VOQs of 3 packets do.
+    assert (ports["out_max_queue_pkts"] == 0).all()
+    assert 0 < summary["voq_mean_pkts"] <= 12 and summary["voq_max_pkts"] <= 12
+    assert summary["fabric_busy_slots"] <= summary["fabric_slots"]
+
+    result.to_dir(tmp_path)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "ports.parquet"), ports)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "links.parquet"), links)
+
+
+def test_output_queued_mode_and_oq_emulation_agree() -> None:
+    # OQ emulation with speedup 2 sends every packet exactly when the output-queued switch
+    # does and drops what it drops (at the inputs instead of the outputs): §2.2.
+    base = buflab.load_scenario(EXAMPLE, **SHORT, network__switch__output_buffer=4)
+    del base["network"]["switch"]["voq_buffer"]  # neither mode has a VOQ limit
+    del base["network"]["switch"]["speedup"]  # the output-queued switch has no fabric speedup
+    oq = buflab.run(base, network__switch__scheduler="output_queued")
+    emulated = buflab.run(
+        base, network__switch__scheduler="oq_emulation", network__switch__speedup=2
+    )
+    pd.testing.assert_series_equal(oq.flows["delivered_bytes"], emulated.flows["delivered_bytes"])
+    assert oq.summary["utilization"] == emulated.summary["utilization"]
+    assert oq.summary["drops"] == emulated.summary["input_drops"] > 0
+    assert (emulated.ports["late_departures"] == 0).all()
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            {"network.switch.speedup": 0.5},
+            r"network\.switch\.speedup: got 0\.5; expected a number from 1",
+        ),
+        (
+            {"network.switch.scheduler": "fifo"},
+            r'network\.switch\.scheduler: got "fifo"; expected one of',
+        ),
+        (
+            {"network.switch.iterations": 2},
+            r"network\.switch\.iterations: got 2; expected no `iterations`",
+        ),
+        ({"network.switch.vog_buffer": 3}, r"did you mean `voq_buffer`"),
+        (
+            {"network.bottleneck.rate": "1Gbps"},
+            r"network\.bottleneck: got a table; expected no `bottleneck`",
+        ),
+        ({"traffic.0.flows_per_output": "half"}, r'flows_per_output: got "half"; expected a whole'),
+    ],
+)
+def test_bad_switch_keys_name_key_value_and_expectation(override: dict, message: str) -> None:
+    with pytest.raises(buflab.ScenarioError, match=message):
+        buflab.validate(EXAMPLE, overrides=override)
+
+
+def test_eq31_in_python_matches_the_engine() -> None:
+    # The thesis baseline: 2.5 Gb/s, 100 ms, W_max = 64 packets of 1000 B: "about 490".
+    assert theory.eq31_flows(2.5e9, 0.1, 64 * 1000) == 489
+    normalized = buflab.validate(
+        EXAMPLE, network__switch__rate="2.5Gbps", network__access__rate="25Mbps"
+    )
+    assert normalized["traffic"][0]["flows_per_output"] == 489
+    facts = theory.LinkFacts.from_scenario(normalized)
+    assert (facts.rate_bps, facts.flows) == (2.5e9, 489)
+
+
+def test_a_result_without_ports_has_an_empty_typed_table() -> None:
+    raw = {"summary": {"name": "x"}, "flows": {"flow": [0]}, "timeseries": {"time_s": [1.0]}}
+    result = Result.from_engine(raw, scenario={"name": "x"})
+    assert len(result.ports) == 0
+    assert_port_types(result.ports)
+    assert "ports" not in result.tables()
+
+
+def test_run_prints_the_ports_and_marks_the_summary_port() -> None:
+    args = ["run", str(EXAMPLE), "--set", "duration=3s", "--set", "warmup=1s"]
+    printed = CliRunner().invoke(cli, [*args, "--set", "network.switch.summary_port=3"])
+    assert printed.exit_code == 0, printed.output
+    assert "switch ports" in printed.stdout and "3*" in printed.stdout
+    assert "input drop rate (VOQs)" in printed.stdout
+
+
+def test_the_summary_ports_event_log_rebuilds_its_output_exactly(tmp_path: Path) -> None:
+    from buflab.analysis import analyze, check_summary
+
+    result = buflab.run(
+        EXAMPLE,
+        **SHORT,
+        monitor__events=True,
+        network__switch__summary_port=2,
+        events_to=tmp_path / "events.parquet",
+    )
+    assert result.events_facts is not None and result.events_facts.link == "output2"
+    checks = check_summary(analyze(result.events_file), result.summary, result.links)
+    assert {key for key, _, _ in checks} >= {"utilization", "arrivals", "drops", "iat_mean_s"}
+    assert all(rebuilt == reported for _, rebuilt, reported in checks), checks
