@@ -155,7 +155,6 @@ class EventLogWriter:
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = pq.ParquetWriter(self.partial, _SCHEMA, **_ENCODING)
-        self.rows = 0
 
     def __call__(self, raw: dict[str, bytes]) -> None:
         # Straight from the engine's buffers to Arrow, without a DataFrame in between: this
@@ -182,7 +181,6 @@ class EventLogWriter:
 
     def _write(self, table: pa.Table) -> None:
         self._writer.write_table(table)
-        self.rows += table.num_rows
 
     def close(self, facts: LogFacts) -> Path:
         """Finishes the file with the queue's facts and gives it its final name."""
