@@ -389,13 +389,11 @@ class _Walker:
         if self.run_length:
             r.bursts.add(np.array([self.run_length]))
         # Packets still waiting when the run ended start one after another, back to back
-        # from the end of the last service (the link is a work-conserving FIFO).
+        # from the end of the last service: a waiting packet means a busy serializer, and the
+        # link is a work-conserving FIFO.
         if len(self.waiting_times):
             service = self.facts.serialization_ps(self.waiting_sizes)
-            starts = np.maximum(self.service_end, 0) + np.concatenate(
-                ([0], np.cumsum(service[:-1]))
-            )
-            starts = np.maximum(starts, self.waiting_times)
+            starts = self.service_end + np.concatenate(([0], np.cumsum(service[:-1])))
             self._record_delays(self.waiting_times, starts)
         r.series = self._series()
         return r

@@ -19,7 +19,7 @@ import numpy as np
 
 from buflab.analysis import Distribution, QueueAnalysis
 from buflab.events import PS_PER_S
-from buflab.plots import plt, save
+from buflab.plots import add_footer, plt, save
 
 
 def analysis_figure(analyses: Mapping[str, QueueAnalysis], footer: str) -> plt.Figure:
@@ -54,7 +54,7 @@ def analysis_figure(analyses: Mapping[str, QueueAnalysis], footer: str) -> plt.F
     for ax in axes.flat:
         ax.grid(True, alpha=0.3)
     iat.legend(fontsize=8, loc="lower right")
-    fig.text(0.01, 0.005, footer, fontsize=7, color="gray", va="bottom")
+    add_footer(fig, footer)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return fig
 

@@ -198,20 +198,13 @@ def figure(result: Result, version: str) -> Figure:
         from matplotlib.patches import Patch
 
         handles.append(Patch(color="gray", alpha=0.12, label="warm-up"))
-    fig.legend(
-        handles=handles,
-        loc="lower center",
-        ncol=4,
-        fontsize=8,
-        frameon=False,
-        bbox_to_anchor=(0.5, 0.02),
-    )
+    plots.legend_below(fig, handles, [h.get_label() for h in handles], 0.02, ncol=4)
     top.set_title(
         f"{summary.get('name', '')}: live auto-sizer, {interval:g} s steps, "
         f"target {100 * target:.4g} % utilization"
     )
     footer = plots.footer_text(str(summary.get("name", "")), [int(summary.get("seed", 0))], version)
-    fig.text(0.01, 0.005, footer, fontsize=7, color="gray", va="bottom")
+    plots.add_footer(fig, footer)
     rows = math.ceil(len(handles) / 4)
     fig.tight_layout(rect=(0, 0.04 + 0.03 * rows, 1, 1))
     return fig

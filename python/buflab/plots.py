@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -110,16 +111,8 @@ def sweep_figure(
     legend_height = 0.0
     if handles:
         legend_height = 0.03 * math.ceil(len(handles) / 2) + 0.02
-        fig.legend(
-            handles,
-            labels,
-            loc="lower center",
-            ncol=2,
-            fontsize=8,
-            frameon=False,
-            bbox_to_anchor=(0.5, 0.025),
-        )
-    fig.text(0.01, 0.005, footer, fontsize=7, color="gray", va="bottom")
+    legend_below(fig, handles, labels, 0.025)
+    add_footer(fig, footer)
     fig.tight_layout(rect=(0, 0.03 + legend_height, 1, 1))
     return fig
 
@@ -131,6 +124,28 @@ _MARK_STYLES = ["--", ":", "-.", (0, (5, 2, 1, 2, 1, 2))]
 def _bars(half_widths: Sequence[float]) -> list[float] | None:
     bars = [0.0 if math.isnan(h) else 100 * h for h in half_widths]
     return bars if any(bars) else None
+
+
+def legend_below(
+    fig: Figure, handles: Sequence[Any], labels: Sequence[str], bottom: float, ncol: int = 2
+) -> None:
+    """The figure's legend centred below the plots, at height `bottom`, where it hides no
+    data (nothing without handles)."""
+    if handles:
+        fig.legend(
+            handles,
+            labels,
+            loc="lower center",
+            ncol=ncol,
+            fontsize=8,
+            frameon=False,
+            bbox_to_anchor=(0.5, bottom),
+        )
+
+
+def add_footer(fig: Figure, footer: str) -> None:
+    """The line every figure carries at its foot (`footer_text`)."""
+    fig.text(0.01, 0.005, footer, fontsize=7, color="gray", va="bottom")
 
 
 def save(fig: Figure, out: Path, stem: str) -> list[Path]:

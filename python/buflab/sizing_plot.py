@@ -226,17 +226,8 @@ def _finish(fig: Figure, axes: Axes, footer: str, notes: Sequence[str]) -> Figur
     bottom = 0.03 + 0.028 * len(lines)
     if lines:
         fig.text(0.01, 0.03, "\n".join(lines), fontsize=7.5, va="bottom")
-    if handles:
-        fig.legend(
-            handles,
-            labels,
-            loc="lower center",
-            ncol=2,
-            fontsize=8,
-            frameon=False,
-            bbox_to_anchor=(0.5, bottom),
-        )
-    fig.text(0.01, 0.005, footer, fontsize=7, color="gray", va="bottom")
+    plots.legend_below(fig, handles, labels, bottom)
+    plots.add_footer(fig, footer)
     fig.tight_layout(rect=(0, bottom + 0.045 * legend_rows + 0.01, 1, 1))
     return fig
 
