@@ -17,6 +17,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::monitor::trace::TraceLog;
 use crate::monitor::{EventLog, QueueMonitor};
 use crate::scenario::Scenario;
 use crate::sim::{Conservation, Endpoints};
@@ -40,6 +41,9 @@ pub struct Summary {
     /// Bottleneck queue drops ÷ arrivals at the bottleneck queue.
     pub drop_rate: f64,
     pub drops: u64,
+    /// When the bottleneck dropped its first packet, from the start of the run (warm-up
+    /// included); None (null in JSON) when it never dropped.
+    pub first_drop_s: Option<f64>,
     pub arrivals: u64,
     /// Packets the bottleneck started serializing, whole run.
     pub departures: u64,
@@ -105,6 +109,7 @@ impl Summary {
             "duration_s": self.duration_s, "warmup_s": self.warmup_s, "measured_s": self.measured_s,
             "utilization": self.utilization, "throughput_bps": self.throughput_bps,
             "goodput_bps": self.goodput_bps, "drop_rate": self.drop_rate, "drops": self.drops,
+            "first_drop_s": self.first_drop_s,
             "arrivals": self.arrivals, "departures": self.departures, "loss_drops": self.loss_drops,
             "mean_queue_pkts": self.mean_queue_pkts, "max_queue_pkts": self.max_queue_pkts,
             "mean_queue_bytes": self.mean_queue_bytes,
@@ -313,6 +318,8 @@ pub struct RunResult {
     pub timeseries: Vec<SeriesRow>,
     /// The auto-sizer's steps (empty without `[autosize]`).
     pub autosize: Vec<AutosizeRow>,
+    /// Per-flow TCP traces, in (time, flow) order (empty without `monitor.trace_flows`).
+    pub traces: TraceLog,
     /// The event log kept in memory (`monitor.events` without a sink).
     pub events: Option<EventLog>,
     /// Events handed to a sink (`run_streaming_events`), and the sink's error if it failed.
@@ -480,6 +487,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         goodput_bps: goodput_sum,
         drop_rate: row.drop_rate,
         drops: row.drops,
+        first_drop_s: mon.first_drop.map(|t| t.secs_f64()),
         arrivals: row.arrivals,
         departures,
         loss_drops: sim.loss_drops_window,
@@ -564,6 +572,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         ports,
         timeseries,
         autosize,
+        traces: sim.tracer.take().map_or_else(TraceLog::default, |t| t.finish()),
         events,
         events_written,
         events_error,

@@ -30,15 +30,17 @@ pub enum Event {
     Autosize,
     /// A router node's next fabric slot may be due (lazy: checked when it fires).
     SwitchSlot(u32),
+    /// A paced TCP sender's next segment may be due (lazy).
+    Pace(u32),
 }
 
-/// Bits of a packed event: 3 for the kind, 25 for the component id.
+/// Bits of a packed event: 4 for the kind, 25 for the component id.
 const ID_BITS: u32 = 25;
-const EVENT_BITS: u32 = 3 + ID_BITS;
+const EVENT_BITS: u32 = 4 + ID_BITS;
 /// Largest component id an event can name (links, flows: the scenario caps flows well below).
 pub const MAX_ID: u32 = (1 << ID_BITS) - 1;
-/// Events a run may schedule: the insertion sequence fills the other 36 bits of the key's low
-/// half (about 69 billion; a 90 s run of a 10 Gb/s link schedules under 100 million).
+/// Events a run may schedule: the insertion sequence fills the other 35 bits of the key's low
+/// half (about 34 billion; a 90 s run of a 10 Gb/s link schedules under 100 million).
 const MAX_SEQ: u64 = (1 << (64 - EVENT_BITS)) - 1;
 
 impl Event {
@@ -52,13 +54,14 @@ impl Event {
             Event::Arrival(v) => (5, v),
             Event::Autosize => (6, 0),
             Event::SwitchSlot(v) => (7, v),
+            Event::Pace(v) => (8, v),
         };
         debug_assert!(v <= MAX_ID);
         (k << ID_BITS) | v as u64
     }
     fn unpack(p: u64) -> Event {
         let v = (p & MAX_ID as u64) as u32;
-        match (p >> ID_BITS) & 7 {
+        match (p >> ID_BITS) & 15 {
             0 => Event::LinkExit(v),
             1 => Event::Rto(v),
             2 => Event::DelayedAck(v),
@@ -66,14 +69,15 @@ impl Event {
             4 => Event::SourceNext(v),
             5 => Event::Arrival(v),
             6 => Event::Autosize,
-            _ => Event::SwitchSlot(v),
+            7 => Event::SwitchSlot(v),
+            _ => Event::Pace(v),
         }
     }
 }
 
 /// A pending event in 16 bytes. One 128-bit comparison orders entries: time in the high 64
-/// bits; below it the insertion sequence (36 bits), which breaks ties; the event itself in
-/// the lowest 28 bits, which never decide the order because sequences are unique.
+/// bits; below it the insertion sequence (35 bits), which breaks ties; the event itself in
+/// the lowest 29 bits, which never decide the order because sequences are unique.
 #[derive(Clone, Copy)]
 struct Entry {
     key: u128,
@@ -270,6 +274,7 @@ mod tests {
             Event::Arrival(5),
             Event::Autosize,
             Event::SwitchSlot(MAX_ID),
+            Event::Pace(MAX_ID),
         ];
         for e in all {
             assert_eq!(Event::unpack(e.pack()), e);

@@ -40,6 +40,7 @@ use std::time::Instant;
 
 use crate::autosize::AutoSizer;
 use crate::link::{Admission, Link};
+use crate::monitor::trace::FlowTracer;
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
 use crate::rng::Rng;
@@ -219,6 +220,8 @@ pub struct Sim {
     switch_ports: Vec<SwitchPort>,
     input_feeders: Vec<Feeder>,
     crossed: Vec<Packet>,
+    /// Per-flow TCP traces, when the scenario asks for them (`monitor.trace_flows`).
+    pub tracer: Option<Box<FlowTracer>>,
 }
 
 impl Sim {
@@ -248,6 +251,7 @@ impl Sim {
             switch_ports: Vec::new(),
             input_feeders: Vec::new(),
             crossed: Vec::with_capacity(64),
+            tracer: None,
         }
     }
 
@@ -508,6 +512,8 @@ impl Sim {
     /// A TCP sender may run ahead of the global clock if the first hop of its data route is
     /// a link that nothing else feeds: then nothing but its own ACKs and timer can affect it
     /// or what it sends before its next ACK arrives.
+    /// A paced sender may too: before an ACK it releases what its pacer let go earlier
+    /// (`fire_due_timers`), and its pacing events find nothing left to do.
     fn runs_ahead(&self, f: &Flow) -> bool {
         let Endpoints::Tcp { sender, .. } = &f.endpoints else { return false };
         self.private_first_hop(sender.route())
@@ -604,6 +610,7 @@ impl Sim {
             Event::SourceNext(f) => self.udp_emit(now, f),
             Event::Arrival(i) => self.on_arrival(now, i),
             Event::SwitchSlot(s) => self.on_switch_slot(now, s),
+            Event::Pace(f) => self.on_pace_event(now, f),
             Event::Autosize => {
                 if let Some(limit) = self.autosize_tick(now) {
                     let a = self.autosize.as_ref().expect("an Autosize event comes from the auto-sizer");
@@ -734,12 +741,8 @@ impl Sim {
         }
         self.counts.delivered += 1;
         let f = pkt.flow;
-        let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { unreachable!() };
         let mark = self.out.len();
-        if let Some(d) = sender.rto_deadline.filter(|&d| d <= t) {
-            sender.on_timeout(d, &mut self.out);
-            self.release(d, f, mark);
-        }
+        self.fire_due_timers(t, f, mark);
         let flow = &mut self.flows[f as usize];
         let Endpoints::Tcp { sender, .. } = &mut flow.endpoints else { unreachable!() };
         if pkt.flags & flags::SYN != 0 {
@@ -754,8 +757,45 @@ impl Sim {
         } else if pkt.conn == sender.conn() {
             sender.on_ack(t, pkt.seq, &mut self.out);
         }
-        self.sync_rto(f);
+        self.sync_sender_timers(f);
+        self.trace(t, f);
         self.release(t, f, mark);
+    }
+
+    /// Fires, in time order, a sender's timers due at or before `t` (its retransmission
+    /// timeout and pacing releases), before it handles an ACK at `t`: a sender running ahead
+    /// of the global clock does at its own pace what their events would have done. A pending
+    /// event for a timer fired here finds nothing due when it comes (lazy timers).
+    fn fire_due_timers(&mut self, t: Time, f: u32, mark: usize) {
+        loop {
+            let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { unreachable!() };
+            let rto = sender.rto_deadline.filter(|&d| d <= t);
+            let pace = sender.pace_deadline.filter(|&d| d <= t);
+            match (rto, pace) {
+                (Some(d), p) if p.is_none_or(|p| d <= p) => {
+                    sender.on_timeout(d, &mut self.out);
+                    self.trace(d, f);
+                    self.release(d, f, mark);
+                }
+                (_, Some(d)) => {
+                    sender.on_pace(d, &mut self.out);
+                    self.release(d, f, mark);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Hands a traced flow's sender state after an event at `t` to the tracer.
+    #[inline]
+    fn trace(&mut self, t: Time, f: u32) {
+        let Some(tracer) = self.tracer.as_deref_mut() else { return };
+        if !tracer.wants(f) {
+            return;
+        }
+        if let Endpoints::Tcp { sender, .. } = &self.flows[f as usize].endpoints {
+            tracer.record(t, f, sender.trace_sample());
+        }
     }
 
     /// A user's download finished at `now`: record it and schedule the next request after
@@ -872,7 +912,8 @@ impl Sim {
             Endpoints::Tcp { sender, .. } => {
                 let mark = self.out.len();
                 sender.start(now, &mut self.out);
-                self.sync_rto(f);
+                self.sync_sender_timers(f);
+                self.trace(now, f);
                 self.release(now, f, mark);
             }
             Endpoints::Udp(_) => self.udp_emit(now, f),
@@ -889,7 +930,9 @@ impl Sim {
 
     // ---- Lazy timers: one pending event per timer; stale events are ignored. ----
 
-    fn sync_rto(&mut self, f: u32) {
+    /// Schedules events for a sender's timers: the retransmission timer and, when it paces,
+    /// the pacer's next release.
+    fn sync_sender_timers(&mut self, f: u32) {
         let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { return };
         if let Some(d) = sender.rto_deadline {
             // A pending event at or before the deadline will re-check and re-arm itself.
@@ -898,6 +941,24 @@ impl Sim {
                 self.sched.schedule(d, Event::Rto(f));
             }
         }
+        if let Some(d) = sender.pace_deadline {
+            if sender.pace_event_at.is_none_or(|e| e > d) {
+                sender.pace_event_at = Some(d);
+                self.sched.schedule(d, Event::Pace(f));
+            }
+        }
+    }
+
+    fn on_pace_event(&mut self, now: Time, f: u32) {
+        let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { return };
+        if sender.pace_event_at != Some(now) {
+            return; // stale: superseded by an earlier re-arm
+        }
+        sender.pace_event_at = None;
+        let mark = self.out.len();
+        sender.on_pace(now, &mut self.out);
+        self.sync_sender_timers(f);
+        self.release(now, f, mark);
     }
 
     fn on_rto_event(&mut self, now: Time, f: u32) {
@@ -908,7 +969,8 @@ impl Sim {
         sender.rto_event_at = None;
         let mark = self.out.len();
         sender.check_timer(now, &mut self.out);
-        self.sync_rto(f);
+        self.sync_sender_timers(f);
+        self.trace(now, f);
         self.release(now, f, mark);
     }
 

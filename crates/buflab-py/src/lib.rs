@@ -286,6 +286,18 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
     );
     out.set_item("autosize", autosize)?;
 
+    // Traces: whole columns, times in seconds (the table is for plots and frames).
+    let t = &r.traces;
+    let traces = PyDict::new(py);
+    traces.set_item("time_s", t.time.iter().map(|x| x.secs_f64()).collect::<Vec<_>>())?;
+    traces.set_item("flow", &t.flow)?;
+    traces.set_item("cwnd_pkts", &t.cwnd)?;
+    traces.set_item("ssthresh_pkts", &t.ssthresh)?;
+    traces.set_item("srtt_s", t.srtt.iter().map(|x| x.secs_f64()).collect::<Vec<_>>())?;
+    traces.set_item("pacing_rate_bps", &t.pacing_bps)?;
+    traces.set_item("acked_bytes", &t.acked_bytes)?;
+    out.set_item("traces", traces)?;
+
     match &r.events {
         None => out.set_item("events", py.None())?,
         Some(log) => out.set_item("events", event_batch(py, log)?)?,

@@ -12,6 +12,7 @@
 pub mod events;
 pub mod histogram;
 pub mod mix;
+pub mod trace;
 
 use crate::packet::Packet;
 use crate::units::{Rate, Time};
@@ -110,6 +111,9 @@ pub struct QueueMonitor {
     pub delay: Histogram,
     /// Largest occupancy ever seen, warm-up included (for the never-above-limit invariant).
     pub max_pkts_ever: u64,
+    /// When the queue dropped its first packet, warm-up included (pacing seed: a paced flow's
+    /// first loss comes later in slow start).
+    pub first_drop: Option<Time>,
     pub max_bytes_ever: u64,
     pub interval: Time,
     /// The time series, one bucket per interval (complete after `finish`).
@@ -146,6 +150,7 @@ impl QueueMonitor {
             totals: QueueTotals::default(),
             delay: Histogram::new(),
             max_pkts_ever: 0,
+            first_drop: None,
             max_bytes_ever: 0,
             interval,
             buckets: Vec::with_capacity(n),
@@ -274,6 +279,7 @@ impl QueueMonitor {
         self.advance(t);
         self.cum.arrivals += 1;
         self.cum.drops += 1;
+        self.first_drop.get_or_insert(t);
         self.mix.on_arrival(p.flow, self.in_window);
         if let Some(log) = self.log.as_mut() {
             log.record(t, QueueEvent::Drop, p, pkts, bytes);

@@ -15,6 +15,8 @@ use reader::{error, Table};
 pub use reader::{Result, ScenarioError};
 pub use switch::{Load, PerOutput, SwitchSpec};
 
+use crate::monitor::trace::{TraceConfig, TracedFlows};
+use crate::tcp::pacer::Pacing;
 use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::traffic::dist::Dist;
 use crate::units;
@@ -160,6 +162,8 @@ pub struct Network {
 pub struct Monitor {
     pub interval: Time,
     pub events: bool,
+    /// Per-flow TCP traces; None when no flow is traced.
+    pub trace: Option<TraceConfig>,
 }
 
 #[derive(Clone, Debug)]
@@ -254,6 +258,46 @@ impl Traffic {
             Traffic::Udp(u) => u.flows,
         }
     }
+}
+
+/// `monitor.trace_flows` and `monitor.trace_interval`: which flows to trace, checked against the
+/// flows the scenario has (open-loop flows are added during the run, so with them any id is
+/// accepted: a flow that never arrives has no rows).
+fn read_trace(
+    flows: &Value,
+    interval: Time,
+    total_flows: u64,
+    open_loop: bool,
+) -> Result<Option<TraceConfig>> {
+    let key = "monitor.trace_flows";
+    let expected = if open_loop {
+        "\"all\" or an array of flow ids (whole numbers from 0)".to_string()
+    } else {
+        format!(
+            "\"all\" or an array of flow ids from 0 to {} (the scenario has {total_flows} flows)",
+            total_flows.saturating_sub(1)
+        )
+    };
+    let traced = match flows {
+        Value::String(s) if s == "all" => TracedFlows::All,
+        Value::Array(items) => {
+            let mut ids = Vec::with_capacity(items.len());
+            for v in items {
+                match v.as_u64() {
+                    Some(id) if id < MAX_FLOWS && (open_loop || id < total_flows) => ids.push(id as u32),
+                    _ => return Err(error(key, v, &expected)),
+                }
+            }
+            ids.sort_unstable();
+            ids.dedup();
+            if ids.is_empty() {
+                return Ok(None);
+            }
+            TracedFlows::Some(ids)
+        }
+        v => return Err(error(key, v, &expected)),
+    };
+    Ok(Some(TraceConfig { flows: traced, interval }))
 }
 
 /// Largest number of flows a scenario may ask for (flow ids are 32-bit; memory is the real limit).
@@ -353,6 +397,8 @@ impl Scenario {
             return Err(error("monitor.interval", mon.raw("interval").unwrap(), "a positive duration"));
         }
         let events = mon.boolean("events")?;
+        let trace_flows = mon.value("trace_flows")?;
+        let trace_interval = mon.time("trace_interval")?;
         mon.finish(&mut asked)?;
 
         let mut traffic = Vec::new();
@@ -432,6 +478,8 @@ impl Scenario {
                 message: format!("{total_flows} flows in all; expected at most {MAX_FLOWS}"),
             });
         }
+        let open_loop = traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_)));
+        let trace = read_trace(&trace_flows, trace_interval, total_flows, open_loop)?;
         if let Some(spec) = switch.as_mut() {
             // By default a cell is the largest data packet, so every data packet is one cell.
             spec.cell = cell.unwrap_or_else(|| traffic.iter().map(data_packet).max().unwrap_or(1000));
@@ -474,7 +522,7 @@ impl Scenario {
                 loss,
                 switch,
             },
-            monitor: Monitor { interval, events },
+            monitor: Monitor { interval, events, trace },
             traffic,
             cross,
             spans,
@@ -837,6 +885,11 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
         let expected = "a positive timeout under 500 ms (RFC 1122 §4.2.3.2)";
         return Err(error(&t.key_path("delayed_ack_timeout"), &got, expected));
     }
+    tcp.pacing = match t.choice("pacing", &["off", "window", "linux"])? {
+        "window" => Pacing::Window,
+        "linux" => Pacing::Linux,
+        _ => Pacing::Off,
+    };
     let jitter = t.time("jitter")?;
     Ok((tcp, jitter))
 }

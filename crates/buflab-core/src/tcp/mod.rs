@@ -12,6 +12,7 @@
 //! arithmetic behind a small trait, one algorithm per file.
 
 pub mod cc;
+pub mod pacer;
 pub mod receiver;
 pub mod rto;
 pub mod sender;
@@ -49,6 +50,8 @@ pub struct TcpConfig {
     pub granularity: Time,
     pub delayed_ack: bool,
     pub delayed_ack_timeout: Time,
+    /// Sender pacing (see [`pacer`]).
+    pub pacing: pacer::Pacing,
 }
 
 impl TcpConfig {
@@ -76,6 +79,7 @@ impl TcpConfig {
             granularity: Time::from_ms(1),
             delayed_ack: false,
             delayed_ack_timeout: Time::from_ms(100),
+            pacing: pacer::Pacing::Off,
         }
     }
 }

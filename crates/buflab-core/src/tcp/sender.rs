@@ -10,8 +10,10 @@
 //! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
 
 use super::cc::{Cc, CongestionControl, Window};
+use super::pacer::Pacer;
 use super::rto::RttEstimator;
 use super::{Recovery, TcpConfig, HEADER_BYTES};
+use crate::monitor::trace::TraceSample;
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
 use crate::units::Time;
@@ -38,6 +40,8 @@ pub struct SenderStats {
     /// Retransmissions sent by fast retransmit and recovery (the rest are go-back-N after a
     /// timeout, which may resend segments the receiver already holds).
     pub recovery_retransmits: u64,
+    /// Payload bytes newly acknowledged (kept in the whole-run counters only).
+    pub acked_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -69,6 +73,11 @@ pub struct TcpSender {
     pub rto_deadline: Option<Time>,
     /// Time of the pending timer event, if any (lazy timer bookkeeping).
     pub rto_event_at: Option<Time>,
+    pacer: Pacer,
+    /// When the pacer lets the next segment go, if the window has one waiting for it; the
+    /// simulator schedules a (lazy) pacing event from it.
+    pub pace_deadline: Option<Time>,
+    pub pace_event_at: Option<Time>,
     pub stats: SenderStats,
     /// The same counters for the current connection only.
     pub conn_stats: SenderStats,
@@ -108,6 +117,9 @@ impl TcpSender {
             last_rto_una: None,
             rto_deadline: None,
             rto_event_at: None,
+            pacer: Pacer::new(cfg.pacing, cfg.packet),
+            pace_deadline: None,
+            pace_event_at: None,
             stats: SenderStats::default(),
             conn_stats: SenderStats::default(),
             conn: 0,
@@ -228,11 +240,13 @@ impl TcpSender {
         if last {
             f |= flags::FIN;
         }
+        let size = if last { self.last_payload + HEADER_BYTES } else { self.cfg.packet };
+        self.pacer.on_sent(now, &self.pace_window(), self.rtt.srtt(), size);
         out.push(Packet {
             sent_at: now,
             flow: self.flow,
             seq,
-            size: if last { self.last_payload + HEADER_BYTES } else { self.cfg.packet },
+            size,
             route: self.route,
             conn: self.conn,
             hop: 0,
@@ -245,10 +259,16 @@ impl TcpSender {
         }
     }
 
-    /// Sends what the window allows: min(cwnd, rwnd) segments beyond `snd_una`.
+    /// Sends what the window allows: min(cwnd, rwnd) segments beyond `snd_una`, as fast as
+    /// the pacer lets them go; a segment the pacer holds sets `pace_deadline`.
     fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
         let wnd = (self.w.cwnd as u32).min(self.cfg.max_window).max(1);
+        self.pace_deadline = None;
         while self.snd_nxt < self.limit && self.snd_nxt - self.snd_una < wnd {
+            if let Some(at) = self.pacer.hold_until(now) {
+                self.pace_deadline = Some(at);
+                break;
+            }
             let seq = self.snd_nxt;
             let retransmit = seq < self.snd_max;
             self.snd_nxt += 1;
@@ -289,6 +309,11 @@ impl TcpSender {
                 self.timed = None;
             }
         }
+        let mut bytes = acked as u64 * self.cfg.mss() as u64;
+        if ack == self.limit {
+            bytes -= (self.cfg.mss() - self.last_payload) as u64; // the short last segment
+        }
+        self.stats.acked_bytes += bytes;
         self.snd_una = ack;
         if self.snd_nxt < ack {
             self.snd_nxt = ack;
@@ -429,7 +454,40 @@ impl TcpSender {
         self.snd_nxt = self.snd_una;
         // §5.6: restart the timer with the backed-off RTO (emit() starts it).
         self.rto_deadline = None;
+        // The retransmission goes at once, whatever gap the pacer was keeping (at most srtt ÷
+        // cwnd, far shorter than any RTO); pacing resumes behind it.
+        self.pacer.reset();
         self.send_allowed(now, out);
+    }
+
+    /// Handles a (lazy) pacing event at `now`: sends what the pacer now lets go.
+    pub fn on_pace(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.phase == Phase::Established && self.pace_deadline.is_some_and(|d| d <= now) {
+            self.send_allowed(now, out);
+        }
+    }
+
+    /// The state a trace records (see [`crate::monitor::trace`]).
+    pub fn trace_sample(&self) -> TraceSample {
+        TraceSample {
+            cwnd: self.w.cwnd,
+            ssthresh: self.w.ssthresh,
+            srtt: self.rtt.srtt().unwrap_or(Time::ZERO),
+            pacing_bps: self.pacing_rate_bps().unwrap_or(0.0),
+            acked_bytes: self.stats.acked_bytes,
+        }
+    }
+
+    /// The pacing rate in bits per second, None when not pacing.
+    pub fn pacing_rate_bps(&self) -> Option<f64> {
+        self.pacer.rate_bps(&self.pace_window(), self.rtt.srtt())
+    }
+
+    /// The window the pacer spreads over an RTT: the one the sender can use, min(cwnd,
+    /// rwnd). A flow held by the receiver's window keeps growing cwnd (as in ns-2, and as
+    /// RFC 5681 does not forbid), and pacing at cwnd ÷ srtt would then stop spacing it.
+    fn pace_window(&self) -> Window {
+        Window { cwnd: self.w.cwnd.min(self.cfg.max_window as f64), ssthresh: self.w.ssthresh }
     }
 
     /// Handles a (lazy) timer event at `now`. Returns true if the timeout really fired.
@@ -691,6 +749,56 @@ mod tests {
         assert!(s.rto_deadline.unwrap() > first);
         assert!(!s.check_timer(first, &mut out));
         assert_eq!(s.stats.timeouts, 0);
+    }
+
+    // ---- Pacing ----
+
+    /// A sender pacing by the window, with srtt = 100 ms measured on segment 0 and
+    /// cwnd = 10 in congestion avoidance, nothing outstanding.
+    fn paced() -> (TcpSender, Vec<Packet>) {
+        let mut cfg = TcpConfig::default_for(1000, Recovery::NewReno);
+        cfg.initial_window = 1;
+        cfg.pacing = crate::tcp::pacer::Pacing::Window;
+        let mut s = TcpSender::new(cfg, 0, 0);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out); // before any RTT sample: not paced
+        assert_eq!(seqs(&mut out), vec![0]);
+        s.w = Window { cwnd: 10.0, ssthresh: 5.0 };
+        s.on_ack(Time::from_ms(100), 1, &mut out);
+        assert_eq!(s.rtt.srtt(), Some(Time::from_ms(100)));
+        (s, out)
+    }
+
+    #[test]
+    fn paced_segments_leave_srtt_over_cwnd_apart() {
+        let (mut s, mut out) = paced();
+        // The ACK opened the window to 10.1: one segment goes at once, the rest wait.
+        assert_eq!(seqs(&mut out), vec![1]);
+        let gap = Time(9_900_990_099); // 100 ms ÷ 10.1, to the picosecond
+        let mut t = Time::from_ms(100);
+        for seq in 2..11 {
+            let due = s.pace_deadline.expect("the pacer holds the next segment");
+            assert_eq!(due, t + gap, "segment {seq}");
+            // Early: nothing leaves. On time: exactly one segment.
+            s.on_pace(Time(due.0 - 1), &mut out);
+            assert!(out.is_empty());
+            s.on_pace(due, &mut out);
+            assert_eq!(seqs(&mut out), vec![seq]);
+            t = due;
+        }
+        // The window is full: the pacer has nothing to hold.
+        s.on_pace(t + gap, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.pace_deadline, None);
+    }
+
+    #[test]
+    fn a_timeout_retransmits_at_once_even_when_paced() {
+        let (mut s, mut out) = paced();
+        out.clear();
+        let deadline = s.rto_deadline.unwrap();
+        assert!(s.check_timer(deadline, &mut out));
+        assert_eq!(seqs(&mut out), vec![1]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod parking_lot;
 pub mod switch;
 
 use crate::autosize::AutoSizer;
+use crate::monitor::trace::FlowTracer;
 use crate::monitor::EventSink;
 use crate::scenario::{Scenario, Topology};
 use crate::sim::Sim;
@@ -78,6 +79,9 @@ pub fn build(s: &Scenario) -> Network {
         Topology::ParkingLot => parking_lot::build(s),
         Topology::Switch => switch::build(s),
     };
+    if let Some(config) = &s.monitor.trace {
+        net.sim.tracer = Some(Box::new(FlowTracer::new(config.clone())));
+    }
     if let Some(config) = &s.autosize {
         let link = net.summary_link();
         net.sim.links[link as usize].set_limit(BufferLimit::Packets(config.start));

@@ -5,6 +5,7 @@
 mod analytic;
 mod autosize;
 mod machines;
+mod pacing;
 mod parking_lot;
 mod properties;
 mod switch;

@@ -22,20 +22,28 @@ fn small_scenario() -> impl Strategy<Value = Value> {
         prop::bool::ANY, // delayed ACKs
         prop_oneof![Just(0.0), Just(0.001), Just(0.02)],
         0u64..1000, // seed
-        // jitter µs, closed-loop users, handshake, server machines, classes per machine
-        (prop_oneof![Just(0u64), Just(50)], 0u32..4, prop::bool::ANY, 0u32..3, 1u32..3),
+        // jitter µs, closed-loop users, handshake, server machines, classes per machine, pacing
+        (
+            prop_oneof![Just(0u64), Just(50)],
+            0u32..4,
+            prop::bool::ANY,
+            0u32..3,
+            1u32..3,
+            prop_oneof![Just("off"), Just("window"), Just("linux")],
+        ),
     )
         .prop_map(|(tcp, udp, variant, buffer, bytes, mbps, rtt, delack, loss, seed, extra)| {
-            let (jitter, users, handshake, machines, classes) = extra;
+            let (jitter, users, handshake, machines, classes, pacing) = extra;
             let buffer = if bytes { format!("{}B", buffer * 700) } else { format!("{buffer}pkt") };
             let mut traffic = vec![json!({
                 "kind": "long_lived", "flows": tcp, "tcp": variant, "start": "0s..1s",
                 "delayed_ack": delack, "jitter": format!("{jitter}us"), "packet": "576B",
+                "pacing": pacing,
             })];
             if users > 0 {
                 traffic.push(json!({
                     "kind": "closed_loop", "users": users, "tcp": variant, "handshake": handshake,
-                    "delayed_ack": delack, "packet": "576B", "start": "0s..1s",
+                    "delayed_ack": delack, "packet": "576B", "start": "0s..1s", "pacing": pacing,
                     "file_size": { "dist": "pareto", "mean": "20KB", "shape": 1.5 },
                     "think": { "dist": "exponential", "mean": "200ms" },
                 }));

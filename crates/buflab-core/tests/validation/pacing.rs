@@ -1,0 +1,93 @@
+//! Paced TCP (Aggarwal et al. 2000; Linux's pacing ratios) in whole runs: the spacing a
+//! paced sender leaves at the bottleneck, and recovery unchanged by pacing.
+
+use buflab_core::monitor::QueueEvent;
+use serde_json::{json, Value};
+
+/// One flow held to 10 segments by the receiver's window, 10 Mb/s bottleneck with room for
+/// the whole window, two-way propagation 100 ms, 1000 B packets: no loss, so after the first
+/// RTT sample the window is all the sender has, and pacing spreads it over srtt.
+fn window_limited(pacing: &str) -> Value {
+    json!({
+        "duration": "20s", "warmup": "5s",
+        "network": { "bottleneck": { "rate": "10Mbps", "buffer": "100pkt" }, "rtt": "100ms" },
+        "monitor": { "events": true },
+        "traffic": [ { "kind": "long_lived", "flows": 1, "max_window": "9600B", "pacing": pacing } ],
+    })
+}
+
+/// Gaps between successive arrivals at the bottleneck queue in the measured window, ps.
+fn arrival_gaps(v: Value) -> Vec<u64> {
+    let r = super::run(v);
+    assert_eq!(r.summary.drops, 0);
+    let log = r.events.expect("monitor.events keeps the log in memory");
+    let warmup = 5 * 1_000_000_000_000u64;
+    let arrivals: Vec<u64> = (0..log.len())
+        .filter(|&i| log.event[i] != QueueEvent::Dequeue as u8 && log.time[i].0 >= warmup)
+        .map(|i| log.time[i].0)
+        .collect();
+    arrivals.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[test]
+fn paced_segments_arrive_srtt_over_cwnd_apart() {
+    // The window of 10 spread over srtt. srtt is the 100 ms of propagation plus what the
+    // data packet spends being serialized (0.8 ms at the bottleneck, 0.8 µs on the access
+    // link) and the 40 B ACK on the way back (32 ns on the 10 Gb/s access link): at most
+    // 100.9 ms. A gap at the bottleneck is srtt ÷ 10 give or take one serialization time
+    // (the tolerance: the queue ahead of a segment may shift it by one packet).
+    let ser = 800_000_000u64; // 1000 B at 10 Mb/s, ps
+    let (lo, hi) = (10_000_000_000 - ser, 10_090_000_000 + ser);
+    let gaps = arrival_gaps(window_limited("window"));
+    assert!(gaps.len() > 1000, "{} gaps", gaps.len());
+    for g in &gaps {
+        assert!((lo..=hi).contains(g), "gap {g} ps outside [{lo}, {hi}]");
+    }
+}
+
+#[test]
+fn unpaced_window_arrives_in_bursts_at_the_access_rate() {
+    // The contrast: each ACK releases a segment at once, so the window travels as one
+    // back-to-back train (gaps of 0.8 ns at the 10 Gb/s access rate... then the long wait for
+    // the next round trip). Most gaps are far below srtt ÷ 10.
+    let gaps = arrival_gaps(window_limited("off"));
+    let short = gaps.iter().filter(|&&g| g < 1_000_000_000).count();
+    assert!(short * 10 >= gaps.len() * 8, "{short} of {} gaps under 1 ms", gaps.len());
+}
+
+#[test]
+fn paced_flows_resend_each_drop_once_where_no_timeout_fired() {
+    // 10 flows, 20 Mb/s, RTT 40–80 ms (a pipe of about 150 packets), 50-packet buffer:
+    // windows of about 20, and some congestion events cost a flow several segments and end
+    // in a timeout (as they do unpaced). The receiver's window of 40 segments keeps slow
+    // start from overshooting into a timeout for every flow. Pacing must not change
+    // recovery: in every flow that never timed out, each drop is resent exactly once. Drops
+    // per flow come from the bottleneck's event log, over the whole run; a drop in the last
+    // round trip may not have been resent yet, hence the allowance of one.
+    for pacing in ["window", "linux"] {
+        let r = super::run(json!({
+            "duration": "60s",
+            "network": { "bottleneck": { "rate": "20Mbps", "buffer": "50pkt" }, "rtt": "40ms..80ms" },
+            "monitor": { "events": true },
+            "traffic": [ {
+                "kind": "long_lived", "flows": 10, "start": "0s..2s", "pacing": pacing,
+                "max_window": "38400B",
+            } ],
+        }));
+        let log = r.events.as_ref().expect("the log is kept in memory");
+        let mut drops = vec![0u64; r.flows.len()];
+        for i in 0..log.len() {
+            if log.event[i] == QueueEvent::Drop as u8 {
+                drops[log.flow[i] as usize] += 1;
+            }
+        }
+        let clean: Vec<_> = r.flows.iter().filter(|f| f.timeouts == 0).collect();
+        assert!(clean.len() >= 2, "{pacing}: only {} flows without a timeout", clean.len());
+        for f in clean {
+            let d = drops[f.flow as usize];
+            assert!(d > 5, "{pacing}: flow {} saw {d} drops", f.flow);
+            let (rt, f) = (f.retransmits, f.flow);
+            assert!(rt <= d && rt + 1 >= d, "{pacing}: flow {f}: {rt} resends for {d} drops");
+        }
+    }
+}
