@@ -11,7 +11,9 @@ bottleneck, every hop of a parking lot (whose summary describes `network.summary
 output line of a switch. A switch run adds `result.ports`, one row per port: its input's VOQs
 beside its output line (the summary's utilization is then the mean over the outputs).
 A scenario with `[autosize]` adds `result.autosize`, one row per step of the live auto-sizer
-(`buflab.autosize` runs one and plots it).
+(`buflab.autosize` runs one and plots it). `monitor.trace_flows` adds `result.traces`: the
+traced TCP senders' congestion window, ssthresh, smoothed RTT, pacing rate and bytes
+acknowledged over time (`buflab.trace_plots` draws them).
 
 Keyword overrides use `__` for the dots of a key (`traffic__0__flows=10`); `overrides` takes
 a mapping of dotted keys or a list of "KEY=VALUE" strings, as `--set` does on the command line.
@@ -138,6 +140,18 @@ AUTOSIZE_COLUMNS: dict[str, str] = {
     "converged": "bool",  # the search had converged after this step
 }
 
+# The traces table (`monitor.trace_flows`): the traced TCP senders' state after each change (or
+# once per `monitor.trace_interval`), in (time, flow) order. Empty without traced flows.
+TRACE_COLUMNS: dict[str, str] = {
+    "time_s": "float64",
+    "flow": "int64",  # as in the flows table
+    "cwnd_pkts": "float64",  # congestion window, segments
+    "ssthresh_pkts": "float64",
+    "srtt_s": "float64",  # smoothed RTT; 0 before the first sample
+    "pacing_rate_bps": "float64",  # 0 when the flow does not pace
+    "acked_bytes": "int64",  # payload acknowledged since the flow started (all connections)
+}
+
 
 @dataclass
 class Result:
@@ -153,6 +167,7 @@ class Result:
     scenario: Scenario
     autosize: pd.DataFrame = field(default_factory=lambda: typed_frame(None, AUTOSIZE_COLUMNS))
     ports: pd.DataFrame = field(default_factory=lambda: typed_frame(None, PORT_COLUMNS))
+    traces: pd.DataFrame = field(default_factory=lambda: typed_frame(None, TRACE_COLUMNS))
     # The event log streamed to a file (`run(..., events_to=...)`), in place of `events`, and
     # the queue's facts that reading either needs (`buflab.events.LogFacts`).
     events_file: Path | None = None
@@ -171,6 +186,7 @@ class Result:
             scenario=scenario,
             autosize=typed_frame(raw.get("autosize"), AUTOSIZE_COLUMNS),
             ports=typed_frame(raw.get("ports"), PORT_COLUMNS),
+            traces=typed_frame(raw.get("traces"), TRACE_COLUMNS),
         )
 
     def to_dir(self, out: str | Path, csv: bool = False) -> Path:
@@ -207,6 +223,8 @@ class Result:
             tables["transfers"] = self.transfers
         if len(self.autosize) > 0:
             tables["autosize"] = self.autosize
+        if len(self.traces) > 0:
+            tables["traces"] = self.traces
         return tables
 
 

@@ -99,7 +99,7 @@ def cli() -> None:
     "--out",
     type=click.Path(path_type=Path),
     help="Write results to this directory (with monitor.events = true, the event log streams "
-    "into it as the run goes).",
+    "into it as the run goes; with traced flows, traces.png shows them).",
 )
 @click.option("--csv", is_flag=True, help="With --out: also write the tables as CSV.")
 def run(
@@ -127,6 +127,13 @@ def run(
     result = run_scenario(scenario, events_to=events_to)
     if out is not None:
         result.to_dir(out, csv=csv)
+        if len(result.traces) > 0:
+            from buflab.plots import footer_text
+            from buflab.trace_plots import write_trace_figure
+
+            summary = result.summary
+            footer = footer_text(str(summary["name"]), [int(summary["seed"])], __version__)
+            write_trace_figure({str(summary["name"]): result.traces}, out, footer)
     if as_json:
         click.echo(json.dumps(result.summary))
         return
@@ -172,13 +179,7 @@ def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) ->
     from buflab.console import analysis_table, rebuild_table, stdout
     from buflab.plots import footer_text
 
-    if labels and len(labels) != len(runs):
-        raise click.UsageError(f"--label given {len(labels)} times for {len(runs)} RUN_DIRs")
-    names = list(labels) or [Path(run).name or str(run) for run in runs]
-    if len(set(names)) != len(names):
-        raise click.UsageError(
-            f"two runs share a name ({', '.join(names)}); name them with --label"
-        )
+    names = _run_names(runs, labels)
     analyses = {}
     for name, run in zip(names, runs, strict=True):
         try:
@@ -202,6 +203,64 @@ def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) ->
     footer = footer_text(scenarios, sorted({f.seed for f in facts}), __version__)
     paths = save_analysis_figure(analyses, out, footer)
     stdout.print(f"CDFs in {out / 'cdfs.csv'}; plots {', '.join(str(p) for p in paths)}")
+
+
+def _run_names(runs: tuple[str, ...], labels: tuple[str, ...]) -> list[str]:
+    """The name of each RUN_DIR: its --label, or the directory's name; unique."""
+    if labels and len(labels) != len(runs):
+        raise click.UsageError(f"--label given {len(labels)} times for {len(runs)} RUN_DIRs")
+    names = list(labels) or [Path(run).name or str(run) for run in runs]
+    if len(set(names)) != len(names):
+        raise click.UsageError(
+            f"two runs share a name ({', '.join(names)}); name them with --label"
+        )
+    return names
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="A name for each RUN_DIR in the table and plots, in order [default: the directory].",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Where to write traces.png/.svg [default: the RUN_DIR, or out/traces for several].",
+)
+def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> None:
+    """Overlay the per-flow TCP traces of each RUN_DIR (a `buflab run --out` directory of a
+    scenario with monitor.trace_flows): congestion window, cumulative throughput, Jain's
+    fairness index and smoothed RTT over time, e.g. paced against unpaced (the pacing study's
+    plots). Prints per run the traced flows' bytes, fairness and the first drop."""
+    import pandas as pd
+
+    from buflab.console import stdout, traces_table
+    from buflab.plots import footer_text
+    from buflab.trace_plots import write_trace_figure
+
+    names = _run_names(runs, labels)
+    frames, summaries = {}, {}
+    for name, run in zip(names, runs, strict=True):
+        path = Path(run) / "traces.parquet"
+        if not path.exists():
+            raise BadInput(
+                f"{path}: no traces; run the scenario with monitor.trace_flows set and --out"
+            )
+        frames[name] = pd.read_parquet(path)
+        summary_file = Path(run) / "summary.json"
+        summaries[name] = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+    stdout.print(traces_table(frames, summaries))
+    out = out or (
+        Path(runs[0]) if len(runs) == 1 and Path(runs[0]).is_dir() else Path("out/traces")
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    scenarios = ", ".join(dict.fromkeys(str(s.get("name", "?")) for s in summaries.values()))
+    seeds = sorted({int(s["seed"]) for s in summaries.values() if "seed" in s})
+    paths = write_trace_figure(frames, out, footer_text(scenarios, seeds, __version__))
+    stdout.print(f"plots {', '.join(str(p) for p in paths)}")
 
 
 def _scenario_of(

@@ -272,6 +272,40 @@ def analysis_table(analyses: dict[str, Any]) -> Table:
     return table
 
 
+def traces_table(frames: dict[str, pd.DataFrame], summaries: dict[str, dict[str, Any]]) -> Table:
+    """Per run: the traced flows, what they had acknowledged by the end, Jain's index of
+    those totals, their mean window at the end, and the bottleneck's first drop."""
+    from buflab.trace_plots import jain_index
+
+    table = _table(
+        "flow traces",
+        "acknowledged: payload bytes by each traced flow's last trace row; first drop: at the "
+        "bottleneck, from the start of the run",
+        ["measure", *frames],
+    )
+
+    def last_rows(t: pd.DataFrame) -> pd.DataFrame:
+        return t.groupby("flow").tail(1)
+
+    def first_drop(s: dict[str, Any]) -> str:
+        value = s.get("first_drop_s")
+        return "none" if value is None else _seconds(float(value))
+
+    rows: list[tuple[str, Callable[[pd.DataFrame, dict[str, Any]], str]]] = [
+        ("traced flows", lambda t, s: f"{t['flow'].nunique():,}"),
+        ("acknowledged", lambda t, s: f"{last_rows(t)['acked_bytes'].sum() / 1e6:,.2f} MB"),
+        (
+            "fairness (Jain)",
+            lambda t, s: f"{jain_index(last_rows(t)[['acked_bytes']].T.astype(float)).iloc[0]:.3f}",
+        ),
+        ("window at the end", lambda t, s: f"{last_rows(t)['cwnd_pkts'].mean():,.1f} seg"),
+        ("first drop", lambda t, s: first_drop(s)),
+    ]
+    for label, value in rows:
+        table.add_row(label, *(value(t, summaries[name]) for name, t in frames.items()))
+    return table
+
+
 def _seconds(value: float) -> str:
     return "–" if math.isnan(value) else format_time(value)
 

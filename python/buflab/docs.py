@@ -81,6 +81,11 @@ SUMMARY_KEYS: dict[str, str] = {
     "goodput_bps": "Payload bits delivered in order to receivers per second.",
     "drop_rate": "Bottleneck queue drops / arrivals at the bottleneck queue.",
     "drops": "Packets dropped by the bottleneck queue (buffer full).",
+    "first_drop_s": (
+        "When the bottleneck dropped its first packet, from the start of the run (warm-up "
+        "included); None when it never dropped. A paced flow's first loss comes later in slow "
+        "start (pacing seed, P1)."
+    ),
     "arrivals": "Packets that arrived at the bottleneck queue.",
     "departures": "Packets the bottleneck started serializing, over the whole run.",
     "loss_drops": "Packets removed by the random-loss model (`network.loss`), not by the buffer.",
