@@ -657,7 +657,8 @@ impl Sim {
                     match self.links[l as usize].arrive(t, pkt, &mut self.sched, l) {
                         Admission::Accepted => {}
                         Admission::Dropped => self.counts.queue_drops += 1,
-                        Admission::Relayed(exit) => {
+                        Admission::Relayed(exit, flags) => {
+                            pkt.flags = flags; // as admitted: perhaps marked CE
                             pkt.hop += 1;
                             self.arrive_at_endpoint(exit, pkt);
                         }
@@ -705,6 +706,7 @@ impl Sim {
                 if pkt.flags & flags::SYN != 0 {
                     receiver.on_syn_ack(now, &mut self.out);
                 } else {
+                    receiver.on_ecn(pkt.flags);
                     receiver.on_data(now, pkt.seq, &mut self.out);
                 }
                 let completed = receiver.take_completion();
@@ -753,6 +755,10 @@ impl Sim {
             flow.user.as_mut().unwrap().server_record = record;
         } else if pkt.conn == sender.conn() {
             sender.on_ack(t, pkt.seq, &mut self.out);
+            if pkt.flags & flags::ECE != 0 {
+                // RFC 3168 §6.1.2, apart from the ACK processing: a window reduction, no resend.
+                sender.on_ece(t);
+            }
         }
         self.sync_rto(f);
         self.release(t, f, mark);

@@ -43,7 +43,13 @@ keys! {
     "network.bottleneck" "rate" "rate" "required" "Bottleneck capacity, e.g. \"100Mbps\".";
     "network.bottleneck" "buffer" "buffer" "\"100pkt\"" "Drop-tail limit: packets (\"125pkt\") or bytes (\"80KB\"). Counts packets waiting, not the one being serialized (as ns-2's drop-tail), so B packets of buffer hold at most B + 1.";
     "network.bottleneck" "delay" "time" "\"0ms\"" "One-way propagation delay of the bottleneck itself; the rest of each flow's RTT sits on its access link. At most half the smallest RTT.";
-    "network.bottleneck" "queue" "string" "\"droptail\"" "Queue discipline. Only `droptail` so far.";
+    "network.bottleneck" "queue" "string" "\"droptail\"" "Queue discipline. `droptail`: an arrival is dropped when the buffer is full. `red`: Random Early Detection (Floyd & Jacobson 1993) on the average queue in packets, set by the `red_*` keys, dropping arrivals early at random or, with `red_ecn`, marking ECN-capable ones; `buffer` stays the hard limit. The `red_*` keys are an error with `droptail`.";
+    "network.bottleneck" "red_min_th" "number (packets)" "5" "RED: min_th. While the average queue is below it nothing is dropped or marked early (ns-2's `thresh_`). At least 0 and below `red_max_th`.";
+    "network.bottleneck" "red_max_th" "number (packets)" "15" "RED: max_th. The early-drop probability rises linearly from 0 at min_th to `red_max_p` here (ns-2's `maxthresh_`); above it (with `red_gentle`, above 2 × max_th) every arrival is dropped. At most `buffer` when the buffer is in packets.";
+    "network.bottleneck" "red_max_p" "number" "0.1" "RED: max_p, the early-drop (or mark) probability at max_th, above 0 and at most 1 (ns-2: 1 / `linterm_` = 1/10). Drops are spread out by the paper's `count`: at a steady probability p the gap between two is uniform on 1 … 1/p − 1 arrivals, so about 2p of the arrivals are dropped.";
+    "network.bottleneck" "red_weight" "number" "0.002" "RED: w_q, the weight of the newest sample in the average queue, avg ← (1 − w_q)·avg + w_q·q at each arrival (ns-2's `q_weight_`); above 0, at most 1. An arrival at an idle link instead decays it as m samples of an empty queue would, avg ← (1 − w_q)^m·avg, m = the idle time ÷ the transmission time of the largest data packet of the traffic.";
+    "network.bottleneck" "red_gentle" "boolean" "true" "RED: gentle RED (ns-2's default): between max_th and 2 × max_th the probability rises from max_p to 1 instead of jumping to 1 at max_th.";
+    "network.bottleneck" "red_ecn" "boolean" "false" "RED: mark ECN-capable packets (of flows with `ecn = true`) Congestion Experienced instead of dropping them early (RFC 3168). Other packets are still dropped, and above the top of the ramp (max_th, or 2 × max_th when gentle) or with the buffer full every arrival is dropped (RFC 3168 §7). Marks are counted apart from drops (`marks`, `mark_rate`).";
 
     "network" "switch" "table" "{}" "Switch only: the N×N router; see `network.switch`.";
 
@@ -62,6 +68,13 @@ keys! {
     "network.hop" "rate" "rate" "network.bottleneck.rate" "This hop's capacity (by default the bottleneck's).";
     "network.hop" "buffer" "buffer" "network.bottleneck.buffer" "This hop's drop-tail limit, read as `network.bottleneck.buffer` (by default the bottleneck's).";
     "network.hop" "delay" "time" "network.bottleneck.delay" "This hop's one-way propagation delay (by default the bottleneck's). The hops a traffic entry crosses may add up to at most half the smallest RTT.";
+    "network.hop" "queue" "string" "network.bottleneck.queue" "This hop's queue discipline, read as `network.bottleneck.queue` (by default the bottleneck's).";
+    "network.hop" "red_min_th" "number (packets)" "network.bottleneck.red_min_th" "This hop's RED min_th (by default the bottleneck's); RED keys need the hop's queue to be `red`.";
+    "network.hop" "red_max_th" "number (packets)" "network.bottleneck.red_max_th" "This hop's RED max_th (by default the bottleneck's); at most this hop's buffer in packets.";
+    "network.hop" "red_max_p" "number" "network.bottleneck.red_max_p" "This hop's RED max_p (by default the bottleneck's).";
+    "network.hop" "red_weight" "number" "network.bottleneck.red_weight" "This hop's RED w_q (by default the bottleneck's).";
+    "network.hop" "red_gentle" "boolean" "network.bottleneck.red_gentle" "This hop's RED gentle option (by default the bottleneck's).";
+    "network.hop" "red_ecn" "boolean" "network.bottleneck.red_ecn" "Whether this hop's RED marks ECN-capable packets (by default the bottleneck's).";
 
     "network" "cross" "table" "{}" "Dumbbell only: the link cross traffic leaves by; see `network.cross`.";
 
@@ -76,7 +89,7 @@ keys! {
     "network.access" "nic" "rate" "\"1Gbps\"" "Dumbbell only. Rate of each server machine's NIC link.";
 
     "monitor" "interval" "time" "\"100ms\"" "Interval of the bottleneck time series (throughput, occupancy, drops); on the parking lot, of `network.summary_hop`.";
-    "monitor" "events" "boolean" "false" "Record the bottleneck queue event log (on the parking lot, `network.summary_hop`'s): every enqueue, dequeue and drop with its time, packet and the occupancy after it. `buflab run --out DIR` streams it to `DIR/events.parquet` in bounded memory; `buflab analyze DIR` rebuilds the queue from it.";
+    "monitor" "events" "boolean" "false" "Record the bottleneck queue event log (on the parking lot, `network.summary_hop`'s): every enqueue, dequeue, drop and ECN mark with its time, packet and the occupancy after it. `buflab run --out DIR` streams it to `DIR/events.parquet` in bounded memory; `buflab analyze DIR` rebuilds the queue from it.";
 
     "autosize" "target_utilization" "number" "required" "Turns the live auto-sizer on (thesis ch. 4.3): within the one run, a binary search for the smallest bottleneck buffer, in whole packets, whose utilization over an `interval` reaches this target (a fraction above 0, at most 1). It owns the buffer of the bottleneck (on the parking lot, of `network.summary_hop`): the link starts at `start` packets whatever `network.bottleneck.buffer` says, and the summary's `buffer_pkts` is the last limit in force. After `warmup`, every `interval` it measures the interval that just ended. A step that passes moves the buffer down to the midpoint between it and the largest size that failed (0 at first, so it halves); a step that fails moves it up to the midpoint with the smallest size that passed, or to twice the size while none has. Once those two are one packet apart the search has converged and stays at the passing size; if that size later fails, the search starts afresh from twice it, forgetting the old bounds (see `recheck` for the other way). Packets already waiting above a new, smaller limit stay and drain; arrivals are dropped until fewer than the limit wait. Each step is a row of the `autosize` results table; the summary's `autosize_buffer_pkts` is the answer, the median of the sizes the search converged to.";
     "autosize" "interval" "time" "\"3s\"" "Time between steps (the thesis's tool: 3 s). Steps end at warmup + k·interval; at least one must fit in duration − warmup. One interval is a noisy measurement (±0.6 % utilization over 3 s at 100 Mb/s with 100 flows), so near the answer a step's verdict is close to a coin toss and one search ends anywhere in that band: a longer interval, or a longer run with more convergences, gives a steadier answer.";
@@ -97,6 +110,7 @@ keys! {
     "traffic.tcp" "min_rto" "time" "\"200ms\"" "Minimum retransmission timeout (RFC 6298 §2.4 says 1 s; Linux uses 200 ms).";
     "traffic.tcp" "delayed_ack" "boolean" "false" "Delayed ACKs (RFC 1122): ACK every second segment or when the timer expires. Off by default, as in the ns-2 studies.";
     "traffic.tcp" "delayed_ack_timeout" "time" "\"100ms\"" "Delayed-ACK timer.";
+    "traffic.tcp" "ecn" "boolean" "false" "ECN-capable TCP (RFC 3168): new data goes out ECT, so a RED queue with `red_ecn` marks it instead of dropping it early; the receiver echoes a mark (ECE) on its ACKs until the sender's CWR, and the sender reduces its window as for a loss, at most once per window of data, retransmitting nothing. Retransmissions are not ECT (§6.1.5).";
     "traffic.tcp" "jitter" "time" "\"0s\"" "Optional per-packet send jitter: each packet leaves the sender after a uniform random delay in [0, jitter], order kept.";
 
     "traffic.long_lived" "flows" "integer" "1" "Number of TCP flows. Also takes every key of `traffic.tcp`.";

@@ -7,6 +7,7 @@ mod autosize;
 mod machines;
 mod parking_lot;
 mod properties;
+mod red_ecn;
 mod switch;
 mod tcp_scenarios;
 mod transfers;
