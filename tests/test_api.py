@@ -17,8 +17,8 @@ pytestmark = pytest.mark.engine
 
 FLOW_COLUMNS = [
     "flow", "traffic", "kind", "tcp", "rtt_s", "start_s", "goodput_bps", "delivered_bytes",
-    "sent_packets", "retransmits", "timeouts", "cwnd_pkts", "ssthresh_pkts", "srtt_s", "machine",
-    "class", "input", "output",
+    "sent_packets", "retransmits", "timeouts", "ecn_reactions", "cwnd_pkts", "ssthresh_pkts",
+    "srtt_s", "machine", "class", "input", "output",
 ]  # fmt: skip
 TIMESERIES_COLUMNS = [
     "time_s", "throughput_bps", "utilization", "queue_pkts", "queue_max_pkts", "arrivals", "drops",

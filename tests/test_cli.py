@@ -38,6 +38,9 @@ def assert_one_line_error(result, *fragments: str) -> None:
         ("warmup=10s", ("warmup",)),  # longer than the 5 s duration
         ("network.bottleneck.buffer=ten", ("network.bottleneck.buffer", "ten")),
         ("traffic.2.flows=3", ("traffic.2.flows", "out of range")),  # caught in Python
+        # RED settings on a drop-tail queue are refused, never ignored.
+        ("network.bottleneck.red_min_th=5", ("network.bottleneck.red_min_th", "droptail")),
+        ("network.bottleneck.queue=codel", ("network.bottleneck.queue", "codel", "red")),
     ],
 )
 def test_bad_scenarios_exit_2_with_one_line(tiny_file: Path, override: str, fragments) -> None:
@@ -88,6 +91,21 @@ def test_run_writes_the_result_directory(tmp_path: Path, tiny_file: Path) -> Non
     for table in ("flows", "timeseries", "links", "events"):
         assert {f"{table}.parquet", f"{table}.csv"} <= names
     assert json.loads((out / "summary.json").read_text())["name"] == "tiny"
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_ecn_rows_appear_only_for_a_run_with_marks(tiny_file: Path) -> None:
+    # The RED + ECN example, shortened: its summary shows marks, mark rate and reactions.
+    marked = invoke("run", EXAMPLES / "red_ecn.toml", "--set", "duration=20s", "--set", "warmup=5s")
+    assert marked.exit_code == 0, marked.output
+    for label in ("ECN marks", "mark rate", "ECN window reductions"):
+        assert label in marked.stdout, label
+    # A drop-tail run has none, and its table shows no such rows.
+    plain = invoke("run", tiny_file)
+    assert plain.exit_code == 0, plain.output
+    assert "ECN" not in plain.stdout and "mark rate" not in plain.stdout
 
 
 def test_theory_table() -> None:

@@ -43,7 +43,7 @@ def streamed(tmp_path_factory: pytest.TempPathFactory) -> buflab.Result:
 
 def assert_rebuilt_exactly(analysis: object, result: buflab.Result) -> None:
     checks = check_summary(analysis, result.summary)  # type: ignore[arg-type]
-    assert len(checks) == 13, "every rebuilt number is one the summary reports"
+    assert len(checks) == 15, "every rebuilt number is one the summary reports"
     assert [c for c in checks if c[1] != c[2]] == []
     pd.testing.assert_frame_equal(
         analysis.series, result.timeseries, check_exact=True, check_dtype=False
@@ -88,6 +88,28 @@ def test_the_parking_lot_logs_its_summary_hop() -> None:
     )
     assert result.events_facts is not None and result.events_facts.link == "hop2"
     assert_rebuilt_exactly(analyze(result.events, result.events_facts), result)
+
+
+def test_ecn_marks_are_logged_apart_from_drops_and_rebuilt_exactly() -> None:
+    # RED with ECN marks thousands of packets: each mark is a row of its own after its
+    # packet's enqueue, so the rebuilt arrivals, drops and marks all equal the run's.
+    result = buflab.run(
+        EXAMPLES / "red_ecn.toml",
+        overrides={"monitor.events": True, "duration": "30s", "warmup": "10s"},
+    )
+    assert result.events is not None and result.events_facts is not None
+    assert result.summary["marks"] > 100
+    events = result.events["event"]
+    assert (events == "mark").sum() >= result.summary["marks"]
+    analysis = analyze(result.events, result.events_facts)
+    assert analysis.marks == result.summary["marks"]
+    assert_rebuilt_exactly(analysis, result)
+    # A mark is logged right after the enqueue of the same packet, with the same occupancy.
+    marks = np.flatnonzero((events == "mark").to_numpy())
+    before = result.events.iloc[marks - 1]
+    assert (before["event"] == "enqueue").all()
+    for column in ("time_ps", "flow", "seq", "queue_pkts"):
+        assert (before[column].to_numpy() == result.events.iloc[marks][column].to_numpy()).all()
 
 
 def scripted_log(flows: list[int], kinds: list[str], gap_ps: int) -> pd.DataFrame:

@@ -4,7 +4,8 @@
 length), and returns a `QueueAnalysis`:
 
 - **The queue rebuilt** from the events alone: utilization (each service's serialization time
-  inside the measured window), throughput, arrivals, drops and drop rate, the time-average and
+  inside the measured window), throughput, arrivals, drops and drop rate, ECN marks and mark
+  rate, the time-average and
   largest occupancy, the mean queueing delay (each stored packet's wait, matching the k-th
   enqueue with the k-th dequeue of the FIFO), and the per-interval `series` (the run's time
   series). Integer picoseconds throughout, so these equal the run's own summary exactly — the
@@ -35,6 +36,7 @@ from buflab.events import (
     DROP,
     ENQUEUE,
     EVENT_NAMES,
+    MARK,
     PS_PER_S,
     LogFacts,
     iter_batches,
@@ -125,6 +127,7 @@ class QueueAnalysis:
     facts: LogFacts
     arrivals: int = 0
     drops: int = 0
+    marks: int = 0
     departures: int = 0
     departed_bytes: int = 0
     busy_ps: int = 0
@@ -152,6 +155,8 @@ class QueueAnalysis:
             "throughput_bps": self.departed_bytes * 8.0 / seconds,
             "drop_rate": self.drops / self.arrivals if self.arrivals else 0.0,
             "drops": self.drops,
+            "marks": self.marks,
+            "mark_rate": self.marks / self.arrivals if self.arrivals else 0.0,
             "arrivals": self.arrivals,
             "mean_queue_pkts": float(self.occupancy_pkt_ps) / window,
             "mean_queue_bytes": float(self.occupancy_byte_ps) / window,
@@ -289,6 +294,8 @@ class _Walker:
         arriving = (kind == ENQUEUE) | (kind == DROP)
         r.arrivals += int((inside & arriving).sum())
         r.drops += int((inside & (kind == DROP)).sum())
+        # A mark follows its packet's enqueue: the packet is counted once, as an arrival.
+        r.marks += int((inside & (kind == MARK)).sum())
         bucket = time // self.interval
         before_end = time < self.end
         np.add.at(self.bucket_arrivals, bucket[arriving & before_end], 1)
@@ -442,6 +449,8 @@ _PER_LINK = (
     "throughput_bps",
     "drop_rate",
     "drops",
+    "marks",
+    "mark_rate",
     "arrivals",
     "mean_queue_pkts",
     "max_queue_pkts",

@@ -97,6 +97,8 @@ LINK_COLUMNS: dict[str, str] = {
     "throughput_bps": "float64",  # bits serialized per second, headers included
     "drop_rate": "float64",  # drops / arrivals at its queue
     "drops": "int64",
+    "marks": "int64",  # admitted with an ECN mark (CE) by RED; not drops
+    "mark_rate": "float64",  # marks / arrivals at its queue
     "arrivals": "int64",
     "mean_queue_pkts": "float64",  # time-average packets waiting
     "max_queue_pkts": "int64",

@@ -78,6 +78,8 @@ _SUMMARY_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("bottleneck_rate_bps", "bottleneck rate", format_rate),
     ("drop_rate", "drop rate", format_percent),
     ("drops", "drops", lambda v: f"{v:,}"),
+    ("marks", "ECN marks", lambda v: f"{v:,}"),
+    ("mark_rate", "mark rate", format_percent),
     ("arrivals", "arrivals", lambda v: f"{v:,}"),
     ("loss_drops", "random-loss drops", lambda v: f"{v:,}"),
     ("mean_queue_pkts", "mean queue", lambda v: f"{v:,.1f} pkt"),
@@ -93,6 +95,7 @@ _SUMMARY_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("jain_fairness", "Jain fairness", lambda v: f"{v:.3f}"),
     ("retransmits", "retransmits", lambda v: f"{v:,}"),
     ("timeouts", "timeouts", lambda v: f"{v:,}"),
+    ("ecn_reactions", "ECN window reductions", lambda v: f"{v:,}"),
     ("retransmits_per_drop", "retransmits per drop", lambda v: f"{v:.2f}"),
     ("flows", "flows", lambda v: f"{v:,}"),
     ("input_drop_rate", "input drop rate (VOQs)", format_percent),
@@ -120,10 +123,18 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_column("metric")
     table.add_column("value", justify="right")
     switch = summary.get("ports", 0) > 0
+    ecn = summary.get("marks", 0) > 0 or summary.get("ecn_reactions", 0) > 0
     for key, label, formatter in _SUMMARY_ROWS:
-        if key in summary and (switch or key not in _SWITCH_ROWS):
-            table.add_row(label, formatter(summary[key]))
+        if key not in summary or (key in _SWITCH_ROWS and not switch):
+            continue
+        if key in _ECN_ROWS and not ecn:
+            continue
+        table.add_row(label, formatter(summary[key]))
     return table
+
+
+# Summary rows shown only when a run has ECN marks or reactions (RED with `red_ecn`).
+_ECN_ROWS = {"marks", "mark_rate", "ecn_reactions"}
 
 
 # Summary rows that only a switch run fills.
@@ -149,11 +160,16 @@ def _table(title: str, caption: str, headers: list[str]) -> Table:
 def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> Table:
     """A table from `Result.links`: one row per monitored link (a parking lot's hops); the row
     of `summary_hop`, the link the summary describes, is marked."""
+    # The mark rate only where some link marks (RED with `red_ecn`).
+    marking = "marks" in links.columns and bool((links["marks"] > 0).any())
+    headers = ["link", "rate", "buffer", "utilization", "drop rate", "queue", "delay"]
+    if marking:
+        headers.insert(5, "mark rate")
     table = _table(
         title,
         "over the measured time; queue: mean packets waiting; delay: mean queueing delay; "
         "*: the link the summary describes",
-        ["link", "rate", "buffer", "utilization", "drop rate", "queue", "delay"],
+        headers,
     )
     for row in links.itertuples(index=False):
         if row.buffer_pkts >= 0:
@@ -162,7 +178,7 @@ def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> 
             buffer = format_bytes(row.buffer_bytes)
         else:
             buffer = "unlimited"
-        table.add_row(
+        cells = [
             f"{row.name}*" if row.hop == summary_hop else row.name,
             format_rate(row.rate_bps),
             buffer,
@@ -170,7 +186,10 @@ def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> 
             format_percent(row.drop_rate),
             f"{row.mean_queue_pkts:,.1f} pkt",
             format_time(row.queue_delay_mean_s),
-        )
+        ]
+        if marking:
+            cells.insert(5, format_percent(row.mark_rate))
+        table.add_row(*cells)
     return table
 
 

@@ -80,12 +80,17 @@ SUMMARY_KEYS: dict[str, str] = {
     "throughput_bps": "Bits the bottleneck serialized per second, headers included.",
     "goodput_bps": "Payload bits delivered in order to receivers per second.",
     "drop_rate": "Bottleneck queue drops / arrivals at the bottleneck queue.",
-    "drops": "Packets dropped by the bottleneck queue (buffer full).",
+    "drops": "Packets dropped by the bottleneck queue (buffer full, or RED's decision).",
     "first_drop_s": (
         "When the bottleneck dropped its first packet, from the start of the run (warm-up "
         "included); None when it never dropped. A paced flow's first loss comes later in slow "
         "start (pacing seed, P1)."
     ),
+    "marks": (
+        "Packets the bottleneck's RED queue admitted with an ECN mark (Congestion Experienced) "
+        "instead of dropping them (`red_ecn`); a mark is not a drop."
+    ),
+    "mark_rate": "Bottleneck queue marks / arrivals at the bottleneck queue.",
     "arrivals": "Packets that arrived at the bottleneck queue.",
     "departures": "Packets the bottleneck started serializing, over the whole run.",
     "loss_drops": "Packets removed by the random-loss model (`network.loss`), not by the buffer.",
@@ -118,6 +123,10 @@ SUMMARY_KEYS: dict[str, str] = {
     "jain_fairness": "Jain's index of per-flow goodput, (Σx)² / (n·Σx²); 1 = equal shares.",
     "retransmits": "TCP segments sent again, all flows.",
     "timeouts": "Retransmission timeouts, all flows.",
+    "ecn_reactions": (
+        "Window reductions in answer to ECN-Echo, all flows (RFC 3168; at most one per window "
+        "of data, none while repairing a loss)."
+    ),
     "retransmits_per_drop": (
         "Retransmissions per loss (drops at every monitored queue, and random loss); "
         "1 = no needless resends."
@@ -170,17 +179,19 @@ Parquet (and CSV with `--csv`).
 
 - **flows** (one row per flow): `flow`, `traffic` (index of its `[[traffic]]` entry), `kind`,
   `tcp`, `rtt_s`, `start_s`, `goodput_bps`, `delivered_bytes`, `sent_packets`, `retransmits`,
-  `timeouts`, `cwnd_pkts`, `ssthresh_pkts`, `srtt_s` (the last three at the end of the run),
-  `machine`, `class` (the flow's server machine and class queue; −1 without machines, and
-  class −1 for cross traffic, which skips the class queues), `input`, `output` (the switch
-  ports the flow crosses, from 1; −1 off the switch topology).
+  `timeouts`, `ecn_reactions` (window reductions in answer to ECN-Echo), `cwnd_pkts`,
+  `ssthresh_pkts`, `srtt_s` (the last three at the end of the run), `machine`, `class` (the
+  flow's server machine and class queue; −1 without machines, and class −1 for cross traffic,
+  which skips the class queues), `input`, `output` (the switch ports the flow crosses, from 1;
+  −1 off the switch topology).
 - **timeseries** (one row per `monitor.interval`): `time_s`, `throughput_bps`, `utilization`,
   `queue_pkts`, `queue_max_pkts`, `arrivals`, `drops`.
 - **links** (one row per monitored link, in path order: the dumbbell's bottleneck, hops
   1 to k of a parking lot, or the output lines of a switch), over the measured time: `hop`
   (from 1; the port on a switch), `name` (`bottleneck`, `hop1`, `hop2`, …, `output1`, …),
   `rate_bps`, `buffer_pkts`, `buffer_bytes` (−1 when not in that unit), `utilization`,
-  `throughput_bps`, `drop_rate`, `drops`, `arrivals`, `mean_queue_pkts`, `max_queue_pkts`,
+  `throughput_bps`, `drop_rate`, `drops`, `marks`, `mark_rate` (packets admitted with an ECN
+  mark by RED, and marks ÷ arrivals), `arrivals`, `mean_queue_pkts`, `max_queue_pkts`,
   `queue_delay_mean_s`. The row of the link the summary describes has the summary's figures
   exactly (on a switch, the summary's totals and means cover every output).
 - **ports** (switch topology only; one row per port), over the measured time: `port` (from
@@ -204,8 +215,9 @@ Parquet (and CSV with `--csv`).
   `next_buffer_pkts` (the limit set for the next interval; after the run's last step it is
   not applied), `converged` (the search had converged after the step). `buflab autosize
   FILE` prints it and plots it.
-- **events** (only with `monitor.events = true`): every enqueue, dequeue (service start) and
-  drop at the bottleneck queue, in time order: `time_ps` (exact integer picoseconds), `event`,
+- **events** (only with `monitor.events = true`): every enqueue, dequeue (service start),
+  drop and ECN mark (right after the enqueue of the packet RED marked) at the bottleneck
+  queue, in time order: `time_ps` (exact integer picoseconds), `event`,
   `flow`, `seq`, `size`, `queue_pkts`, `queue_bytes` (waiting after the event); frames in
   memory add `time_s`. `buflab run --out DIR` streams it into `DIR/events.parquet` in batches
   as the run goes (memory stays bounded; the file is `events.parquet.partial` until the run

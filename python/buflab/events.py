@@ -1,7 +1,7 @@
 """The queue event log on disk: one Parquet file per run, written while the run goes.
 
-With `monitor.events = true` the engine reports every enqueue (write), dequeue (read) and drop
-at the bottleneck queue (on the parking lot, `network.summary_hop`'s), like the NetFPGA
+With `monitor.events = true` the engine reports every enqueue (write), dequeue (read), drop and
+ECN mark at the bottleneck queue (on the parking lot, `network.summary_hop`'s), like the NetFPGA
 router's event capture (thesis app. A). The engine hands the events over in batches of about
 a quarter million; `EventLogWriter` appends each batch to the file as a row group, so a run of
 hundreds of millions of events needs no more memory than one batch. The file is written as
@@ -13,10 +13,14 @@ Columns (one row per event, in time order):
 | column | type | meaning |
 |---|---|---|
 | time_ps | int64 | when, in picoseconds (exact; `time_s` is added when read) |
-| event | category | `enqueue`, `dequeue` (service starts) or `drop` |
+| event | category | `enqueue`, `dequeue` (service starts), `drop` or `mark` (see below) |
 | flow, seq | uint32 | the packet's flow and sequence number |
 | size | uint32 | the packet's size on the wire, bytes |
 | queue_pkts, queue_bytes | int64 | waiting after the event (the packet in service not counted) |
+
+A `mark` row says that the packet of the enqueue just before it was admitted with an ECN mark
+(Congestion Experienced) by a RED queue with `red_ecn`: same time, packet and occupancy. It is
+not an arrival of its own and not a drop; logs of drop-tail queues have none.
 
 The file's metadata (`buflab` key, JSON) holds what rebuilding the queue needs beyond the
 events: the link's rate, the measured window, the time-series interval and the buffer.
@@ -36,8 +40,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-EVENT_NAMES = ("enqueue", "dequeue", "drop")
-ENQUEUE, DEQUEUE, DROP = range(3)
+EVENT_NAMES = ("enqueue", "dequeue", "drop", "mark")
+ENQUEUE, DEQUEUE, DROP, MARK = range(4)
 METADATA_KEY = b"buflab"
 PS_PER_S = 10**12
 

@@ -8,6 +8,7 @@
 //! - [`sched`]: the event queue, ordered by (time, insertion sequence) — the determinism rule.
 //! - [`packet`]: the 32-byte `Copy` packet with its source route.
 //! - [`link`]: queue + serializer + propagation pipe, with at most one pending event per link.
+//! - [`queue`]: queue disciplines beside the link's drop-tail buffer: RED, marking ECN (RFC 3168).
 //! - [`fabric`]: CIOQ switch-fabric schedulers (MWM, iSLIP, PIM, OQ emulation) on VOQ counts.
 //! - [`switch`]: the N×N router node: VOQs, a slotted fabric with speedup, output queues.
 //! - [`loss`]: independent random loss.
@@ -38,6 +39,7 @@ pub mod link;
 pub mod loss;
 pub mod monitor;
 pub mod packet;
+pub mod queue;
 pub mod result;
 pub mod rng;
 pub mod scenario;

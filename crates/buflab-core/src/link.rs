@@ -1,7 +1,7 @@
 //! A link: an output queue, a serializer and a propagation pipe.
 //!
 //! ```text
-//!   arrive ──► [ queue (drop-tail) ] ──► serializer (rate) ──► pipe (delay) ──► exit
+//!   arrive ──► [ queue (drop-tail, or a discipline) ] ──► serializer (rate) ──► pipe (delay) ──► exit
 //! ```
 //!
 //! The link is FIFO end to end, so it needs no per-packet events inside: when a packet is
@@ -28,6 +28,12 @@
 //! more than the limit in force when the newest waiting packet was admitted", and over a run,
 //! never more than the largest limit in force.
 //!
+//! **Queue disciplines.** Without one the queue is drop-tail, checked inline. With one (RED,
+//! see [`crate::queue`]) the discipline sees every arrival, after the lazy dequeue, with the
+//! waiting count and `busy_until`, and admits, marks (sets CE) or drops it; the buffer limit
+//! still drops whatever it refuses. A marked packet is admitted: it is counted in `marks`
+//! and reported to the monitor after its enqueue.
+//!
 //! **Express links.** A link with an unlimited buffer and no monitor never drops and reports
 //! nothing, so it keeps no waiting state at all; the simulator may even compute a packet's
 //! passage through it ahead of time (see `Sim::forward`).
@@ -41,7 +47,9 @@
 use std::collections::VecDeque;
 
 use crate::monitor::QueueMonitor;
-use crate::packet::Packet;
+use crate::packet::{flags, Packet};
+use crate::queue::red::Red;
+use crate::queue::Verdict;
 use crate::sched::{Event, Scheduler};
 use crate::units::{BufferLimit, Rate, Time};
 
@@ -61,8 +69,9 @@ pub enum Admission {
     /// In the ring; a `LinkExit` event will deliver it.
     Accepted,
     Dropped,
-    /// Admitted on a relay link: the caller delivers it at this exit time now.
-    Relayed(Time),
+    /// Admitted on a relay link: the caller delivers it now, at this exit time, with these
+    /// flags (a queue discipline may have set CE).
+    Relayed(Time, u8),
 }
 
 pub struct Link {
@@ -89,6 +98,10 @@ pub struct Link {
     /// Packets that finished serialization (service started, whole run).
     pub departures: u64,
     pub drops: u64,
+    /// ECT packets admitted with CE set by the queue discipline (whole run).
+    pub marks: u64,
+    /// The queue discipline; None: drop-tail.
+    red: Option<Box<Red>>,
     /// Arrivals at the same picosecond as the previous one. Their order is the order their
     /// events were scheduled; a count above zero signals phase effects (deterministic
     /// delays lining flows up), which send jitter breaks.
@@ -114,6 +127,8 @@ impl Link {
             relay: false,
             departures: 0,
             drops: 0,
+            marks: 0,
+            red: None,
             simultaneous_arrivals: 0,
             last_arrival: Time::MAX,
         }
@@ -141,6 +156,15 @@ impl Link {
         self.monitor.as_deref_mut().map(|m| m.running_totals(t))
     }
 
+    /// Makes this link's queue RED instead of drop-tail (the buffer limit stays the hard limit).
+    pub fn set_red(&mut self, red: Red) {
+        self.red = Some(Box::new(red));
+    }
+
+    pub fn red(&self) -> Option<&Red> {
+        self.red.as_deref()
+    }
+
     pub fn attach_monitor(&mut self, m: QueueMonitor) {
         self.monitor = Some(Box::new(m));
     }
@@ -153,9 +177,9 @@ impl Link {
         self.monitor.take().map(|b| *b)
     }
 
-    /// True when the link can neither drop nor report: no waiting state is kept.
+    /// True when the link can neither drop, mark nor report: no waiting state is kept.
     pub fn is_express(&self) -> bool {
-        self.limit == BufferLimit::Unlimited && self.monitor.is_none()
+        self.limit == BufferLimit::Unlimited && self.monitor.is_none() && self.red.is_none()
     }
 
     /// Switches the link to relay mode (see `Sim::forward`): its packets are delivered as soon
@@ -214,26 +238,32 @@ impl Link {
     }
 
     /// A packet arrives at time `t` (now, or later for a link fed only by one FIFO upstream).
-    pub fn arrive(&mut self, t: Time, pkt: Packet, sched: &mut Scheduler, id: u32) -> Admission {
+    pub fn arrive(&mut self, t: Time, mut pkt: Packet, sched: &mut Scheduler, id: u32) -> Admission {
         if t == self.last_arrival {
             self.simultaneous_arrivals += 1;
         }
         self.last_arrival = t;
         self.flush(t);
         let busy = self.busy_until > t;
-        if busy {
-            let full = match self.limit {
+        let full = busy
+            && match self.limit {
                 BufferLimit::Packets(b) => self.waiting_pkts >= b,
                 BufferLimit::Bytes(b) => self.waiting_bytes + pkt.size as u64 > b,
                 BufferLimit::Unlimited => false,
             };
-            if full {
-                self.drops += 1;
-                if let Some(m) = self.monitor.as_deref_mut() {
-                    m.on_drop(t, &pkt, self.waiting_pkts, self.waiting_bytes);
+        let mut marked = false;
+        if let Some(red) = self.red.as_deref_mut() {
+            let ect = pkt.flags & flags::ECT != 0;
+            match red.on_arrival(t, self.waiting_pkts, self.busy_until, full, ect) {
+                Verdict::Admit => {}
+                Verdict::Mark => {
+                    pkt.flags |= flags::CE;
+                    marked = true;
                 }
-                return Admission::Dropped;
+                Verdict::Drop => return self.drop(t, &pkt),
             }
+        } else if full {
+            return self.drop(t, &pkt);
         }
         let start = t.max(self.busy_until);
         let ser = self.serialization(pkt.size);
@@ -249,6 +279,12 @@ impl Link {
         if let Some(m) = self.monitor.as_deref_mut() {
             m.on_enqueue(t, &pkt, self.waiting_pkts, self.waiting_bytes, start - t);
         }
+        if marked {
+            self.marks += 1;
+            if let Some(m) = self.monitor.as_deref_mut() {
+                m.on_mark(t, &pkt, self.waiting_pkts, self.waiting_bytes);
+            }
+        }
         if !busy {
             // Straight into service: dequeued at its arrival instant, never counted waiting.
             if !self.relay {
@@ -260,13 +296,23 @@ impl Link {
             }
         }
         if self.relay {
-            return Admission::Relayed(exit);
+            return Admission::Relayed(exit, pkt.flags);
         }
         if !self.head_scheduled {
             self.head_scheduled = true;
             sched.schedule(exit, Event::LinkExit(id));
         }
         Admission::Accepted
+    }
+
+    /// Refuses an arriving packet (buffer full, or the discipline's decision).
+    #[inline]
+    fn drop(&mut self, t: Time, pkt: &Packet) -> Admission {
+        self.drops += 1;
+        if let Some(m) = self.monitor.as_deref_mut() {
+            m.on_drop(t, pkt, self.waiting_pkts, self.waiting_bytes);
+        }
+        Admission::Dropped
     }
 
     /// Processes the dequeue of every waiting packet whose service has started by `t`.
@@ -395,6 +441,68 @@ mod tests {
         // At 4 ms the fifth packet is in service and none waits: one may queue again.
         assert_eq!(l.arrive(Time::from_ms(4), pkt(6, 1000), &mut s, 0), Admission::Accepted);
         assert_eq!(l.arrive(Time::from_ms(4), pkt(7, 1000), &mut s, 0), Admission::Dropped);
+    }
+
+    fn red_link(relay: bool) -> Link {
+        use crate::queue::red::{Red, RedConfig};
+        use crate::rng::{Rng, Stream};
+        // w_q = 1: the average is the queue itself. Ramp 1..10 packets, certain at 10.
+        let cfg = RedConfig {
+            min_th: 1.0,
+            max_th: 10.0,
+            max_p: 1.0,
+            weight: 1.0,
+            gentle: false,
+            ecn: true,
+            packet: 1000,
+        };
+        let mut l = Link::new(Rate::mbps(8), Time::ZERO, BufferLimit::Packets(20));
+        l.set_red(Red::new(cfg, Rate::mbps(8), Rng::stream(1, Stream::Queue, 0)));
+        if relay {
+            l.set_relay();
+        }
+        l
+    }
+
+    #[test]
+    fn red_marks_ect_packets_and_drops_the_others_and_marks_travel_with_the_packet() {
+        // 30 packets at once, alternately ECT and not: the queue builds, so the ramp picks
+        // some; picked ECT packets are admitted with CE, picked others are dropped.
+        let mut s = Scheduler::new();
+        let mut l = red_link(false);
+        let mut admitted = Vec::new();
+        for i in 0..30 {
+            let mut p = pkt(i, 1000);
+            p.flags = if i.is_multiple_of(2) { flags::ECT } else { 0 };
+            if l.arrive(Time::ZERO, p, &mut s, 0) == Admission::Accepted {
+                admitted.push(i);
+            }
+        }
+        let stats = l.red().unwrap().stats;
+        assert!(l.marks > 0 && stats.early_drops > 0, "{stats:?}");
+        assert_eq!(l.marks, stats.marks);
+        assert_eq!(l.drops, stats.early_drops + stats.forced_drops + stats.overflows);
+        assert_eq!(admitted.len() as u64 + l.drops, 30);
+        // Every packet leaves with the flags it was admitted with: CE only on even (ECT) ones.
+        let mut ce = 0;
+        while let Some((t, _)) = s.pop() {
+            let p = l.pop_exit(t, &mut s, 0);
+            assert!(p.flags & flags::CE == 0 || p.seq.is_multiple_of(2), "CE on a non-ECT packet");
+            ce += u64::from(p.flags & flags::CE != 0);
+        }
+        assert_eq!(ce, l.marks);
+        // A relay link hands the mark to the caller with the exit time.
+        let mut r = red_link(true);
+        let mut relayed_ce = 0;
+        for i in 0..30 {
+            let mut p = pkt(i, 1000);
+            p.flags = flags::ECT;
+            if let Admission::Relayed(_, f) = r.arrive(Time::ZERO, p, &mut s, 0) {
+                relayed_ce += u64::from(f & flags::CE != 0);
+            }
+        }
+        assert!(r.marks > 0);
+        assert_eq!(relayed_ce, r.marks);
     }
 
     #[test]

@@ -23,6 +23,18 @@ pub mod flags {
     pub const SYN: u8 = 2;
     /// The last data segment of a transfer (FIN piggybacked on it).
     pub const FIN: u8 = 4;
+    /// ECN-Capable Transport (RFC 3168 §5): the IP ECN field is ECT(0). Set by an ECN-capable
+    /// sender on new data segments (§6.1.5: never on retransmissions, §6.1.4: never on pure
+    /// ACKs, §6.1.1: never on SYN or SYN-ACK).
+    pub const ECT: u8 = 8;
+    /// Congestion Experienced (RFC 3168 §5): a queue marked this ECT packet instead of
+    /// dropping it. The packet keeps ECT: the IP field's CE codepoint (11) has both bits.
+    pub const CE: u8 = 16;
+    /// ECN-Echo, on ACKs (RFC 3168 §6.1.3): the receiver saw CE and has not yet seen CWR.
+    pub const ECE: u8 = 32;
+    /// Congestion Window Reduced, on data (RFC 3168 §6.1.2): the first new segment after the
+    /// sender reduced its window; the receiver stops echoing ECE.
+    pub const CWR: u8 = 64;
 }
 
 /// A packet on the wire. 32 bytes, `Copy`.

@@ -44,6 +44,10 @@ pub struct Summary {
     /// When the bottleneck dropped its first packet, from the start of the run (warm-up
     /// included); None (null in JSON) when it never dropped.
     pub first_drop_s: Option<f64>,
+    /// Packets the bottleneck queue admitted with an ECN mark (CE), and marks ÷ arrivals. A
+    /// marked packet is not a drop.
+    pub marks: u64,
+    pub mark_rate: f64,
     pub arrivals: u64,
     /// Packets the bottleneck started serializing, whole run.
     pub departures: u64,
@@ -71,6 +75,8 @@ pub struct Summary {
     pub jain_fairness: f64,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Window reductions in answer to ECN-Echo, all flows (RFC 3168 §6.1.2).
+    pub ecn_reactions: u64,
     /// Retransmissions per loss (every monitored queue's drops + random); 1.00 means no
     /// needless resends.
     pub retransmits_per_drop: f64,
@@ -104,12 +110,15 @@ pub struct Summary {
 impl Summary {
     /// The summary as an ordered JSON object (the `--json` output and the Python dict).
     pub fn to_json(&self) -> Map<String, Value> {
-        let v = json!({
+        let head = json!({
             "name": self.name, "seed": self.seed,
             "duration_s": self.duration_s, "warmup_s": self.warmup_s, "measured_s": self.measured_s,
             "utilization": self.utilization, "throughput_bps": self.throughput_bps,
             "goodput_bps": self.goodput_bps, "drop_rate": self.drop_rate, "drops": self.drops,
             "first_drop_s": self.first_drop_s,
+            "marks": self.marks, "mark_rate": self.mark_rate,
+        });
+        let v = json!({
             "arrivals": self.arrivals, "departures": self.departures, "loss_drops": self.loss_drops,
             "mean_queue_pkts": self.mean_queue_pkts, "max_queue_pkts": self.max_queue_pkts,
             "mean_queue_bytes": self.mean_queue_bytes,
@@ -120,13 +129,13 @@ impl Summary {
             "burst_mean_pkts": self.burst_mean_pkts, "burst_p99_pkts": self.burst_p99_pkts,
             "same_flow_fraction": self.same_flow_fraction, "jain_fairness": self.jain_fairness,
             "retransmits": self.retransmits, "timeouts": self.timeouts,
-            "retransmits_per_drop": self.retransmits_per_drop, "flows": self.flows,
+            "ecn_reactions": self.ecn_reactions, "retransmits_per_drop": self.retransmits_per_drop, "flows": self.flows,
             "events": self.events, "wall_s": self.wall_s,
             "bottleneck_rate_bps": self.bottleneck_rate_bps, "buffer_pkts": self.buffer_pkts,
             "buffer_bytes": self.buffer_bytes, "autosize_buffer_pkts": self.autosize_buffer_pkts,
             "rtt_mean_s": self.rtt_mean_s,
         });
-        // A second object: one json! of every key exceeds the macro's recursion limit.
+        // Several objects: one json! of every key exceeds the macro's recursion limit.
         let switch = json!({
             "ports": self.ports, "input_arrivals": self.input_arrivals,
             "input_drops": self.input_drops, "input_drop_rate": self.input_drop_rate,
@@ -134,8 +143,9 @@ impl Summary {
             "fabric_slots": self.fabric_slots, "fabric_busy_slots": self.fabric_busy_slots,
             "fabric_mean_matching": self.fabric_mean_matching,
         });
-        match (v, switch) {
-            (Value::Object(mut m), Value::Object(rest)) => {
+        match (head, v, switch) {
+            (Value::Object(mut m), Value::Object(middle), Value::Object(rest)) => {
+                m.extend(middle);
                 m.extend(rest);
                 m
             }
@@ -158,6 +168,8 @@ pub struct FlowRecord {
     pub sent_packets: u64,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Window reductions in answer to ECN-Echo.
+    pub ecn_reactions: u64,
     pub cwnd_pkts: f64,
     pub ssthresh_pkts: f64,
     pub srtt_s: f64,
@@ -201,6 +213,9 @@ pub struct LinkRow {
     /// Queue drops ÷ arrivals at the queue.
     pub drop_rate: f64,
     pub drops: u64,
+    /// Packets admitted with an ECN mark (CE) by the queue's discipline; marks ÷ arrivals.
+    pub marks: u64,
+    pub mark_rate: f64,
     pub arrivals: u64,
     pub mean_queue_pkts: f64,
     pub max_queue_pkts: u64,
@@ -228,6 +243,8 @@ impl LinkRow {
             throughput_bps: mon.totals.departed_bytes as f64 * 8.0 / measured_s,
             drop_rate: mon.drop_rate(),
             drops: mon.totals.drops,
+            marks: mon.totals.marks,
+            mark_rate: mon.mark_rate(),
             arrivals: mon.totals.arrivals,
             mean_queue_pkts: mon.mean_queue_pkts(),
             max_queue_pkts: mon.totals.max_pkts,
@@ -375,6 +392,8 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         row.drops = links.iter().map(|l| l.drops).sum();
         row.arrivals = links.iter().map(|l| l.arrivals).sum();
         row.drop_rate = if row.arrivals > 0 { row.drops as f64 / row.arrivals as f64 } else { 0.0 };
+        row.marks = links.iter().map(|l| l.marks).sum();
+        row.mark_rate = ratio(row.marks, row.arrivals);
         row.mean_queue_pkts = links.iter().map(|l| l.mean_queue_pkts).sum::<f64>() / k;
         row.max_queue_pkts = links.iter().map(|l| l.max_queue_pkts).max().unwrap_or(0);
         row.max_queue_ever = links.iter().map(|l| l.max_queue_ever).max().unwrap_or((0, 0));
@@ -384,6 +403,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
 
     let mut flows = Vec::with_capacity(sim.flows.len());
     let (mut retransmits, mut timeouts, mut goodput_sum) = (0u64, 0u64, 0.0f64);
+    let mut ecn_reactions = 0u64;
     let flow_ports = net.switch.as_ref().map(|w| &w.flow_ports);
     let port_of = |f: usize| flow_ports.and_then(|p| p.get(f)).map(|&(i, j)| (i as i64 + 1, j as i64 + 1));
     for (i, f) in sim.flows.iter().enumerate() {
@@ -405,6 +425,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
                     sent_packets: sender.window_stats.sent,
                     retransmits: rt,
                     timeouts: to,
+                    ecn_reactions: sender.window_stats.ecn_reactions,
                     cwnd_pkts: sender.w.cwnd,
                     ssthresh_pkts: sender.w.ssthresh,
                     srtt_s: sender.rtt.srtt().map_or(0.0, |t| t.secs_f64()),
@@ -428,6 +449,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
                     sent_packets: u.sent,
                     retransmits: 0,
                     timeouts: 0,
+                    ecn_reactions: 0,
                     cwnd_pkts: 0.0,
                     ssthresh_pkts: 0.0,
                     srtt_s: 0.0,
@@ -440,6 +462,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         };
         retransmits += rec.retransmits;
         timeouts += rec.timeouts;
+        ecn_reactions += rec.ecn_reactions;
         goodput_sum += rec.goodput_bps;
         flows.push(rec);
     }
@@ -488,6 +511,8 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         drop_rate: row.drop_rate,
         drops: row.drops,
         first_drop_s: mon.first_drop.map(|t| t.secs_f64()),
+        marks: row.marks,
+        mark_rate: row.mark_rate,
         arrivals: row.arrivals,
         departures,
         loss_drops: sim.loss_drops_window,
@@ -508,6 +533,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         jain_fairness: jain,
         retransmits,
         timeouts,
+        ecn_reactions,
         retransmits_per_drop: if drops_total > 0 { retransmits as f64 / drops_total as f64 } else { 0.0 },
         flows: flows.len() as u64,
         events: sim.sched.executed(),

@@ -25,6 +25,8 @@ pub enum Stream {
     User = 6,
     /// A switch fabric's scheduler (PIM's random grants and accepts), by switch id.
     Fabric = 7,
+    /// A queue discipline's random decisions (RED's early drops and marks), by hop.
+    Queue = 8,
 }
 
 /// xoshiro256++ random generator.

@@ -292,6 +292,14 @@ impl Sim {
         (self.losses.len() - 1) as u32
     }
 
+    /// Marks every link added so far as fed by several sources, whatever routes cross it:
+    /// for links that routes added during the run may join. A link planned as fed by one FIFO
+    /// upstream (entered ahead of time) or as private to one sender (which runs ahead) would
+    /// otherwise see the newcomers' packets arrive before ones already entered at later times.
+    pub fn mark_links_shared(&mut self) {
+        self.feeders.iter_mut().for_each(|f| *f = Feeder::Other);
+    }
+
     /// Adds a route and records who feeds each of its links.
     pub fn add_route(&mut self, hops: &[Hop]) -> u32 {
         let id = self.routes.start.len() as u32;
@@ -664,7 +672,8 @@ impl Sim {
                     match self.links[l as usize].arrive(t, pkt, &mut self.sched, l) {
                         Admission::Accepted => {}
                         Admission::Dropped => self.counts.queue_drops += 1,
-                        Admission::Relayed(exit) => {
+                        Admission::Relayed(exit, flags) => {
+                            pkt.flags = flags; // as admitted: perhaps marked CE
                             pkt.hop += 1;
                             self.arrive_at_endpoint(exit, pkt);
                         }
@@ -712,6 +721,7 @@ impl Sim {
                 if pkt.flags & flags::SYN != 0 {
                     receiver.on_syn_ack(now, &mut self.out);
                 } else {
+                    receiver.on_ecn(pkt.flags);
                     receiver.on_data(now, pkt.seq, &mut self.out);
                 }
                 let completed = receiver.take_completion();
@@ -756,6 +766,10 @@ impl Sim {
             flow.user.as_mut().unwrap().server_record = record;
         } else if pkt.conn == sender.conn() {
             sender.on_ack(t, pkt.seq, &mut self.out);
+            if pkt.flags & flags::ECE != 0 {
+                // RFC 3168 §6.1.2, apart from the ACK processing: a window reduction, no resend.
+                sender.on_ece(t);
+            }
         }
         self.sync_sender_timers(f);
         self.trace(t, f);

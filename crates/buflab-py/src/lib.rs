@@ -140,7 +140,7 @@ impl EventSink for PythonSink {
 }
 
 /// A batch of events as raw little-endian columns (`bytes`), for numpy.frombuffer: time_ps
-/// u64, event u8 (0 enqueue, 1 dequeue, 2 drop), flow, seq and size u32, queue_pkts and
+/// u64, event u8 (0 enqueue, 1 dequeue, 2 drop, 3 mark), flow, seq and size u32, queue_pkts and
 /// queue_bytes u64. Lists of Python ints would cost more than the simulation.
 fn event_batch<'py>(py: Python<'py>, log: &EventLog) -> PyResult<Bound<'py, PyDict>> {
     fn le<T: Copy, const N: usize>(values: &[T], bytes: impl Fn(T) -> [u8; N]) -> Vec<u8> {
@@ -185,6 +185,7 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         sent_packets,
         retransmits,
         timeouts,
+        ecn_reactions,
         cwnd_pkts,
         ssthresh_pkts,
         srtt_s,
@@ -226,6 +227,8 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         throughput_bps,
         drop_rate,
         drops,
+        marks,
+        mark_rate,
         arrivals,
         mean_queue_pkts,
         max_queue_pkts,

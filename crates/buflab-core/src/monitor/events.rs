@@ -1,5 +1,5 @@
-//! The queue event log: every write (enqueue), read (dequeue) and drop at one queue, with its
-//! time, packet and the occupancy after it — what the NetFPGA router's monitor reported
+//! The queue event log: every write (enqueue), read (dequeue), drop and ECN mark at one queue,
+//! with its time, packet and the occupancy after it — what the NetFPGA router's monitor reported
 //! (thesis app. A), enough to rebuild occupancy, loss and utilization exactly.
 //!
 //! A 10 Gb/s run makes hundreds of millions of events, so the log is not kept whole unless
@@ -20,6 +20,9 @@ pub enum QueueEvent {
     Dequeue = 1,
     /// A packet was refused.
     Drop = 2,
+    /// The packet just enqueued was marked CE by the queue discipline (RFC 3168): it follows
+    /// that packet's enqueue at the same time and occupancy, and is not an arrival of its own.
+    Mark = 3,
 }
 
 /// A run of events, columnar: row i of every column is one event.

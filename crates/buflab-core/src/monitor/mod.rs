@@ -2,7 +2,8 @@
 //!
 //! A link reports three things to its monitor, in time order: an *enqueue* (a packet admitted,
 //! with the occupancy after it and how long it will wait), a *dequeue* (service starts, with
-//! the serialization time) and a *drop*. Everything in a run's summary about the bottleneck —
+//! the serialization time) and a *drop*; a queue discipline adds a fourth, a *mark* (an
+//! admitted packet was given CE, reported right after its enqueue; it is not a drop). Everything in a run's summary about the bottleneck —
 //! utilization, drop rate, occupancy, queueing delay — is computed here from those reports and
 //! nowhere else. A link without a monitor pays nothing.
 //!
@@ -49,6 +50,8 @@ impl MeasuredWindow {
 pub struct QueueTotals {
     pub arrivals: u64,
     pub drops: u64,
+    /// Admitted packets marked CE (RFC 3168); they are counted in `arrivals`, not in `drops`.
+    pub marks: u64,
     pub departures: u64,
     pub departed_bytes: u64,
     /// Time the serializer was busy inside the window, ps.
@@ -83,6 +86,7 @@ pub struct Cumulative {
     /// Arrivals at the queue, admitted or dropped.
     pub arrivals: u64,
     pub drops: u64,
+    pub marks: u64,
     pub departures: u64,
     pub departed_bytes: u64,
 }
@@ -96,6 +100,7 @@ impl Cumulative {
             busy_ps: self.busy_ps - o.busy_ps,
             arrivals: self.arrivals - o.arrivals,
             drops: self.drops - o.drops,
+            marks: self.marks - o.marks,
             departures: self.departures - o.departures,
             departed_bytes: self.departed_bytes - o.departed_bytes,
         }
@@ -286,6 +291,17 @@ impl QueueMonitor {
         }
     }
 
+    /// The packet just enqueued at `t` was marked CE (after `on_enqueue`, with the same
+    /// occupancy).
+    #[inline]
+    pub fn on_mark(&mut self, t: Time, p: &Packet, pkts: u64, bytes: u64) {
+        self.advance(t);
+        self.cum.marks += 1;
+        if let Some(log) = self.log.as_mut() {
+            log.record(t, QueueEvent::Mark, p, pkts, bytes);
+        }
+    }
+
     /// The running totals as of `t`, for a controller acting during the run (the auto-sizer):
     /// differences of two of them are the totals of the period between. The books are brought
     /// up to `t`, so no report may come earlier than `t` afterwards; the link reports the
@@ -308,6 +324,7 @@ impl QueueMonitor {
         let w = end.minus(&start);
         self.totals.arrivals = w.arrivals;
         self.totals.drops = w.drops;
+        self.totals.marks = w.marks;
         self.totals.departures = w.departures;
         self.totals.departed_bytes = w.departed_bytes;
         self.totals.busy_ps = w.busy_ps;
@@ -346,6 +363,15 @@ impl QueueMonitor {
             0.0
         } else {
             self.totals.drops as f64 / self.totals.arrivals as f64
+        }
+    }
+
+    /// Marks ÷ arrivals (admitted or dropped) over the window.
+    pub fn mark_rate(&self) -> f64 {
+        if self.totals.arrivals == 0 {
+            0.0
+        } else {
+            self.totals.marks as f64 / self.totals.arrivals as f64
         }
     }
 

@@ -7,6 +7,12 @@
 //! (`cwnd` is fractional so that congestion avoidance adds 1/cwnd per ACK), and the receiver
 //! consumes data at once, so its advertised window is always `max_window`.
 //!
+//! ECN (RFC 3168 §6.1), per flow (`TcpConfig::ecn`): the sender marks its new data ECT, the
+//! receiver echoes a CE mark as ECE on its ACKs until it sees CWR, and the sender answers ECE
+//! with a window reduction and no retransmission (`TcpSender::on_ece`). Both ends of a flow
+//! share one configuration, so the SYN/SYN-ACK negotiation of §6.1.1 always succeeds and is
+//! not modelled.
+//!
 //! Split of duties (as in Linux and ns-3): the [`sender`] owns sequence state, loss detection,
 //! recovery (Reno or NewReno), RTT estimation and timers; the [`cc`] module only does window
 //! arithmetic behind a small trait, one algorithm per file.
@@ -52,6 +58,8 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: Time,
     /// Sender pacing (see [`pacer`]).
     pub pacing: pacer::Pacing,
+    /// ECN-capable (RFC 3168): ECT on new data, a window reduction on ECE.
+    pub ecn: bool,
 }
 
 impl TcpConfig {
@@ -80,6 +88,7 @@ impl TcpConfig {
             delayed_ack: false,
             delayed_ack_timeout: Time::from_ms(100),
             pacing: pacer::Pacing::Off,
+            ecn: false,
         }
     }
 }

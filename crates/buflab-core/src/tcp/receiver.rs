@@ -2,6 +2,12 @@
 //!
 //! The application reads data as soon as it is in order, so the advertised window is always
 //! the configured `max_window` and is not carried in ACKs.
+//!
+//! ECN (RFC 3168 §6.1.3): once a data segment arrives with CE, every ACK carries ECE until a
+//! segment arrives with CWR (one that has both sets ECE again). The receiver needs no setting
+//! of its own: only an ECN-capable sender's packets can be marked. With delayed ACKs a CE
+//! segment is acknowledged at once, as Linux does (quick-ACK on CE), so the congestion signal
+//! is not held back for up to the delayed-ACK timeout; RFC 3168 does not require it.
 
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
@@ -54,6 +60,10 @@ pub struct TcpReceiver {
     expect: u32,
     /// A client that opens connections itself (sends requests on its own timer).
     initiates: bool,
+    /// RFC 3168 §6.1.3: a CE segment arrived and no CWR since: ACKs carry ECE.
+    echo_ce: bool,
+    /// The segment being handled was CE: acknowledge it at once even with delayed ACKs.
+    ack_now: bool,
     /// The current transfer has been received in full (reported once by `take_completion`).
     completed: bool,
     completion_pending: bool,
@@ -82,6 +92,8 @@ impl TcpReceiver {
             conn: 0,
             expect: u32::MAX,
             initiates: false,
+            echo_ce: false,
+            ack_now: false,
             completed: false,
             completion_pending: false,
         }
@@ -110,6 +122,7 @@ impl TcpReceiver {
         self.last_payload = (bytes.max(1) - (segments - 1) * mss) as u32;
         (self.delack_deadline, self.conn) = (None, conn);
         (self.completed, self.completion_pending) = (false, false);
+        self.echo_ce = false;
         self.send(now, flags::SYN, out);
     }
 
@@ -147,8 +160,27 @@ impl TcpReceiver {
     fn ack(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.unacked = 0;
         self.delack_deadline = None;
+        self.ack_now = false;
         self.stats.acks_sent += 1;
-        self.send(now, 0, out);
+        self.send(now, if self.echo_ce { flags::ECE } else { 0 }, out);
+    }
+
+    /// The ECN flags of a data segment about to be handled by `on_data` (RFC 3168 §6.1.3):
+    /// CWR stops the echo, CE (re)starts it — in that order, so that a segment with both
+    /// keeps ECE on.
+    pub fn on_ecn(&mut self, f: u8) {
+        if f & flags::CWR != 0 {
+            self.echo_ce = false;
+        }
+        if f & flags::CE != 0 {
+            self.echo_ce = true;
+            self.ack_now = true;
+        }
+    }
+
+    /// Whether its ACKs carry ECE now.
+    pub fn echoes_ce(&self) -> bool {
+        self.echo_ce
     }
 
     /// A 40 B packet on the ACK route carrying the cumulative ACK.
@@ -206,8 +238,9 @@ impl TcpReceiver {
         if self.rcv_nxt >= self.expect && !self.completed {
             (self.completed, self.completion_pending) = (true, true);
         }
-        if !self.delayed || filled_gap {
-            // RFC 5681 §4.2: a segment that fills a gap is acknowledged immediately.
+        if !self.delayed || filled_gap || self.ack_now {
+            // RFC 5681 §4.2: a segment that fills a gap is acknowledged immediately; so is a
+            // CE segment (module doc).
             self.ack(now, out);
         } else {
             // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: ACK at least every second full-sized
@@ -301,5 +334,57 @@ mod tests {
         // Out-of-order data is acknowledged at once even with delayed ACKs.
         r.on_data(Time::from_ms(120), 5, &mut out);
         assert_eq!(acks(&mut out), vec![3]);
+    }
+
+    /// (ACK number, ECE) of each ACK sent.
+    fn echoes(out: &mut Vec<Packet>) -> Vec<(u32, bool)> {
+        out.drain(..).map(|p| (p.seq, p.flags & flags::ECE != 0)).collect()
+    }
+
+    /// A data segment with ECN flags `f`, handed over as the simulator does.
+    fn data(r: &mut TcpReceiver, t: Time, seq: u32, f: u8, out: &mut Vec<Packet>) {
+        r.on_ecn(f);
+        r.on_data(t, seq, out);
+    }
+
+    #[test]
+    fn ce_is_echoed_on_every_ack_until_cwr() {
+        let mut r = TcpReceiver::new(0, 1, 960, 100, false, Time::from_ms(100));
+        let mut out = Vec::new();
+        let t = Time::ZERO;
+        let (ect, ce, cwr) = (flags::ECT, flags::ECT | flags::CE, flags::ECT | flags::CWR);
+        data(&mut r, t, 0, ect, &mut out);
+        data(&mut r, t, 1, ce, &mut out);
+        // Unmarked segments after the CE one, in order or not, still get ECE.
+        data(&mut r, t, 2, ect, &mut out);
+        data(&mut r, t, 4, ect, &mut out);
+        assert_eq!(echoes(&mut out), vec![(1, false), (2, true), (3, true), (3, true)]);
+        // CWR stops the echo, from the ACK of that very segment on.
+        data(&mut r, t, 3, cwr, &mut out);
+        data(&mut r, t, 5, ect, &mut out);
+        assert_eq!(echoes(&mut out), vec![(5, false), (6, false)]);
+        // A segment with both CWR and CE starts a new echo.
+        data(&mut r, t, 6, cwr | flags::CE, &mut out);
+        data(&mut r, t, 7, ect, &mut out);
+        assert_eq!(echoes(&mut out), vec![(7, true), (8, true)]);
+    }
+
+    #[test]
+    fn a_ce_segment_is_acknowledged_at_once_with_delayed_acks() {
+        let mut r = TcpReceiver::new(0, 1, 960, 100, true, Time::from_ms(100));
+        let mut out = Vec::new();
+        data(&mut r, Time::ZERO, 0, flags::ECT, &mut out);
+        assert!(out.is_empty(), "the first of two segments waits");
+        r.on_data(Time::from_ms(1), 1, &mut out);
+        assert_eq!(echoes(&mut out), vec![(2, false)]);
+        // A lone CE segment does not wait for a second one or for the timer.
+        data(&mut r, Time::from_ms(2), 2, flags::ECT | flags::CE, &mut out);
+        assert_eq!(echoes(&mut out), vec![(3, true)]);
+        assert_eq!(r.delack_deadline, None);
+        // The next, unmarked segment is delayed again, and its ACK still echoes.
+        data(&mut r, Time::from_ms(3), 3, flags::ECT, &mut out);
+        assert!(out.is_empty());
+        r.check_timer(Time::from_ms(103), &mut out);
+        assert_eq!(echoes(&mut out), vec![(4, true)]);
     }
 }

@@ -6,6 +6,13 @@
 //! receiver window is fixed at `max_window`, and RTT is timed on one segment per round trip
 //! (BSD style) rather than with timestamps, so Karn's rule applies.
 //!
+//! ECN (RFC 3168 §6.1.2), for a flow with `TcpConfig::ecn`: new data goes out ECT; an ACK
+//! with ECE reduces the window as a loss would, without retransmitting (`on_ece`), at most
+//! once per window of data; and the first new segment after any window reduction carries CWR.
+//! Deliberate difference from ns-2 and Linux: the ACKs that echo ECE after the reaction grow
+//! cwnd as any ACK does (at most about one segment over the round trip they span), so that ECN
+//! stays apart from the ACK processing in `on_ack`.
+//!
 //! The sender never touches the scheduler. It appends packets to `out` and keeps the RTO
 //! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
 
@@ -42,6 +49,8 @@ pub struct SenderStats {
     pub recovery_retransmits: u64,
     /// Payload bytes newly acknowledged (kept in the whole-run counters only).
     pub acked_bytes: u64,
+    /// Window reductions in answer to ECN-Echo (RFC 3168 §6.1.2).
+    pub ecn_reactions: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -93,6 +102,12 @@ pub struct TcpSender {
     /// because a sender may process an ACK ahead of the global clock (see `Sim::forward`).
     pub window_stats: SenderStats,
     window: MeasuredWindow,
+    /// `snd_max` at the last ECN reaction: the first new segment sent after it, which carries
+    /// CWR (see `on_ece`).
+    ecn_high: Option<u32>,
+    /// Window reductions of this connection (fast retransmits, timeouts, ECN reactions) when
+    /// the last CWR went out: CWR goes on the first new segment after each further one.
+    cwr_reductions: u64,
 }
 
 impl TcpSender {
@@ -129,6 +144,8 @@ impl TcpSender {
             syn_ack_retransmitted: false,
             window_stats: SenderStats::default(),
             window: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
+            ecn_high: None,
+            cwr_reductions: 0,
         }
     }
 
@@ -242,6 +259,7 @@ impl TcpSender {
         }
         let size = if last { self.last_payload + HEADER_BYTES } else { self.cfg.packet };
         self.pacer.on_sent(now, &self.pace_window(), self.rtt.srtt(), size);
+        f |= self.ecn_flags(retransmit);
         out.push(Packet {
             sent_at: now,
             flow: self.flow,
@@ -386,6 +404,54 @@ impl TcpSender {
         self.partial_acks = 0;
         self.retransmit_first_unacked(now, out);
         self.w.cwnd = self.w.ssthresh + 3.0;
+    }
+
+    /// An ACK with ECN-Echo has just been handled by `on_ack` (call it after). RFC 3168 §6.1.2:
+    /// treat it as a loss in the window arithmetic — ssthresh from the controller's
+    /// `ssthresh_on_loss` on the current FlightSize, cwnd = ssthresh (Reno's ssthresh is at
+    /// least 2, so the §6.1.2 rule for a window of one never applies) — but retransmit nothing.
+    /// Once per window of data: not while repairing a loss (fast recovery, or going back N
+    /// after a timeout), and not again until an ACK covers the first segment sent after the
+    /// last reduction. That segment carries CWR, so ACKs up to and including the one for the
+    /// last segment outstanding at the reduction were sent before the receiver could stop
+    /// echoing, and reacting to them would cut the window twice for one congestion event.
+    /// (Linux likewise stays in its CWR state until `snd_una` passes `high_seq`.)
+    ///
+    /// ECE on a duplicate ACK waits for the next new ACK, which echoes it too (the receiver
+    /// echoes until CWR): a duplicate ACK may be the start of a loss, and the third would then
+    /// reduce the window a second time for the same event. Linux reacts at once and skips the
+    /// second reduction instead; the two differ by the few segments in between.
+    pub fn on_ece(&mut self, now: Time) {
+        if !self.cfg.ecn || self.phase != Phase::Established || self.dupacks > 0 {
+            return;
+        }
+        // The CWR-carrying segment of the last reduction: recover + 1 after a fast
+        // retransmit or timeout (recover = snd_max − 1 then), `ecn_high` after a reaction.
+        let cwr_segment = self.recover.map(|r| r + 1).max(self.ecn_high);
+        if self.in_recovery || cwr_segment.is_some_and(|c| self.snd_una <= c) {
+            return;
+        }
+        self.count(now, |s| s.ecn_reactions += 1);
+        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, self.flight(), now);
+        self.w.cwnd = self.w.ssthresh;
+        self.ecn_high = Some(self.snd_max);
+    }
+
+    /// The RFC 3168 flags of a data segment about to be sent: ECT on new data (§6.1.5: a
+    /// retransmission is never ECT, so a RED queue drops rather than marks it), and CWR on the
+    /// first new segment after each window reduction (§6.1.2: "because of a retransmit
+    /// timeout, a Fast Retransmit, or in response to an ECN Notification").
+    fn ecn_flags(&mut self, retransmit: bool) -> u8 {
+        if !self.cfg.ecn || retransmit {
+            return 0;
+        }
+        let c = &self.conn_stats;
+        let reductions = c.fast_retransmits + c.timeouts + c.ecn_reactions;
+        if reductions == self.cwr_reductions {
+            return flags::ECT;
+        }
+        self.cwr_reductions = reductions;
+        flags::ECT | flags::CWR
     }
 
     /// RFC 6582 §3.2 step 2: whether a cumulative ACK `ack` "covers more than recover". The
@@ -799,6 +865,117 @@ mod tests {
         let deadline = s.rto_deadline.unwrap();
         assert!(s.check_timer(deadline, &mut out));
         assert_eq!(seqs(&mut out), vec![1]);
+    }
+
+    // ---- ECN (RFC 3168 §6.1.2) ----
+
+    fn ecn_sender() -> (TcpSender, Vec<Packet>) {
+        let mut s = sender(Recovery::NewReno);
+        s.cfg.ecn = true;
+        s.w = Window { cwnd: 20.0, ssthresh: 20.0 };
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        (s, out)
+    }
+
+    /// Plays an ACK of `ack`, with ECE if `ece`, as the simulator hands it over.
+    fn ack(s: &mut TcpSender, t: Time, ack: u32, ece: bool, out: &mut Vec<Packet>) {
+        s.on_ack(t, ack, out);
+        if ece {
+            s.on_ece(t);
+        }
+    }
+
+    #[test]
+    fn ecn_data_is_ect_and_retransmissions_are_not() {
+        let (mut s, mut out) = ecn_sender();
+        assert!(out.iter().all(|p| p.flags & (flags::ECT | flags::CWR) == flags::ECT));
+        out.clear();
+        for _ in 0..3 {
+            s.on_ack(Time::from_ms(100), 0, &mut out);
+        }
+        // The fast retransmission of 0 is not ECT (§6.1.5); ...
+        assert_eq!((out[0].seq, out[0].flags & flags::ECT), (0, 0));
+        // ... and a flow without ECN sends nothing ECT.
+        let (_, plain) = established(Recovery::NewReno);
+        assert!(plain.is_empty());
+        let mut p = sender(Recovery::NewReno);
+        let mut plain_out = Vec::new();
+        p.start(Time::ZERO, &mut plain_out);
+        assert!(plain_out.iter().all(|p| p.flags & (flags::ECT | flags::CWR) == 0));
+    }
+
+    #[test]
+    fn ece_halves_once_per_window_sets_cwr_once_and_retransmits_nothing() {
+        let (mut s, mut out) = ecn_sender();
+        out.clear();
+        let t = Time::from_ms(100);
+        // Segment 0 was marked CE: the receiver echoes ECE on every ACK until CWR reaches it.
+        // ACK 1 opens the window by 1/20 and sends 20, then the reaction: FlightSize 1..20 is
+        // 20 segments, ssthresh = cwnd = 10.
+        ack(&mut s, t, 1, true, &mut out);
+        assert_eq!((s.w.ssthresh, s.w.cwnd), (10.0, 10.0));
+        assert_eq!(s.stats.ecn_reactions, 1);
+        // The ACKs of 1..=20 all still carry ECE: the one for 20 acknowledges everything that
+        // was outstanding at the reaction, yet was sent before the receiver saw CWR (on 21,
+        // the first new segment after the reduction). None of them cuts the window again.
+        for a in 2..=21 {
+            ack(&mut s, t, a, true, &mut out);
+        }
+        assert_eq!(s.stats.ecn_reactions, 1, "one reduction for one window");
+        assert_eq!(s.w.ssthresh, 10.0);
+        let cwr: Vec<u32> = out.iter().filter(|p| p.flags & flags::CWR != 0).map(|p| p.seq).collect();
+        assert_eq!(cwr, vec![21], "CWR on the first new segment after the reduction, once");
+        assert!(out.iter().all(|p| p.flags & flags::RETRANSMIT == 0));
+        assert_eq!((s.stats.retransmits, s.stats.fast_retransmits, s.stats.timeouts), (0, 0, 0));
+        // 21 arrives with CWR: its ACK has no ECE. A later CE mark is a new congestion event,
+        // answered by a second reduction and a second CWR, on the segment after the highest
+        // then sent.
+        ack(&mut s, t, 22, false, &mut out);
+        let before = s.w.cwnd;
+        out.clear();
+        ack(&mut s, t, 23, true, &mut out);
+        assert_eq!(s.stats.ecn_reactions, 2);
+        assert!(s.w.cwnd < before);
+        let high = s.ecn_high.unwrap();
+        for a in 24..=high {
+            ack(&mut s, t, a, true, &mut out);
+        }
+        assert_eq!(s.stats.ecn_reactions, 2);
+        let cwr: Vec<u32> = out.iter().filter(|p| p.flags & flags::CWR != 0).map(|p| p.seq).collect();
+        assert_eq!(cwr, vec![high]);
+        assert_eq!(s.stats.retransmits, 0);
+    }
+
+    #[test]
+    fn ece_during_loss_recovery_is_the_same_congestion_event() {
+        let (mut s, mut out) = ecn_sender();
+        out.clear();
+        let t = Time::from_ms(100);
+        // Segment 0 lost and 1 marked: the duplicate ACKs echo ECE. The third starts fast
+        // recovery (ssthresh 10); ECE adds no second reduction.
+        for _ in 0..4 {
+            ack(&mut s, t, 0, true, &mut out);
+        }
+        assert_eq!((s.stats.fast_retransmits, s.stats.ecn_reactions, s.w.ssthresh), (1, 0, 10.0));
+        // More duplicates inflate cwnd past the 20 outstanding: new data goes out, the first
+        // of it (20) with CWR, as after any reduction.
+        for _ in 0..10 {
+            ack(&mut s, t, 0, true, &mut out);
+        }
+        let cwr: Vec<u32> = out.iter().filter(|p| p.flags & flags::CWR != 0).map(|p| p.seq).collect();
+        assert_eq!(cwr, vec![20]);
+        // The full ACK (20) still echoes ECE: it was sent before 20 arrived. No reaction.
+        ack(&mut s, t, 20, true, &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.stats.ecn_reactions, 0);
+    }
+
+    #[test]
+    fn ece_is_ignored_without_ecn() {
+        let (mut s, mut out) = established(Recovery::NewReno);
+        ack(&mut s, Time::from_ms(100), 1, true, &mut out);
+        assert_eq!((s.stats.ecn_reactions, s.w.ssthresh), (0, 20.0));
     }
 
     #[test]

@@ -96,6 +96,7 @@ pub fn build(s: &Scenario) -> Network {
     let mut sim = Sim::new(window);
 
     let mut bn = Link::new(net.bottleneck_rate, net.bottleneck_delay, net.bottleneck_buffer);
+    super::set_queue(&mut bn, &net.hops[0], s.seed, 0);
     bn.attach_monitor(QueueMonitor::new(net.bottleneck_rate, window, s.monitor.interval, s.monitor.events));
     let bottleneck = sim.add_link(bn);
     let reverse = sim.add_link(Link::new(net.bottleneck_rate, net.bottleneck_delay, BufferLimit::Unlimited));

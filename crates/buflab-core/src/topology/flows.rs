@@ -141,6 +141,12 @@ impl<R: Routing> Slots<R> {
 /// arrival processes that add more during the run.
 pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R) {
     let slots = Slots { seed: s.seed, rtt: s.network.rtt, traffic: s.traffic.clone(), routing };
+    if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
+        // Flows that arrive during the run will join the links built so far (a machine's NIC
+        // and class queues, a cross link, reverse hops) after the simulator has planned how
+        // to compute ahead through them; nothing may be planned on who feeds them now.
+        sim.mark_links_shared();
+    }
     for (ti, traffic) in s.traffic.iter().enumerate() {
         for k in 0..traffic.flows() {
             slots.add(sim, ti, k);

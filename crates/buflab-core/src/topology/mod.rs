@@ -12,9 +12,12 @@ pub mod parking_lot;
 pub mod switch;
 
 use crate::autosize::AutoSizer;
+use crate::link::Link;
 use crate::monitor::trace::FlowTracer;
 use crate::monitor::EventSink;
-use crate::scenario::{Scenario, Topology};
+use crate::queue::red::Red;
+use crate::rng::{Rng, Stream};
+use crate::scenario::{LinkSpec, QueueSpec, Scenario, Topology};
 use crate::sim::Sim;
 use crate::units::BufferLimit;
 
@@ -88,4 +91,12 @@ pub fn build(s: &Scenario) -> Network {
         net.sim.autosize = Some(AutoSizer::new(link, config, s.warmup));
     }
     net
+}
+
+/// Gives bottleneck link `hop` (counted from 0) the queue discipline of its spec, drawing
+/// from that hop's own stream.
+fn set_queue(link: &mut Link, spec: &LinkSpec, seed: u64, hop: usize) {
+    if let QueueSpec::Red(config) = spec.queue {
+        link.set_red(Red::new(config, spec.rate, Rng::stream(seed, Stream::Queue, hop as u64)));
+    }
 }

@@ -8,6 +8,7 @@ mod machines;
 mod pacing;
 mod parking_lot;
 mod properties;
+mod red_ecn;
 mod switch;
 mod tcp_scenarios;
 mod transfers;
