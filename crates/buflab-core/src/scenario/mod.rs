@@ -15,6 +15,7 @@ use reader::{error, Table};
 pub use reader::{Result, ScenarioError};
 pub use switch::{Load, PerOutput, SwitchSpec};
 
+use crate::tcp::cc::CcKind;
 use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::traffic::dist::Dist;
 use crate::units;
@@ -807,6 +808,7 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
         ));
     }
     let mut tcp = TcpConfig::default_for(packet as u32, recovery);
+    tcp.cc = read_cc(t)?;
     let max_window = t.bytes("max_window")?;
     let mss = tcp.mss() as u64;
     if max_window < mss {
@@ -839,6 +841,12 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
     }
     let jitter = t.time("jitter")?;
     Ok((tcp, jitter))
+}
+
+/// The flow's congestion control (`cc` of `traffic.tcp`).
+fn read_cc(t: &mut Table) -> Result<CcKind> {
+    let name = t.choice("cc", &CcKind::NAMES)?;
+    Ok(CcKind::from_name(name).expect("a choice among CcKind::NAMES"))
 }
 
 /// A long-lived entry. On the switch `per_output` carries its `flows_per_output` with the
@@ -1104,6 +1112,21 @@ mod tests {
         let mut v = base();
         v["traffic"][0]["kind"] = json!("bulk");
         assert!(err(v).starts_with("traffic.0.kind: got \"bulk\"; expected one of"));
+    }
+
+    #[test]
+    fn cc_selects_the_window_algorithm_and_rejects_others() {
+        let Traffic::LongLived(l) = &Scenario::from_value(&base()).unwrap().traffic[0] else { panic!() };
+        assert_eq!(l.tcp.cc, CcKind::Reno, "reno by default");
+        for (name, kind) in [("reno", CcKind::Reno), ("bic", CcKind::Bic), ("cubic", CcKind::Cubic)] {
+            let mut v = base();
+            v["traffic"][0]["cc"] = json!(name);
+            let Traffic::LongLived(l) = &Scenario::from_value(&v).unwrap().traffic[0] else { panic!() };
+            assert_eq!((l.tcp.cc, l.tcp.cc.name()), (kind, name));
+        }
+        let mut v = base();
+        v["traffic"][0]["cc"] = json!("vegas");
+        assert_eq!(err(v), "traffic.0.cc: got \"vegas\"; expected one of \"reno\", \"bic\", \"cubic\"");
     }
 
     #[test]

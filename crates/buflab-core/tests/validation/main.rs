@@ -4,6 +4,7 @@
 
 mod analytic;
 mod autosize;
+mod cc_scenarios;
 mod machines;
 mod parking_lot;
 mod properties;
