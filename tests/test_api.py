@@ -16,7 +16,7 @@ from conftest import TINY_SCENARIO
 pytestmark = pytest.mark.engine
 
 FLOW_COLUMNS = [
-    "flow", "traffic", "kind", "tcp", "rtt_s", "start_s", "goodput_bps", "delivered_bytes",
+    "flow", "traffic", "kind", "tcp", "cc", "rtt_s", "start_s", "goodput_bps", "delivered_bytes",
     "sent_packets", "retransmits", "timeouts", "ecn_reactions", "cwnd_pkts", "ssthresh_pkts",
     "srtt_s", "machine", "class", "input", "output",
 ]  # fmt: skip

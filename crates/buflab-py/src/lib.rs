@@ -178,6 +178,7 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         traffic,
         kind,
         tcp,
+        cc,
         rtt_s,
         start_s,
         goodput_bps,

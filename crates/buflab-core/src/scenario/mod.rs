@@ -17,6 +17,7 @@ pub use switch::{Load, PerOutput, SwitchSpec};
 
 use crate::monitor::trace::{TraceConfig, TracedFlows};
 use crate::queue::red::RedConfig;
+use crate::tcp::cc::CcKind;
 use crate::tcp::pacer::Pacing;
 use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::traffic::dist::Dist;
@@ -894,6 +895,7 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
         ));
     }
     let mut tcp = TcpConfig::default_for(packet as u32, recovery);
+    tcp.cc = read_cc(t)?;
     let max_window = t.bytes("max_window")?;
     let mss = tcp.mss() as u64;
     if max_window < mss {
@@ -932,6 +934,12 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
     tcp.ecn = t.boolean("ecn")?;
     let jitter = t.time("jitter")?;
     Ok((tcp, jitter))
+}
+
+/// The flow's congestion control (`cc` of `traffic.tcp`).
+fn read_cc(t: &mut Table) -> Result<CcKind> {
+    let name = t.choice("cc", &CcKind::NAMES)?;
+    Ok(CcKind::from_name(name).expect("a choice among CcKind::NAMES"))
 }
 
 /// A long-lived entry. On the switch `per_output` carries its `flows_per_output` with the
@@ -1274,6 +1282,21 @@ mod tests {
         let mut v = base();
         v["traffic"][0]["kind"] = json!("bulk");
         assert!(err(v).starts_with("traffic.0.kind: got \"bulk\"; expected one of"));
+    }
+
+    #[test]
+    fn cc_selects_the_window_algorithm_and_rejects_others() {
+        let Traffic::LongLived(l) = &Scenario::from_value(&base()).unwrap().traffic[0] else { panic!() };
+        assert_eq!(l.tcp.cc, CcKind::Reno, "reno by default");
+        for (name, kind) in [("reno", CcKind::Reno), ("bic", CcKind::Bic), ("cubic", CcKind::Cubic)] {
+            let mut v = base();
+            v["traffic"][0]["cc"] = json!(name);
+            let Traffic::LongLived(l) = &Scenario::from_value(&v).unwrap().traffic[0] else { panic!() };
+            assert_eq!((l.tcp.cc, l.tcp.cc.name()), (kind, name));
+        }
+        let mut v = base();
+        v["traffic"][0]["cc"] = json!("vegas");
+        assert_eq!(err(v), "traffic.0.cc: got \"vegas\"; expected one of \"reno\", \"bic\", \"cubic\"");
     }
 
     #[test]

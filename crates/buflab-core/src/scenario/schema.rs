@@ -106,6 +106,7 @@ keys! {
     "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `repeated_downloads` (users fetching fixed-size files back to back), `open_loop` (flows arriving as a Poisson process), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
 
     "traffic.tcp" "tcp" "string" "\"newreno\"" "`newreno` (RFC 6582 recovery) or `reno` (RFC 5681: leaves recovery on the first new ACK).";
+    "traffic.tcp" "cc" "string" "\"reno\"" "Congestion control, the window arithmetic (loss recovery is `tcp`'s): `reno` (RFC 5681 AIMD: +1 segment per round trip, halved on loss), `bic` (BIC-TCP as Linux's tcp_bic.c, the default of Linux 2.6.8–2.6.18: binary search towards the window of the last loss, ×0.8 on loss) or `cubic` (RFC 9438: the window a cubic function of the time since the last loss, ×0.7 on loss; no HyStart). Each flow's is in the `cc` column of the flows table.";
     "traffic.tcp" "packet" "size" "\"1000B\"" "Data packet size on the wire, headers included (payload = packet − 40 B). ACKs and SYN, SYN-ACK are 40 B.";
     "traffic.tcp" "max_window" "size" "\"20MB\"" "Receiver's advertised window (payload bytes); the sender never has more than max_window / MSS segments outstanding.";
     "traffic.tcp" "initial_window" "integer or \"rfc3390\"" "\"rfc3390\"" "Initial congestion window in segments; RFC 3390 gives min(4·MSS, max(2·MSS, 4380 B)).";

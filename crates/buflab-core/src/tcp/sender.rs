@@ -172,6 +172,11 @@ impl TcpSender {
         self.in_recovery
     }
 
+    /// The congestion controller's state (for tests and tools that inspect a flow).
+    pub fn cc(&self) -> &Cc {
+        &self.cc
+    }
+
     /// FlightSize (RFC 5681 §2): sent but not yet cumulatively acknowledged, segments.
     fn flight(&self) -> u32 {
         self.snd_max - self.snd_una

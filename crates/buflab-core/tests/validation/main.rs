@@ -4,6 +4,7 @@
 
 mod analytic;
 mod autosize;
+mod cc_scenarios;
 mod machines;
 mod pacing;
 mod parking_lot;

@@ -3,7 +3,14 @@
 //! The sender calls these hooks; it keeps loss detection, recovery and timers to itself
 //! (STYLE habit 6). Dispatch is an enum rather than a trait object so the hot path inlines;
 //! adding an algorithm means one file and one arm per match here.
+//!
+//! All three algorithms share RFC 5681 slow start ([`slow_start`]) and count the window in
+//! segments; they differ in congestion avoidance and in the reduction on loss:
+//! [`reno`] (AIMD(1, 1/2), RFC 5681), [`bic`] (BIC-TCP as Linux's `tcp_bic.c` implements it)
+//! and [`cubic`] (RFC 9438).
 
+pub mod bic;
+pub mod cubic;
 pub mod reno;
 
 use crate::units::Time;
@@ -32,13 +39,31 @@ pub trait CongestionControl {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CcKind {
     Reno,
+    Bic,
+    Cubic,
 }
 
 impl CcKind {
+    /// Every algorithm, in the order of [`CcKind::NAMES`].
+    pub const ALL: [CcKind; 3] = [CcKind::Reno, CcKind::Bic, CcKind::Cubic];
+    /// The scenario's names for them (key `cc` of `traffic.tcp`), also the per-flow table's.
+    pub const NAMES: [&'static str; 3] = ["reno", "bic", "cubic"];
+
     pub fn build(self) -> Cc {
         match self {
             CcKind::Reno => Cc::Reno(reno::Reno),
+            CcKind::Bic => Cc::Bic(bic::Bic::default()),
+            CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
         }
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// The algorithm of a scenario name, if it is one of [`CcKind::NAMES`].
+    pub fn from_name(name: &str) -> Option<CcKind> {
+        Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
     }
 }
 
@@ -46,6 +71,8 @@ impl CcKind {
 #[derive(Clone, Debug)]
 pub enum Cc {
     Reno(reno::Reno),
+    Bic(bic::Bic),
+    Cubic(cubic::Cubic),
 }
 
 impl CongestionControl for Cc {
@@ -53,16 +80,22 @@ impl CongestionControl for Cc {
     fn on_ack(&mut self, w: &mut Window, acked: u32, now: Time, srtt: Option<Time>) {
         match self {
             Cc::Reno(c) => c.on_ack(w, acked, now, srtt),
+            Cc::Bic(c) => c.on_ack(w, acked, now, srtt),
+            Cc::Cubic(c) => c.on_ack(w, acked, now, srtt),
         }
     }
     fn ssthresh_on_loss(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
         match self {
             Cc::Reno(c) => c.ssthresh_on_loss(w, flight, now),
+            Cc::Bic(c) => c.ssthresh_on_loss(w, flight, now),
+            Cc::Cubic(c) => c.ssthresh_on_loss(w, flight, now),
         }
     }
     fn ssthresh_on_timeout(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
         match self {
             Cc::Reno(c) => c.ssthresh_on_timeout(w, flight, now),
+            Cc::Bic(c) => c.ssthresh_on_timeout(w, flight, now),
+            Cc::Cubic(c) => c.ssthresh_on_timeout(w, flight, now),
         }
     }
 }
@@ -81,4 +114,18 @@ pub fn slow_start(w: &mut Window, acked: u32) {
 #[inline]
 pub fn congestion_avoidance(w: &mut Window) {
     w.cwnd += 1.0 / w.cwnd;
+}
+
+/// The window a flow had in use when a loss was detected, segments: min(cwnd, FlightSize).
+///
+/// BIC and CUBIC remember "the window at the loss" (W_max, `last_max_cwnd`). Linux reads it
+/// from `snd_cwnd`, which it never lets grow while the flow is not cwnd-limited
+/// (`tcp_is_cwnd_limited`), and RFC 9438 §4.6 requires such a measure of any implementation
+/// that uses cwnd there. The sender here, like ns-2's, keeps growing cwnd while the receiver
+/// window (`max_window`) or the application holds the flow below it, so cwnd alone can be far
+/// above anything the path carried; the data outstanding is what the flow really had out.
+/// For a cwnd-limited flow the two agree to the fraction: the sender keeps ⌊cwnd⌋ out.
+#[inline]
+pub fn window_in_use(w: &Window, flight: u32) -> f64 {
+    w.cwnd.min(flight as f64)
 }
