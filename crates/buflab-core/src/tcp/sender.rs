@@ -6,8 +6,14 @@
 //! receiver window is fixed at `max_window`, and RTT is timed on one segment per round trip
 //! (BSD style) rather than with timestamps, so Karn's rule applies.
 //!
+//! SACK loss recovery (RFC 6675, `Recovery::Sack`) lives in the child module `sack`
+//! (sender/sack.rs): it shares this state, the timeout and the window arithmetic, and takes
+//! over each ACK and the end of each timeout.
+//!
 //! The sender never touches the scheduler. It appends packets to `out` and keeps the RTO
 //! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
+
+mod sack;
 
 use super::cc::{Cc, CongestionControl, Window};
 use super::rto::RttEstimator;
@@ -33,10 +39,12 @@ pub struct SenderStats {
     pub sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
-    /// Losses detected by three duplicate ACKs.
+    /// Losses detected by three duplicate ACKs (SACK: loss recoveries entered, RFC 6675 §5
+    /// step 4, on the third duplicate ACK or once the first unacknowledged segment IsLost).
     pub fast_retransmits: u64,
-    /// Retransmissions sent by fast retransmit and recovery (the rest are go-back-N after a
-    /// timeout, which may resend segments the receiver already holds).
+    /// Retransmissions sent by fast retransmit and recovery (the rest follow a timeout: go-back-N,
+    /// which may resend segments the receiver already holds, or for SACK the segments the
+    /// scoreboard shows missing).
     pub recovery_retransmits: u64,
 }
 
@@ -84,6 +92,9 @@ pub struct TcpSender {
     /// because a sender may process an ACK ahead of the global clock (see `Sim::forward`).
     pub window_stats: SenderStats,
     window: MeasuredWindow,
+    /// `Recovery::Sack` only: the scoreboard and RFC 6675's recovery state (boxed, so that
+    /// other senders stay as small as before).
+    sack: Option<Box<sack::SackRecovery>>,
 }
 
 impl TcpSender {
@@ -117,6 +128,7 @@ impl TcpSender {
             syn_ack_retransmitted: false,
             window_stats: SenderStats::default(),
             window: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
+            sack: (cfg.recovery == Recovery::Sack).then(Box::default),
         }
     }
 
@@ -192,6 +204,7 @@ impl TcpSender {
             size: HEADER_BYTES,
             route: self.route,
             conn: self.conn,
+            sack: 0,
             hop: 0,
             kind: Kind::Data,
             flags: flags::SYN,
@@ -235,6 +248,7 @@ impl TcpSender {
             size: if last { self.last_payload + HEADER_BYTES } else { self.cfg.packet },
             route: self.route,
             conn: self.conn,
+            sack: 0,
             hop: 0,
             kind: Kind::Data,
             flags: f,
@@ -272,6 +286,10 @@ impl TcpSender {
             Phase::SynReceived => return self.establish(now, out),
             Phase::Done => return,
             Phase::Established => {}
+        }
+        if self.cfg.recovery == Recovery::Sack {
+            // An ACK without SACK option (nothing held above the cumulative ACK).
+            return self.sack_on_ack(now, ack, &[], out);
         }
         if ack > self.snd_una {
             self.on_new_ack(now, ack, out);
@@ -320,6 +338,7 @@ impl TcpSender {
                     self.partial_acks += 1;
                     restart_timer = self.partial_acks == 1;
                 }
+                Recovery::Sack => unreachable!("SACK senders take their own path (sender/sack.rs)"),
             }
         } else {
             self.dupacks = 0;
@@ -426,6 +445,9 @@ impl TcpSender {
         // segment; go-back-N: everything after it is sent again as the window allows.
         self.rtt.back_off();
         self.timed = None;
+        if self.cfg.recovery == Recovery::Sack {
+            return self.sack_after_timeout(now, out);
+        }
         self.snd_nxt = self.snd_una;
         // §5.6: restart the timer with the backed-off RTO (emit() starts it).
         self.rto_deadline = None;
