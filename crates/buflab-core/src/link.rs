@@ -389,6 +389,7 @@ mod tests {
             size,
             route: 0,
             conn: 0,
+            sack: 0,
             hop: 0,
             kind: Kind::Udp,
             flags: 0,

@@ -754,7 +754,7 @@ impl Sim {
         let mark = self.out.len();
         self.fire_due_timers(t, f, mark);
         let flow = &mut self.flows[f as usize];
-        let Endpoints::Tcp { sender, .. } = &mut flow.endpoints else { unreachable!() };
+        let Endpoints::Tcp { sender, receiver } = &mut flow.endpoints else { unreachable!() };
         if pkt.flags & flags::SYN != 0 {
             // A client's request: the server opens the new connection.
             let user = flow.user.as_mut().expect("requests come from closed-loop users");
@@ -764,6 +764,18 @@ impl Sim {
             let Endpoints::Tcp { sender, .. } = &mut flow.endpoints else { unreachable!() };
             sender.accept(t, pkt.conn, bytes, handshake, &mut self.out);
             flow.user.as_mut().unwrap().server_record = record;
+        } else if pkt.sack != 0 {
+            // An ACK with the SACK option: its blocks wait in the receiver's side channel
+            // (tcp::sack). Taking them also discards those of ACKs lost on the way, of this
+            // connection or an earlier one.
+            let opt = receiver.sack_option(pkt.sack);
+            if pkt.conn == sender.conn() {
+                let blocks = opt.as_ref().map_or(&[][..], |o| o.blocks());
+                sender.on_sack_ack(t, pkt.seq, blocks, &mut self.out);
+                if pkt.flags & flags::ECE != 0 {
+                    sender.on_ece(t);
+                }
+            }
         } else if pkt.conn == sender.conn() {
             sender.on_ack(t, pkt.seq, &mut self.out);
             if pkt.flags & flags::ECE != 0 {

@@ -169,6 +169,7 @@ mod tests {
             size: 1500,
             route: 0,
             conn: 0,
+            sack: 0,
             hop: 0,
             kind: crate::packet::Kind::Data,
             flags: 0,

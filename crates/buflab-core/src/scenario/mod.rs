@@ -881,8 +881,9 @@ fn kind_table<'a>(
 /// The TCP keys shared by every TCP traffic kind (section `traffic.tcp`): the flow's
 /// settings and its send jitter.
 fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
-    let recovery = match t.choice("tcp", &["newreno", "reno"])? {
+    let recovery = match t.choice("tcp", &["newreno", "reno", "sack"])? {
         "reno" => Recovery::Reno,
+        "sack" => Recovery::Sack,
         _ => Recovery::NewReno,
     };
     let packet = t.bytes("packet")?;

@@ -37,6 +37,7 @@ fn packet(seq: u32, output: u32, size: u32) -> Packet {
         size,
         route: 0,
         conn: 0,
+        sack: 0,
         hop: 0,
         kind: Kind::Data,
         flags: 0,

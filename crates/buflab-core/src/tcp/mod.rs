@@ -1,8 +1,8 @@
 //! TCP: sender, receiver, retransmission timer and congestion control.
 //!
 //! Read before editing: RFC 5681 (slow start, congestion avoidance, fast retransmit and
-//! recovery), RFC 6582 (NewReno), RFC 6298 (retransmission timer), RFC 1122 §4.2.3.2 and
-//! RFC 5681 §4.2 (delayed ACKs). The model is segment-based, like ns-2's one-way TCP:
+//! recovery), RFC 6582 (NewReno), RFC 2018 and RFC 6675 (SACK and its loss recovery), RFC 6298
+//! (retransmission timer), RFC 1122 §4.2.3.2 and RFC 5681 §4.2 (delayed ACKs). The model is segment-based, like ns-2's one-way TCP:
 //! sequence numbers count segments of `mss` payload bytes, the window is counted in segments
 //! (`cwnd` is fractional so that congestion avoidance adds 1/cwnd per ACK), and the receiver
 //! consumes data at once, so its advertised window is always `max_window`.
@@ -14,13 +14,17 @@
 //! not modelled.
 //!
 //! Split of duties (as in Linux and ns-3): the [`sender`] owns sequence state, loss detection,
-//! recovery (Reno or NewReno), RTT estimation and timers; the [`cc`] module only does window
-//! arithmetic behind a small trait, one algorithm per file.
+//! recovery (Reno, NewReno or SACK), RTT estimation and timers; the [`cc`] module only does
+//! window arithmetic behind a small trait, one algorithm per file. For SACK the [`receiver`]
+//! reports blocks ([`sack`]: the option and the side channel that carries it) and the sender
+//! keeps them on its [`scoreboard`].
 
 pub mod cc;
 pub mod pacer;
 pub mod receiver;
 pub mod rto;
+pub mod sack;
+pub mod scoreboard;
 pub mod sender;
 
 use crate::units::Time;
@@ -36,6 +40,9 @@ pub enum Recovery {
     /// RFC 6582: stay in fast recovery until everything sent before the loss is ACKed,
     /// retransmitting one segment per partial ACK.
     NewReno,
+    /// RFC 6675 with the SACK option (RFC 2018): the receiver reports the blocks it holds, and
+    /// recovery resends every segment the scoreboard shows lost, governed by cwnd − pipe.
+    Sack,
 }
 
 /// Per-flow TCP settings (from the scenario's traffic entry).

@@ -1,4 +1,5 @@
-//! The TCP receiver: cumulative ACKs, out-of-order buffering, optional delayed ACKs.
+//! The TCP receiver: cumulative ACKs, out-of-order buffering, optional delayed ACKs, and for
+//! SACK flows the SACK option (RFC 2018; see [`super::sack`]).
 //!
 //! The application reads data as soon as it is in order, so the advertised window is always
 //! the configured `max_window` and is not carried in ACKs.
@@ -11,6 +12,7 @@
 
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
+use crate::tcp::sack::{SackBlock, SackOption, SackReporter};
 use crate::tcp::HEADER_BYTES;
 use crate::units::Time;
 
@@ -67,6 +69,9 @@ pub struct TcpReceiver {
     /// The current transfer has been received in full (reported once by `take_completion`).
     completed: bool,
     completion_pending: bool,
+    /// SACK flows only: the blocks to report and the side channel that carries them (boxed,
+    /// so that other flows' receivers stay as small as before).
+    sack: Option<Box<SackReporter>>,
 }
 
 impl TcpReceiver {
@@ -96,7 +101,19 @@ impl TcpReceiver {
             ack_now: false,
             completed: false,
             completion_pending: false,
+            sack: None,
         }
+    }
+
+    /// Makes it a SACK receiver: its ACKs carry the SACK option (RFC 2018).
+    pub fn set_sack(&mut self) {
+        self.sack = Some(Box::default());
+    }
+
+    /// The SACK option carried by the ACK with serial `serial` (`Packet::sack`), which has
+    /// just reached the sender; options of earlier ACKs lost on the way are discarded.
+    pub fn sack_option(&mut self, serial: u16) -> Option<SackOption> {
+        self.sack.as_mut().and_then(|s| s.channel.take(serial))
     }
 
     /// Marks it as a client that opens connections itself.
@@ -123,6 +140,9 @@ impl TcpReceiver {
         (self.delack_deadline, self.conn) = (None, conn);
         (self.completed, self.completion_pending) = (false, false);
         self.echo_ce = false;
+        if let Some(s) = &mut self.sack {
+            s.reset();
+        }
         self.send(now, flags::SYN, out);
     }
 
@@ -183,17 +203,23 @@ impl TcpReceiver {
         self.echo_ce
     }
 
-    /// A 40 B packet on the ACK route carrying the cumulative ACK.
+    /// A 40 B packet on the ACK route carrying the cumulative ACK; on a SACK flow an ACK also
+    /// carries the SACK option whenever data is held above the cumulative ACK, and grows by it.
     fn send(&mut self, now: Time, f: u8, out: &mut Vec<Packet>) {
+        let (option, sack) = match &mut self.sack {
+            Some(s) if f == 0 => s.attach(self.rcv_nxt),
+            _ => (0, 0),
+        };
         out.push(Packet {
             sent_at: now,
             flow: self.flow,
             seq: self.rcv_nxt,
-            size: HEADER_BYTES,
+            size: HEADER_BYTES + option,
             route: self.route,
             hop: 0,
             kind: Kind::Ack,
             conn: self.conn,
+            sack,
             flags: f,
         });
     }
@@ -209,6 +235,9 @@ impl TcpReceiver {
         }
         if seq > self.rcv_nxt {
             self.store_out_of_order(seq);
+            if self.sack.is_some() {
+                self.note_sack_arrival(seq);
+            }
             // RFC 5681 §4.2: an out-of-order segment SHOULD be acknowledged immediately.
             self.ack(now, out);
             return 0;
@@ -272,6 +301,50 @@ impl TcpReceiver {
         } else {
             self.ooo[w] |= b;
             self.ooo_count += 1;
+        }
+    }
+
+    /// RFC 2018 §4: the ACK for out-of-order segment `seq` reports first the block containing
+    /// it: the maximal run of held segments around it, read from the bitmap a word at a time.
+    fn note_sack_arrival(&mut self, seq: u32) {
+        let (w, b) = self.bit(seq);
+        if self.ooo.is_empty() || self.ooo[w] & b == 0 {
+            return; // not stored (beyond the window)
+        }
+        let run = SackBlock::new(self.run_start(seq), self.run_end(seq));
+        if let Some(s) = &mut self.sack {
+            s.on_arrival(run);
+        }
+    }
+
+    /// One past the last segment of the run of held segments through held segment `seq`. The
+    /// bitmap is a ring of whole words, so no word straddles its wrap; the scan ends at the
+    /// latest at `rcv_nxt` + ring size, which aliases the never-held `rcv_nxt`.
+    fn run_end(&self, seq: u32) -> u32 {
+        let mut s = seq;
+        loop {
+            let i = s & self.mask;
+            let (w, off) = ((i / 64) as usize, i % 64);
+            let ones = (self.ooo[w] >> off).trailing_ones();
+            if ones < 64 - off {
+                return s + ones;
+            }
+            s += 64 - off;
+        }
+    }
+
+    /// The first segment of the run of held segments through held segment `seq` (the scan stops
+    /// at the latest just above `rcv_nxt`, which is never held).
+    fn run_start(&self, seq: u32) -> u32 {
+        let mut s = seq;
+        loop {
+            let i = s & self.mask;
+            let (w, off) = ((i / 64) as usize, i % 64);
+            let ones = (self.ooo[w] << (63 - off)).leading_ones();
+            if ones <= off {
+                return s + 1 - ones;
+            }
+            s -= off + 1;
         }
     }
 
@@ -386,5 +459,176 @@ mod tests {
         assert!(out.is_empty());
         r.check_timer(Time::from_ms(103), &mut out);
         assert_eq!(echoes(&mut out), vec![(4, true)]);
+    }
+
+    // ---- Delayed ACKs: RFC 1122 §4.2.3.2, RFC 5681 §4.2 ----
+
+    fn delayed() -> TcpReceiver {
+        TcpReceiver::new(0, 1, 960, 100, true, Time::from_ms(100))
+    }
+
+    #[test]
+    fn delayed_ack_timer_runs_from_the_first_unacknowledged_segment() {
+        // The ACK is due within the timeout of the first segment it would cover, not of the
+        // last: 500 ms (RFC 1122) bounds the delay of every segment.
+        let mut r = delayed();
+        let mut out = Vec::new();
+        r.on_data(Time::from_ms(30), 0, &mut out);
+        assert_eq!(r.delack_deadline, Some(Time::from_ms(130)));
+        r.check_timer(Time::from_ms(129), &mut out);
+        assert!(out.is_empty());
+        r.check_timer(Time::from_ms(130), &mut out);
+        assert_eq!(acks(&mut out), vec![1]);
+        assert_eq!((r.delack_deadline, r.stats.acks_sent), (None, 1));
+        // Nothing unacknowledged: a timer event then sends nothing.
+        r.check_timer(Time::from_ms(300), &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn delayed_ack_answers_out_of_order_and_gap_filling_segments_at_once() {
+        let mut r = delayed();
+        let mut out = Vec::new();
+        let t = Time::ZERO;
+        r.on_data(t, 0, &mut out); // held back
+        assert!(out.is_empty());
+        // RFC 5681 §4.2: an out-of-order segment is acknowledged at once (a duplicate ACK),
+        // and that ACK covers the held-back segment, so its timer stops.
+        r.on_data(t, 2, &mut out);
+        r.on_data(t, 3, &mut out);
+        assert_eq!(acks(&mut out), vec![1, 1]);
+        assert_eq!(r.delack_deadline, None);
+        // A segment filling the whole gap: at once.
+        r.on_data(t, 1, &mut out);
+        assert_eq!(acks(&mut out), vec![4]);
+        // Back in order: every second segment again.
+        r.on_data(t, 4, &mut out);
+        assert!(out.is_empty());
+        r.on_data(t, 5, &mut out);
+        assert_eq!(acks(&mut out), vec![6]);
+        // A segment filling part of a gap (6 of 6..8, with 8 and 9 held): at once.
+        r.on_data(t, 8, &mut out);
+        r.on_data(t, 9, &mut out);
+        r.on_data(t, 6, &mut out);
+        assert_eq!(acks(&mut out), vec![6, 6, 7]);
+        r.on_data(t, 7, &mut out);
+        assert_eq!(acks(&mut out), vec![10]);
+        // A duplicate of data already held: at once, without waiting for a second segment.
+        r.on_data(t, 10, &mut out);
+        assert!(out.is_empty());
+        r.on_data(t, 3, &mut out);
+        assert_eq!(acks(&mut out), vec![11]);
+        assert_eq!(r.delack_deadline, None);
+    }
+
+    // ---- SACK: RFC 2018 ----
+
+    fn sack_receiver(window: u32) -> TcpReceiver {
+        let mut r = TcpReceiver::new(0, 1, 960, window, false, Time::from_ms(100));
+        r.set_sack();
+        r
+    }
+
+    /// The ACK it sent for one arrival: (cumulative ACK, blocks, size on the wire).
+    fn sack_ack(r: &mut TcpReceiver, seq: u32) -> (u32, Vec<(u32, u32)>, u32) {
+        let mut out = Vec::new();
+        r.on_data(Time::ZERO, seq, &mut out);
+        assert_eq!(out.len(), 1);
+        let a = out[0];
+        let blocks = match a.sack {
+            0 => Vec::new(),
+            serial => r.sack_option(serial).unwrap().blocks().iter().map(|b| (b.start, b.end)).collect(),
+        };
+        (a.seq, blocks, a.size)
+    }
+
+    #[test]
+    fn sack_blocks_follow_rfc2018_order_and_the_ack_grows_by_the_option() {
+        let mut r = sack_receiver(100);
+        // Each row: arrival → (cumulative ACK, blocks, ACK size). 40 B plus 12, 20 or 28 B of
+        // option for 1, 2 or 3 blocks. The first block holds the segment that triggered the
+        // ACK (RFC 2018 §4), then the most recently reported others, never more than 3.
+        let script = [
+            (0, (1, vec![], 40)),
+            (2, (1, vec![(2, 3)], 52)),
+            (4, (1, vec![(4, 5), (2, 3)], 60)),
+            (6, (1, vec![(6, 7), (4, 5), (2, 3)], 68)),
+            (8, (1, vec![(8, 9), (6, 7), (4, 5)], 68)),
+            // 5 joins 4..5 and 6..7: their run goes first; 2..3, left out of the last ACK,
+            // is repeated from the receiver's memory of four blocks.
+            (5, (1, vec![(4, 7), (8, 9), (2, 3)], 68)),
+            // 1 advances the cumulative ACK over 1..3: no block holds it, the others follow.
+            (1, (3, vec![(4, 7), (8, 9)], 60)),
+            (3, (7, vec![(8, 9)], 52)),
+            (7, (9, vec![], 40)),
+        ];
+        for (seq, want) in script {
+            assert_eq!(sack_ack(&mut r, seq), want, "arrival of {seq}");
+        }
+    }
+
+    #[test]
+    fn sack_blocks_are_exact_across_bitmap_words_and_its_wrap() {
+        // A window of 100 gives a ring of 128 segments (two 64-bit words). With 0..121
+        // delivered, runs around 122..241 cross the ring's wrap (at 128 and 256) and the word
+        // boundary between (at 192).
+        let mut r = sack_receiver(100);
+        for seq in 0..121 {
+            sack_ack(&mut r, seq);
+        }
+        for seq in 122..=200 {
+            assert_eq!(sack_ack(&mut r, seq).1[0], (122, seq + 1));
+        }
+        assert_eq!(sack_ack(&mut r, 240).1, vec![(240, 241), (122, 201)]);
+        for seq in (202..240).rev() {
+            assert_eq!(sack_ack(&mut r, seq).1[0], (seq, 241));
+        }
+        assert_eq!(sack_ack(&mut r, 201).1, vec![(122, 241)]);
+        assert_eq!(sack_ack(&mut r, 121), (241, vec![], 40));
+    }
+
+    #[test]
+    fn a_dropped_ack_does_not_desynchronize_the_blocks() {
+        let mut r = sack_receiver(100);
+        let mut out = Vec::new();
+        for seq in [0, 2, 4, 6] {
+            r.on_data(Time::ZERO, seq, &mut out);
+        }
+        let serials: Vec<u16> = out.iter().map(|a| a.sack).collect();
+        assert_eq!(serials, vec![0, 1, 2, 3]); // no blocks, no serial
+                                               // The ACK for 4 (serial 2) is lost: the ACK for 6 still reads its own blocks.
+        let blocks = |o: Option<SackOption>| o.map(|o| o.blocks().to_vec());
+        let b = SackBlock::new;
+        assert_eq!(blocks(r.sack_option(1)), Some(vec![b(2, 3)]));
+        assert_eq!(blocks(r.sack_option(3)), Some(vec![b(6, 7), b(4, 5), b(2, 3)]));
+        // The lost ACK's entry went with it; nothing is left to mismatch a later ACK.
+        assert_eq!(blocks(r.sack_option(2)), None);
+        out.clear();
+        r.on_data(Time::ZERO, 9, &mut out);
+        assert_eq!(blocks(r.sack_option(out[0].sack)), Some(vec![b(9, 10), b(6, 7), b(4, 5)]));
+    }
+
+    #[test]
+    fn a_new_connection_keeps_the_options_of_acks_in_flight() {
+        // A closed-loop user's next request can overtake nothing, so the old connection's
+        // ACKs still on their way reach the sender first and must find their blocks, whether
+        // the sender handles them before or after the new connection opens (computing ahead).
+        let mut r = sack_receiver(100);
+        r.set_initiates();
+        let mut out = Vec::new();
+        r.on_data(Time::ZERO, 2, &mut out);
+        let old = out[0].sack;
+        r.connect(Time::ZERO, 1, 10_000, &mut out);
+        assert_eq!(r.sack_option(old).map(|o| o.blocks().to_vec()), Some(vec![SackBlock::new(2, 3)]));
+        // Nothing of the old connection is reported on the new one.
+        assert_eq!(sack_ack(&mut r, 1), (0, vec![(1, 2)], 52));
+    }
+
+    #[test]
+    fn receivers_without_sack_send_plain_acks() {
+        let mut r = TcpReceiver::new(0, 1, 960, 100, false, Time::from_ms(100));
+        let mut out = Vec::new();
+        r.on_data(Time::ZERO, 3, &mut out);
+        assert_eq!((out[0].size, out[0].sack), (HEADER_BYTES, 0));
     }
 }

@@ -12,9 +12,14 @@
 //! Deliberate difference from ns-2 and Linux: the ACKs that echo ECE after the reaction grow
 //! cwnd as any ACK does (at most about one segment over the round trip they span), so that ECN
 //! stays apart from the ACK processing in `on_ack`.
+//! SACK loss recovery (RFC 6675, `Recovery::Sack`) lives in the child module `sack`
+//! (sender/sack.rs): it shares this state, the timeout and the window arithmetic, and takes
+//! over each ACK and the end of each timeout.
 //!
 //! The sender never touches the scheduler. It appends packets to `out` and keeps the RTO
 //! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
+
+mod sack;
 
 use super::cc::{Cc, CongestionControl, Window};
 use super::pacer::Pacer;
@@ -42,10 +47,12 @@ pub struct SenderStats {
     pub sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
-    /// Losses detected by three duplicate ACKs.
+    /// Losses detected by three duplicate ACKs (SACK: loss recoveries entered, RFC 6675 §5
+    /// step 4, on the third duplicate ACK or once the first unacknowledged segment IsLost).
     pub fast_retransmits: u64,
-    /// Retransmissions sent by fast retransmit and recovery (the rest are go-back-N after a
-    /// timeout, which may resend segments the receiver already holds).
+    /// Retransmissions sent by fast retransmit and recovery (the rest follow a timeout: go-back-N,
+    /// which may resend segments the receiver already holds, or for SACK the segments the
+    /// scoreboard shows missing).
     pub recovery_retransmits: u64,
     /// Payload bytes newly acknowledged (kept in the whole-run counters only).
     pub acked_bytes: u64,
@@ -108,6 +115,9 @@ pub struct TcpSender {
     /// Window reductions of this connection (fast retransmits, timeouts, ECN reactions) when
     /// the last CWR went out: CWR goes on the first new segment after each further one.
     cwr_reductions: u64,
+    /// `Recovery::Sack` only: the scoreboard and RFC 6675's recovery state (boxed, so that
+    /// other senders stay as small as before).
+    sack: Option<Box<sack::SackRecovery>>,
 }
 
 impl TcpSender {
@@ -146,6 +156,7 @@ impl TcpSender {
             window: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
             ecn_high: None,
             cwr_reductions: 0,
+            sack: (cfg.recovery == Recovery::Sack).then(Box::default),
         }
     }
 
@@ -226,6 +237,7 @@ impl TcpSender {
             size: HEADER_BYTES,
             route: self.route,
             conn: self.conn,
+            sack: 0,
             hop: 0,
             kind: Kind::Data,
             flags: flags::SYN,
@@ -272,6 +284,7 @@ impl TcpSender {
             size,
             route: self.route,
             conn: self.conn,
+            sack: 0,
             hop: 0,
             kind: Kind::Data,
             flags: f,
@@ -315,6 +328,10 @@ impl TcpSender {
             Phase::SynReceived => return self.establish(now, out),
             Phase::Done => return,
             Phase::Established => {}
+        }
+        if self.cfg.recovery == Recovery::Sack {
+            // An ACK without SACK option (nothing held above the cumulative ACK).
+            return self.sack_on_ack(now, ack, &[], out);
         }
         if ack > self.snd_una {
             self.on_new_ack(now, ack, out);
@@ -368,6 +385,7 @@ impl TcpSender {
                     self.partial_acks += 1;
                     restart_timer = self.partial_acks == 1;
                 }
+                Recovery::Sack => unreachable!("SACK senders take their own path (sender/sack.rs)"),
             }
         } else {
             self.dupacks = 0;
@@ -522,6 +540,9 @@ impl TcpSender {
         // segment; go-back-N: everything after it is sent again as the window allows.
         self.rtt.back_off();
         self.timed = None;
+        if self.cfg.recovery == Recovery::Sack {
+            return self.sack_after_timeout(now, out);
+        }
         self.snd_nxt = self.snd_una;
         // §5.6: restart the timer with the backed-off RTO (emit() starts it).
         self.rto_deadline = None;

@@ -124,10 +124,14 @@ impl<R: Routing> Slots<R> {
         if user.is_some() {
             receiver.set_initiates();
         }
+        if tcp.recovery == crate::tcp::Recovery::Sack {
+            receiver.set_sack();
+        }
         let endpoints = Endpoints::Tcp { sender: TcpSender::new(tcp, flow, forward), receiver };
         let tcp_name = match tcp.recovery {
             crate::tcp::Recovery::Reno => "reno",
             crate::tcp::Recovery::NewReno => "newreno",
+            crate::tcp::Recovery::Sack => "sack",
         };
         let f = sim.add_flow(info(start, tcp.mss(), tcp_name), endpoints, start, jitter, jitter_rng);
         if let Some(user) = user {

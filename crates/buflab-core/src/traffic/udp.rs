@@ -50,6 +50,7 @@ impl UdpSource {
             hop: 0,
             kind: Kind::Udp,
             conn: 0,
+            sack: 0,
             flags: 0,
         };
         self.next_seq = self.next_seq.wrapping_add(1);

@@ -14,7 +14,7 @@ fn small_scenario() -> impl Strategy<Value = Value> {
     (
         1u32..6, // TCP flows
         0u32..3, // UDP sources
-        prop_oneof![Just("reno"), Just("newreno")],
+        prop_oneof![Just("reno"), Just("newreno"), Just("sack")],
         0u64..40,        // buffer, packets
         prop::bool::ANY, // buffer in bytes instead
         1u64..50,        // bottleneck Mb/s
@@ -106,7 +106,7 @@ fn small_parking_lot() -> impl Strategy<Value = Value> {
         prop::collection::vec((1u64..30, 0u64..30, prop::bool::ANY), 0..4),      // overrides: Mb/s, buffer, in bytes
         1u32..4,                                                                 // main flows
         prop::collection::vec((0usize..3, 0usize..3, 0u8..3, 1u32..3), 0..4),    // cross: first, extra hops, kind, count
-        prop_oneof![Just("reno"), Just("newreno")],
+        prop_oneof![Just("reno"), Just("newreno"), Just("sack")],
         prop::bool::ANY,                                                         // delayed ACKs
         prop_oneof![Just(0.0), Just(0.01)],                                      // random loss per hop
         (1u64..30, 0u64..40, prop_oneof![1 => Just(0u64), 3 => Just(50)], 0u64..1000), // Mb/s, buffer, jitter µs, seed
