@@ -152,14 +152,19 @@ def run(
         stdout.print(f"results in {out}/")
 
 
+def _run_dirs(command: Callable[..., None]) -> Callable[..., None]:
+    """The RUN_DIR... arguments and their --label, of the commands that read finished runs."""
+    command = click.option(
+        "--label",
+        "labels",
+        multiple=True,
+        help="A name for each RUN_DIR in the table and plots, in order [default: the directory].",
+    )(command)
+    return click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")(command)
+
+
 @cli.command()
-@click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    help="A name for each RUN_DIR in the table and plots, in order [default: the directory].",
-)
+@_run_dirs
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
@@ -218,13 +223,7 @@ def _run_names(runs: tuple[str, ...], labels: tuple[str, ...]) -> list[str]:
 
 
 @cli.command()
-@click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    help="A name for each RUN_DIR in the table and plots, in order [default: the directory].",
-)
+@_run_dirs
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
