@@ -22,7 +22,8 @@ fn small_scenario() -> impl Strategy<Value = Value> {
         prop::bool::ANY, // delayed ACKs
         prop_oneof![Just(0.0), Just(0.001), Just(0.02)],
         0u64..1000, // seed
-        // jitter µs, closed-loop users, handshake, server machines, classes per machine, pacing
+        // jitter µs, closed-loop users, handshake, server machines, classes per machine, pacing,
+        // congestion control, ECN, a RED bottleneck
         (
             prop_oneof![Just(0u64), Just(50)],
             0u32..4,
@@ -30,15 +31,21 @@ fn small_scenario() -> impl Strategy<Value = Value> {
             0u32..3,
             1u32..3,
             prop_oneof![Just("off"), Just("window"), Just("linux")],
+            prop_oneof![Just("reno"), Just("bic"), Just("cubic")],
+            prop::bool::ANY,
+            prop::bool::ANY,
         ),
     )
         .prop_map(|(tcp, udp, variant, buffer, bytes, mbps, rtt, delack, loss, seed, extra)| {
-            let (jitter, users, handshake, machines, classes, pacing) = extra;
+            let (jitter, users, handshake, machines, classes, pacing, cc, ecn, red) = extra;
+            // RED needs room between its thresholds: a packet buffer of at least 3.
+            let red = red && !bytes && buffer >= 3;
+            let red_max_th = buffer;
             let buffer = if bytes { format!("{}B", buffer * 700) } else { format!("{buffer}pkt") };
             let mut traffic = vec![json!({
                 "kind": "long_lived", "flows": tcp, "tcp": variant, "start": "0s..1s",
                 "delayed_ack": delack, "jitter": format!("{jitter}us"), "packet": "576B",
-                "pacing": pacing,
+                "pacing": pacing, "cc": cc, "ecn": ecn,
             })];
             if users > 0 {
                 traffic.push(json!({
@@ -78,6 +85,14 @@ fn small_scenario() -> impl Strategy<Value = Value> {
                 "monitor": { "interval": "250ms" },
                 "traffic": traffic,
             });
+            if red {
+                let bottleneck = &mut v["network"]["bottleneck"];
+                bottleneck["queue"] = json!("red");
+                bottleneck["red_min_th"] = json!(1);
+                bottleneck["red_max_th"] = json!(red_max_th);
+                bottleneck["red_max_p"] = json!(0.2);
+                bottleneck["red_ecn"] = json!(ecn);
+            }
             with_autosize(&mut v, seed);
             v
         })
