@@ -764,23 +764,24 @@ impl Sim {
             let Endpoints::Tcp { sender, .. } = &mut flow.endpoints else { unreachable!() };
             sender.accept(t, pkt.conn, bytes, handshake, &mut self.out);
             flow.user.as_mut().unwrap().server_record = record;
-        } else if pkt.sack != 0 {
+        } else {
             // An ACK with the SACK option: its blocks wait in the receiver's side channel
             // (tcp::sack). Taking them also discards those of ACKs lost on the way, of this
             // connection or an earlier one.
-            let opt = receiver.sack_option(pkt.sack);
+            let sack = (pkt.sack != 0).then(|| receiver.sack_option(pkt.sack));
             if pkt.conn == sender.conn() {
-                let blocks = opt.as_ref().map_or(&[][..], |o| o.blocks());
-                sender.on_sack_ack(t, pkt.seq, blocks, &mut self.out);
+                match &sack {
+                    Some(opt) => {
+                        let blocks = opt.as_ref().map_or(&[][..], |o| o.blocks());
+                        sender.on_sack_ack(t, pkt.seq, blocks, &mut self.out);
+                    }
+                    None => sender.on_ack(t, pkt.seq, &mut self.out),
+                }
                 if pkt.flags & flags::ECE != 0 {
+                    // RFC 3168 §6.1.2, apart from the ACK processing: a window reduction, no
+                    // resend.
                     sender.on_ece(t);
                 }
-            }
-        } else if pkt.conn == sender.conn() {
-            sender.on_ack(t, pkt.seq, &mut self.out);
-            if pkt.flags & flags::ECE != 0 {
-                // RFC 3168 §6.1.2, apart from the ACK processing: a window reduction, no resend.
-                sender.on_ece(t);
             }
         }
         self.sync_sender_timers(f);
@@ -960,27 +961,19 @@ impl Sim {
     /// the pacer's next release.
     fn sync_sender_timers(&mut self, f: u32) {
         let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { return };
-        if let Some(d) = sender.rto_deadline {
-            // A pending event at or before the deadline will re-check and re-arm itself.
-            if sender.rto_event_at.is_none_or(|e| e > d) {
-                sender.rto_event_at = Some(d);
-                self.sched.schedule(d, Event::Rto(f));
-            }
+        if let Some(d) = arm(sender.rto_deadline, &mut sender.rto_event_at) {
+            self.sched.schedule(d, Event::Rto(f));
         }
-        if let Some(d) = sender.pace_deadline {
-            if sender.pace_event_at.is_none_or(|e| e > d) {
-                sender.pace_event_at = Some(d);
-                self.sched.schedule(d, Event::Pace(f));
-            }
+        if let Some(d) = arm(sender.pace_deadline, &mut sender.pace_event_at) {
+            self.sched.schedule(d, Event::Pace(f));
         }
     }
 
     fn on_pace_event(&mut self, now: Time, f: u32) {
         let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { return };
-        if sender.pace_event_at != Some(now) {
-            return; // stale: superseded by an earlier re-arm
+        if !take_event(&mut sender.pace_event_at, now) {
+            return;
         }
-        sender.pace_event_at = None;
         let mark = self.out.len();
         sender.on_pace(now, &mut self.out);
         self.sync_sender_timers(f);
@@ -989,10 +982,9 @@ impl Sim {
 
     fn on_rto_event(&mut self, now: Time, f: u32) {
         let Endpoints::Tcp { sender, .. } = &mut self.flows[f as usize].endpoints else { return };
-        if sender.rto_event_at != Some(now) {
-            return; // stale: superseded by an earlier re-arm
+        if !take_event(&mut sender.rto_event_at, now) {
+            return;
         }
-        sender.rto_event_at = None;
         let mark = self.out.len();
         sender.check_timer(now, &mut self.out);
         self.sync_sender_timers(f);
@@ -1002,23 +994,41 @@ impl Sim {
 
     fn sync_delack(&mut self, f: u32) {
         let Endpoints::Tcp { receiver, .. } = &mut self.flows[f as usize].endpoints else { return };
-        if let Some(d) = receiver.delack_deadline {
-            if receiver.delack_event_at.is_none_or(|e| e > d) {
-                receiver.delack_event_at = Some(d);
-                self.sched.schedule(d, Event::DelayedAck(f));
-            }
+        if let Some(d) = arm(receiver.delack_deadline, &mut receiver.delack_event_at) {
+            self.sched.schedule(d, Event::DelayedAck(f));
         }
     }
 
     fn on_delack_event(&mut self, now: Time, f: u32) {
         let Endpoints::Tcp { receiver, .. } = &mut self.flows[f as usize].endpoints else { return };
-        if receiver.delack_event_at != Some(now) {
+        if !take_event(&mut receiver.delack_event_at, now) {
             return;
         }
-        receiver.delack_event_at = None;
         let mark = self.out.len();
         receiver.check_timer(now, &mut self.out);
         self.sync_delack(f);
         self.release(now, f, mark);
     }
+}
+
+/// A lazy timer's deadline wants an event at `deadline` unless one is pending at or before it
+/// (that one will re-check and re-arm): returns the time to schedule, and records it.
+#[inline]
+fn arm(deadline: Option<Time>, event_at: &mut Option<Time>) -> Option<Time> {
+    let d = deadline?;
+    event_at.is_none_or(|e| e > d).then(|| {
+        *event_at = Some(d);
+        d
+    })
+}
+
+/// Whether a lazy timer's event at `now` is the pending one (and no longer pending); false for
+/// a stale event, superseded by an earlier re-arm.
+#[inline]
+fn take_event(event_at: &mut Option<Time>, now: Time) -> bool {
+    let current = *event_at == Some(now);
+    if current {
+        *event_at = None;
+    }
+    current
 }

@@ -74,22 +74,18 @@ impl TraceLog {
 
     /// The rows reordered by `order` (indices into the current rows).
     fn permuted(&self, order: &[usize]) -> TraceLog {
-        let pick = |i: usize| -> (Time, u32, TraceSample) {
-            let s = TraceSample {
-                cwnd: self.cwnd[i],
-                ssthresh: self.ssthresh[i],
-                srtt: self.srtt[i],
-                pacing_bps: self.pacing_bps[i],
-                acked_bytes: self.acked_bytes[i],
-            };
-            (self.time[i], self.flow[i], s)
-        };
-        let mut out = TraceLog::default();
-        for &i in order {
-            let (t, f, s) = pick(i);
-            out.push(t, f, &s);
+        fn pick<T: Copy>(column: &[T], order: &[usize]) -> Vec<T> {
+            order.iter().map(|&i| column[i]).collect()
         }
-        out
+        TraceLog {
+            time: pick(&self.time, order),
+            flow: pick(&self.flow, order),
+            cwnd: pick(&self.cwnd, order),
+            ssthresh: pick(&self.ssthresh, order),
+            srtt: pick(&self.srtt, order),
+            pacing_bps: pick(&self.pacing_bps, order),
+            acked_bytes: pick(&self.acked_bytes, order),
+        }
     }
 }
 

@@ -75,27 +75,24 @@ impl Pacer {
         Pacer { mode, packet, next_send: Time::ZERO }
     }
 
-    /// Pacing rate in bits per second of wire data, or None when not pacing (off, or no RTT
-    /// sample yet).
-    pub fn rate_bps(&self, w: &Window, srtt: Option<Time>) -> Option<f64> {
+    /// Full segments paced per srtt (ratio × cwnd) and srtt in picoseconds, or None when not
+    /// pacing (off, or no RTT sample yet).
+    fn segments_per_srtt(&self, w: &Window, srtt: Option<Time>) -> Option<(f64, f64)> {
         let srtt = srtt.filter(|s| *s > Time::ZERO)?;
-        if self.mode == Pacing::Off {
-            return None;
-        }
-        let window = w.cwnd.max(1.0);
-        let bits = self.mode.ratio(w) * window * self.packet as f64 * 8.0;
-        Some(bits * PS_PER_S as f64 / srtt.0 as f64)
+        (self.mode != Pacing::Off).then(|| (self.mode.ratio(w) * w.cwnd.max(1.0), srtt.0 as f64))
+    }
+
+    /// Pacing rate in bits per second of wire data, or None when not pacing.
+    pub fn rate_bps(&self, w: &Window, srtt: Option<Time>) -> Option<f64> {
+        let (segments, srtt_ps) = self.segments_per_srtt(w, srtt)?;
+        Some(segments * self.packet as f64 * 8.0 * PS_PER_S as f64 / srtt_ps)
     }
 
     /// The gap a segment of `size` wire bytes opens behind it: srtt × (size ÷ packet) ÷
     /// (ratio × cwnd); for a full segment paced by the window, exactly srtt ÷ cwnd.
     pub fn gap(&self, w: &Window, srtt: Option<Time>, size: u32) -> Option<Time> {
-        let srtt = srtt.filter(|s| *s > Time::ZERO)?;
-        if self.mode == Pacing::Off {
-            return None;
-        }
-        let segments = self.mode.ratio(w) * w.cwnd.max(1.0);
-        let ps = srtt.0 as f64 * (size as f64 / self.packet as f64) / segments;
+        let (segments, srtt_ps) = self.segments_per_srtt(w, srtt)?;
+        let ps = srtt_ps * (size as f64 / self.packet as f64) / segments;
         Some(Time(ps.round() as u64))
     }
 
