@@ -155,6 +155,17 @@ def test_every_shipped_recipe_is_valid_at_every_point() -> None:
         assert recipes.describe(name), f"{name} has no first comment line"
 
 
+def test_a_directory_named_like_a_recipe_does_not_hide_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`buflab reproduce s3 --out s3` leaves a directory `s3/` in the working directory; a
+    second `reproduce s3` from there must resume the recipe, not try to read the directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t1").mkdir()
+    base, header = recipes.load("t1")
+    assert base["name"] and header.varies
+
+
 @pytest.mark.engine
 def test_reproduce_prints_published_numbers_beside_buflabs(tmp_path: Path) -> None:
     recipe = tmp_path / "mini.toml"

@@ -269,7 +269,9 @@ def describe(name: str) -> str:
 
 def load(name_or_path: str, overrides: Overrides = None) -> tuple[Scenario, SweepHeader]:
     """A shipped recipe by name, or any recipe file by path; overrides apply to the scenario."""
-    if name_or_path.endswith(".toml") or Path(name_or_path).exists():
+    # A file path wins; a directory of the same name as a recipe (say the `s3/` that
+    # `reproduce s3` wrote into the working directory) does not hide the recipe.
+    if name_or_path.endswith(".toml") or Path(name_or_path).is_file():
         tree = load_scenario(name_or_path)
     elif name_or_path in names():
         tree = load_scenario(resources.files(__name__).joinpath(f"{name_or_path}.toml").read_text())
