@@ -540,22 +540,25 @@ impl TcpSender {
         // segment; go-back-N: everything after it is sent again as the window allows.
         self.rtt.back_off();
         self.timed = None;
+        // The retransmission goes at once, whatever gap the pacer was keeping (at most srtt ÷
+        // cwnd, far shorter than any RTO); pacing resumes behind it.
+        self.pacer.reset();
         if self.cfg.recovery == Recovery::Sack {
             return self.sack_after_timeout(now, out);
         }
         self.snd_nxt = self.snd_una;
         // §5.6: restart the timer with the backed-off RTO (emit() starts it).
         self.rto_deadline = None;
-        // The retransmission goes at once, whatever gap the pacer was keeping (at most srtt ÷
-        // cwnd, far shorter than any RTO); pacing resumes behind it.
-        self.pacer.reset();
         self.send_allowed(now, out);
     }
 
     /// Handles a (lazy) pacing event at `now`: sends what the pacer now lets go.
     pub fn on_pace(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.phase == Phase::Established && self.pace_deadline.is_some_and(|d| d <= now) {
-            self.send_allowed(now, out);
+            match self.cfg.recovery {
+                Recovery::Sack => self.sack_send(now, out),
+                _ => self.send_allowed(now, out),
+            }
         }
     }
 

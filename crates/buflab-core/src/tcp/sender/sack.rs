@@ -180,8 +180,11 @@ impl TcpSender {
 
     /// Sends while cwnd − pipe ≥ 1 segment (RFC 6675 steps (3.2)–(3.3) and (C)): in recovery
     /// what NextSeg() chooses; after a timeout, lost segments then new data (NextSeg rules 1–2);
-    /// otherwise new data only. Each segment sent adds one to pipe (C.4).
-    fn sack_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+    /// otherwise new data only. Each segment sent adds one to pipe (C.4). A paced sender sends
+    /// them as fast as the pacer lets them go, retransmissions included (as Linux paces its
+    /// retransmit queue); a segment the pacer holds sets `pace_deadline`.
+    pub(super) fn sack_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.pace_deadline = None;
         let mut pipe = state(&mut self.sack).sb.pipe(self.snd_una, self.snd_max);
         while self.w.cwnd - pipe as f64 >= 1.0 {
             let new_data = self.snd_max < self.limit && self.snd_max - self.snd_una < self.cfg.max_window;
@@ -191,6 +194,10 @@ impl TcpSender {
                 new_data.then_some((self.snd_max, Rule::New))
             };
             let Some((seq, rule)) = next else { break };
+            if let Some(at) = self.pacer.hold_until(now) {
+                self.pace_deadline = Some(at);
+                break;
+            }
             match rule {
                 Rule::New => {
                     self.snd_max += 1;
