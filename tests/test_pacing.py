@@ -92,6 +92,27 @@ def test_bad_pacing_names_the_choices() -> None:
     assert "traffic.0.pacing" in str(err.value) and "window" in str(err.value)
 
 
+def test_ack_pacing_is_a_boolean_and_spreads_the_window() -> None:
+    """Receiver-side ACK pacing from Python: a non-boolean value names the key; on, the
+    unpaced sender's window of 10 reaches the bottleneck spread over the RTT instead of as a
+    train spaced by the bottleneck's own 0.8 ms service time (the Rust validation test checks
+    the gaps one by one): after the first second, the median arrival gap grows from 0.8 ms
+    to the ACK pacer's ≈ 8 ms (100 ms ÷ (1.2 × 10))."""
+    flow = {**ONE_FLOW["traffic"][0], "pacing": "off"}
+    with pytest.raises(buflab.ScenarioError) as err:
+        buflab.run({**ONE_FLOW, "traffic": [{**flow, "ack_pacing": "yes"}]})
+    assert "traffic.0.ack_pacing" in str(err.value) and "yes" in str(err.value)
+
+    def median_gap_ms(ack_pacing: bool) -> float:
+        scenario = {**ONE_FLOW, "monitor": {"events": True}}
+        events = buflab.run({**scenario, "traffic": [{**flow, "ack_pacing": ack_pacing}]}).events
+        arrivals = events[(events["event"] == "enqueue") & (events["time_s"] > 1.0)]
+        return float(np.median(np.diff(arrivals["time_ps"]))) / 1e9
+
+    assert median_gap_ms(False) == pytest.approx(0.8, abs=0.01)
+    assert 7.0 < median_gap_ms(True) < 10.0
+
+
 def test_run_out_writes_the_traces_and_their_figure(tmp_path: Path) -> None:
     path = tmp_path / "paced.toml"
     path.write_text(

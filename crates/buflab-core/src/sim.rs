@@ -994,7 +994,7 @@ impl Sim {
 
     fn sync_delack(&mut self, f: u32) {
         let Endpoints::Tcp { receiver, .. } = &mut self.flows[f as usize].endpoints else { return };
-        if let Some(d) = arm(receiver.delack_deadline, &mut receiver.delack_event_at) {
+        if let Some(d) = arm(receiver.timer_deadline(), &mut receiver.delack_event_at) {
             self.sched.schedule(d, Event::DelayedAck(f));
         }
     }

@@ -933,6 +933,7 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
         _ => Pacing::Off,
     };
     tcp.ecn = t.boolean("ecn")?;
+    tcp.ack_pacing = t.boolean("ack_pacing")?;
     let jitter = t.time("jitter")?;
     Ok((tcp, jitter))
 }

@@ -19,6 +19,7 @@
 //! reports blocks ([`sack`]: the option and the side channel that carries it) and the sender
 //! keeps them on its [`scoreboard`].
 
+pub mod ack_pacer;
 pub mod cc;
 pub mod pacer;
 pub mod receiver;
@@ -67,6 +68,8 @@ pub struct TcpConfig {
     pub pacing: pacer::Pacing,
     /// ECN-capable (RFC 3168): ECT on new data, a window reduction on ECE.
     pub ecn: bool,
+    /// Receiver-side ACK pacing (see [`ack_pacer`]).
+    pub ack_pacing: bool,
 }
 
 impl TcpConfig {
@@ -96,6 +99,7 @@ impl TcpConfig {
             delayed_ack_timeout: Time::from_ms(100),
             pacing: pacer::Pacing::Off,
             ecn: false,
+            ack_pacing: false,
         }
     }
 }

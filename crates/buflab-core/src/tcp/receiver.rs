@@ -12,6 +12,7 @@
 
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
+use crate::tcp::ack_pacer::AckPacer;
 use crate::tcp::sack::{SackBlock, SackOption, SackReporter};
 use crate::tcp::HEADER_BYTES;
 use crate::units::Time;
@@ -72,6 +73,8 @@ pub struct TcpReceiver {
     /// SACK flows only: the blocks to report and the side channel that carries them (boxed,
     /// so that other flows' receivers stay as small as before).
     sack: Option<Box<SackReporter>>,
+    /// ACK pacing (see [`super::ack_pacer`]), if on (boxed, like `sack`).
+    ack_pacer: Option<Box<AckPacer>>,
 }
 
 impl TcpReceiver {
@@ -102,7 +105,14 @@ impl TcpReceiver {
             completed: false,
             completion_pending: false,
             sack: None,
+            ack_pacer: None,
         }
+    }
+
+    /// Paces its ACKs over `rtt`, the path's two-way propagation delay (see
+    /// [`super::ack_pacer`]).
+    pub fn set_ack_pacing(&mut self, rtt: Time) {
+        self.ack_pacer = Some(Box::new(AckPacer::new(rtt)));
     }
 
     /// Makes it a SACK receiver: its ACKs carry the SACK option (RFC 2018).
@@ -162,9 +172,19 @@ impl TcpReceiver {
     }
 
     /// Whether it only ever sends ACKs, each at once in answer to a segment (no delayed-ACK
-    /// timer, no requests of its own).
+    /// timer, no ACK pacing, no requests of its own).
     pub fn acks_immediately(&self) -> bool {
-        !self.delayed && !self.initiates
+        !self.delayed && !self.initiates && self.ack_pacer.is_none()
+    }
+
+    /// When its timer must next run `check_timer`: the delayed-ACK deadline or the ACK
+    /// pacer's next release, whichever comes first.
+    pub fn timer_deadline(&self) -> Option<Time> {
+        let paced = self.ack_pacer.as_ref().and_then(|p| p.deadline());
+        match (self.delack_deadline, paced) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The route its ACKs take.
@@ -210,7 +230,7 @@ impl TcpReceiver {
             Some(s) if f == 0 => s.attach(self.rcv_nxt),
             _ => (0, 0),
         };
-        out.push(Packet {
+        let packet = Packet {
             sent_at: now,
             flow: self.flow,
             seq: self.rcv_nxt,
@@ -221,7 +241,12 @@ impl TcpReceiver {
             conn: self.conn,
             sack,
             flags: f,
-        });
+        };
+        match &mut self.ack_pacer {
+            // A connection request is not an ACK of data: it goes at once.
+            Some(pacer) if f & flags::SYN == 0 => out.extend(pacer.offer(now, packet)),
+            _ => out.push(packet),
+        }
     }
 
     /// A data segment arrives. Returns the number of segments newly delivered in order.
@@ -353,12 +378,15 @@ impl TcpReceiver {
         self.ooo_count
     }
 
-    /// Handles a (lazy) delayed-ACK timer event at `now`.
+    /// Handles a (lazy) timer event at `now`: a delayed ACK due, then the paced ACKs due.
     pub fn check_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         if let Some(d) = self.delack_deadline {
             if d <= now && self.unacked > 0 {
                 self.ack(now, out);
             }
+        }
+        if let Some(pacer) = &mut self.ack_pacer {
+            out.extend(pacer.take_due(now));
         }
     }
 }

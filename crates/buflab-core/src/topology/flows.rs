@@ -127,6 +127,9 @@ impl<R: Routing> Slots<R> {
         if tcp.recovery == crate::tcp::Recovery::Sack {
             receiver.set_sack();
         }
+        if tcp.ack_pacing {
+            receiver.set_ack_pacing(rtt);
+        }
         let endpoints = Endpoints::Tcp { sender: TcpSender::new(tcp, flow, forward), receiver };
         let tcp_name = match tcp.recovery {
             crate::tcp::Recovery::Reno => "reno",

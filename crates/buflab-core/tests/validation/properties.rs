@@ -41,16 +41,20 @@ fn small_scenario() -> impl Strategy<Value = Value> {
             // RED needs room between its thresholds: a packet buffer of at least 3.
             let red = red && !bytes && buffer >= 3;
             let red_max_th = buffer;
+            // One draw in five paces the receivers' ACKs too (derived from the seed: the
+            // strategy's tuples are full).
+            let ack_pacing = seed % 5 == 2;
             let buffer = if bytes { format!("{}B", buffer * 700) } else { format!("{buffer}pkt") };
             let mut traffic = vec![json!({
                 "kind": "long_lived", "flows": tcp, "tcp": variant, "start": "0s..1s",
                 "delayed_ack": delack, "jitter": format!("{jitter}us"), "packet": "576B",
-                "pacing": pacing, "cc": cc, "ecn": ecn,
+                "pacing": pacing, "cc": cc, "ecn": ecn, "ack_pacing": ack_pacing,
             })];
             if users > 0 {
                 traffic.push(json!({
                     "kind": "closed_loop", "users": users, "tcp": variant, "handshake": handshake,
                     "delayed_ack": delack, "packet": "576B", "start": "0s..1s", "pacing": pacing,
+                    "ack_pacing": ack_pacing,
                     "file_size": { "dist": "pareto", "mean": "20KB", "shape": 1.5 },
                     "think": { "dist": "exponential", "mean": "200ms" },
                 }));
