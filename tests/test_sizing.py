@@ -245,11 +245,44 @@ def test_bad_vary_is_one_line_before_any_search(
 
 
 @pytest.mark.engine
-def test_vary_given_twice_is_refused(tiny_file: Path) -> None:
-    """A size search varies one key: a second --vary is an error, not silently dropped."""
+def test_vary_given_three_times_is_refused(tiny_file: Path) -> None:
+    """A size search varies one key and at most one more (a curve per value): a third
+    --vary is an error, not silently dropped; the same key twice is one too."""
     command = ["size", str(tiny_file), "--target-utilization", "0.9"]
-    result = CliRunner().invoke(cli, [*command, "--vary", "flows=2", "--vary", "seed=1,2"])
-    assert_one_line_error(result, "--vary", "one key")
+    three = ["--vary", "flows=2", "--vary", "seed=1,2", "--vary", "duration=1s,2s"]
+    assert_one_line_error(CliRunner().invoke(cli, [*command, *three]), "--vary", "one key")
+    same = ["--vary", "flows=2", "--vary", "traffic.0.flows=3,4"]
+    assert_one_line_error(CliRunner().invoke(cli, [*command, *same]), "given twice")
+
+
+def test_a_second_vary_draws_one_curve_per_value(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`size_curves` (a second --vary): one curve per value of the series key, each in its
+    own OUT/KEY-VALUE with its own table, and OUT/sizes.csv holding every row with the
+    series column; the overlay names each series in its legend. Here a paced flow needs
+    twice the buffer of an unpaced one (a made-up utilization, to check the bookkeeping)."""
+
+    def run_sweep(plan: Any, out: Any, jobs: Any = None) -> SimpleNamespace:
+        buffer = int(str(plan.varies[0].values[0]).removesuffix("pkt"))
+        paced = plan.base["traffic"][0].get("pacing") == "window"
+        utilization = min(1.0, buffer / (40 if paced else 20))
+        return SimpleNamespace(results=pd.DataFrame({"utilization": [utilization]}), executed=1)
+
+    monkeypatch.setattr("buflab.sizing.run_sweep", run_sweep)
+    curves = buflab.size_curves(
+        TINY_SCENARIO, 0.9, tmp_path, "flows=2,8", ("traffic.0.pacing", ["off", "window"])
+    )
+    assert [c.label for c in curves] == ["traffic.0.pacing = off", "traffic.0.pacing = window"]
+    assert [c.frame()["buffer_pkts"].tolist() for c in curves] == [[18, 18], [36, 36]]
+    table = pd.read_csv(tmp_path / "sizes.csv")
+    assert list(table.columns[:2]) == ["traffic.0.pacing", "traffic.0.flows"]
+    assert table["traffic.0.pacing"].tolist() == ["off", "off", "window", "window"]
+    for pacing in ("off", "window"):
+        assert (tmp_path / f"traffic.0.pacing-{pacing}" / "sizes.csv").exists()
+    svg = (tmp_path / "size_curve.svg").read_text()
+    assert "minimum buffer, traffic.0.pacing = off" in svg
+    assert "minimum buffer, traffic.0.pacing = window" in svg
 
 
 # Shorter than the tiny scenario's 5 s: two values of a curve search in a few seconds.

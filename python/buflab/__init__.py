@@ -23,7 +23,15 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 if TYPE_CHECKING:
     from buflab import autosize, load, theory
-    from buflab.api import Result, load_scenario, run, size, size_curve, validate
+    from buflab.api import (
+        Result,
+        load_scenario,
+        run,
+        size,
+        size_curve,
+        size_curves,
+        validate,
+    )
     from buflab.engine import ScenarioError
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "run",
     "size",
     "size_curve",
+    "size_curves",
     "theory",
     "validate",
 ]
@@ -48,6 +57,7 @@ _LAZY = {
     "run": "buflab.api",
     "size": "buflab.api",
     "size_curve": "buflab.api",
+    "size_curves": "buflab.api",
     "validate": "buflab.api",
     "ScenarioError": "buflab.engine",
 }

@@ -64,6 +64,8 @@ from buflab.sizing import (
     curve_vary,
     minimum_buffer,
     rule_sizes,
+    value_directory,
+    value_scenarios,
 )
 from buflab.sizing import size_curve as sizing_size_curve
 
@@ -325,6 +327,46 @@ def size_curve(
     )
     curve.figures = sizing_plot.write_curve_figure(curve, tree, runs, Path(out))
     return curve
+
+
+def size_curves(
+    scenario: ScenarioSource,
+    target_utilization: float,
+    out: str | Path,
+    vary: VarySpec,
+    series: VarySpec,
+    *,
+    overrides: Overrides = None,
+    on_series: Callable[[SizeCurve], None] | None = None,
+    **kw: Any,
+) -> list[SizeCurve]:
+    """`size_curve` once per value of a second key, the curves overlaid: e.g. the minimum
+    buffer against `traffic.0.flows` for `series=("traffic.0.pacing", ["off", "window"])`.
+    Each curve lives in OUT/SERIES_KEY-VALUE as `size_curve` leaves it; OUT/sizes.csv has
+    every row with the series key's column, OUT/size_curve.png/svg one line per value.
+    `on_series(curve)` is called as each curve is done; other keywords go to `size_curve`."""
+    from buflab import sizing_plot  # matplotlib: imported only when there is a figure to draw
+
+    tree = load_scenario(scenario, overrides=overrides)
+    resolved = curve_vary(tree, series, kw.get("key", DEFAULT_KEY))
+    x_key = curve_vary(tree, vary, kw.get("key", DEFAULT_KEY)).key
+    if resolved.key == x_key:
+        raise ScenarioError(f"--vary {x_key} is given twice: vary two different keys")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    curves: list[SizeCurve] = []
+    # Every value is checked by the engine before the first search starts.
+    for value, at_value in zip(resolved.values, value_scenarios(tree, resolved), strict=True):
+        curve = size_curve(
+            at_value, target_utilization, value_directory(out, resolved.key, value), vary, **kw
+        )
+        curve.series = (resolved.key, value)
+        curves.append(curve)
+        pd.concat([c.frame() for c in curves]).to_csv(out / "sizes.csv", index=False)
+        if on_series:
+            on_series(curve)
+    sizing_plot.write_curve_figure(curves, tree, kw.get("runs", 1), out)
+    return curves
 
 
 def run(

@@ -510,7 +510,8 @@ def _theory_rows(
     metavar="KEY=V1,V2,...",
     help="Search once per value of KEY, set as by --set, e.g. traffic.0.flows=1,10,100 "
     "(flows=... when the scenario has one traffic entry); prints a table and writes "
-    "sizes.csv and size_curve.png/svg.",
+    "sizes.csv and size_curve.png/svg. A second --vary gives one curve per value, "
+    "e.g. traffic.0.pacing=off,window.",
 )
 @click.option("--key", default="network.bottleneck.buffer", show_default=True, help="Buffer key.")
 @click.option("--high", type=click.IntRange(min=1), help="First probe (packets) [default: RTT·C].")
@@ -535,15 +536,20 @@ def size(
     contradict it are reported. Writes size.png/svg (the probes) to OUT.
 
     With --vary, one search per value, each in OUT/KEY-VALUE, then a table of the answers
-    (also OUT/sizes.csv) and size_curve.png/svg: the minimum buffer against the value.
+    (also OUT/sizes.csv) and size_curve.png/svg: the minimum buffer against the value. A
+    second --vary draws one such curve per value of its key, overlaid (e.g. --vary
+    flows=1,10,100 --vary traffic.0.pacing=off,window), each kept in OUT/KEY2-VALUE2.
     """
     from buflab import api
     from buflab.console import answer_lines, probe_line, sizes_table, stdout
     from buflab.sizing import check_target, eq21_notes
 
     check_target(target)  # before reading FILE: a bad target is the first thing to say
-    if len(varies) > 1:
-        raise BadInput(f"--vary is given {len(varies)} times: a size search varies one key")
+    if len(varies) > 2:
+        raise BadInput(
+            f"--vary is given {len(varies)} times: a size search varies one key (the x axis) "
+            "and at most one more (a curve per value)"
+        )
     scenario = _scenario_of(file, overrides)
     out = out or Path("out") / f"size-{Path(file).stem}"
     options: dict[str, Any] = {"key": key, "runs": runs or 1, "jobs": jobs, "high": high}
@@ -562,22 +568,31 @@ def size(
                 stdout.print(line)
             stdout.print(f"wrote {', '.join(map(str, sizing.figures))}")
             return
-        curve = api.size_curve(
-            scenario,
-            target,
-            out,
-            varies[0],
-            on_value=lambda name, value: stdout.rule(f"{name} = {value}"),
-            on_probe=show_probe,
-            on_point=show_answer,
-            **options,
-        )
+        callbacks = {
+            "on_value": lambda name, value: stdout.rule(f"{name} = {value}"),
+            "on_probe": show_probe,
+            "on_point": show_answer,
+        }
+        if len(varies) == 1:
+            curves = [api.size_curve(scenario, target, out, varies[0], **callbacks, **options)]
+        else:
+            curves = api.size_curves(
+                scenario,
+                target,
+                out,
+                varies[0],
+                varies[1],
+                **callbacks,
+                **options,
+            )
     stdout.print()
-    stdout.print(sizes_table(curve))
-    labelled = [(f"{curve.key} = {p.value}", p.sizing.rules) for p in curve.points]
-    for note in eq21_notes(labelled):
-        stdout.print(note)
-    stdout.print(f"wrote {', '.join(map(str, [out / 'sizes.csv', *curve.figures]))}")
+    for curve in curves:
+        stdout.print(sizes_table(curve))
+        labelled = [(f"{curve.key} = {p.value}", p.sizing.rules) for p in curve.points]
+        for note in eq21_notes(labelled):
+            stdout.print(note)
+    figures = [out / f"size_curve.{suffix}" for suffix in ("png", "svg")]
+    stdout.print(f"wrote {', '.join(map(str, [out / 'sizes.csv', *figures]))}")
 
 
 @cli.command()

@@ -403,7 +403,8 @@ def _contradiction_lines(sizing: Sizing) -> list[str]:
 def sizes_table(curve: SizeCurve) -> Table:
     """The minimum buffer for each value of a curve beside the rules of thumb, in packets."""
     table = _table(
-        f"minimum buffer for {format_percent(curve.target)} utilization, by {curve.key}",
+        f"minimum buffer for {format_percent(curve.target)} utilization, by {curve.key}"
+        + (f", {curve.label}" if curve.label else ""),
         "buffers in packets; eq. 2.1: the tiny-buffer bound (n/a: does not apply, see below); "
         "probes: buffer sizes tried (simulated or found on disk); wall: this search's "
         "wall-clock time",

@@ -256,14 +256,24 @@ class SizeCurve:
     target: float
     points: list[SizePoint] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
+    # One curve of several (`size_curves`): the other varied key and its value here.
+    series: tuple[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        """`KEY = VALUE` of the series this curve is, or "" for a lone curve."""
+        return "" if self.series is None else f"{self.series[0]} = {_value_text(self.series[1])}"
 
     def frame(self) -> pd.DataFrame:
         """One row per value, as written to sizes.csv: the value (column named by the key),
         the minimum buffer (<NA> when none was found up to `largest_probe_pkts`), the rules
         of thumb in packets (eq. 2.1 empty where `eq21_note` says it does not apply), the
-        number of probes, contradicting probe pairs and the search's wall time."""
+        number of probes, contradicting probe pairs and the search's wall time; a curve of
+        several has the series key's column first."""
         rows = [_row(self.key, point) for point in self.points]
         frame = pd.DataFrame(rows, columns=[self.key, *_ROW_COLUMNS])
+        if self.series is not None:
+            frame.insert(0, self.series[0], [self.series[1]] * len(frame))
         return frame.astype({"buffer_pkts": "Int64", "probes": "int64"})
 
 

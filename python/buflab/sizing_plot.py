@@ -39,6 +39,7 @@ CURVE_STEM = "size_curve"
 RTT_C_STYLE = ":"
 SQRT_N_STYLE = "--"
 EQ21_STYLE = "-."
+NOT_FOUND = "no buffer found (up to the largest probe)"
 
 
 # --- one search --------------------------------------------------------------------------------
@@ -117,9 +118,11 @@ def _rule_marks(axes: Axes, rules: RuleSizes) -> list[float]:
 # --- a search per value ------------------------------------------------------------------------
 
 
-def curve_figure(curve: SizeCurve, x_label: str, footer: str, title: str) -> Figure:
-    """Minimum buffer (packets) against the varied value, with the rules of thumb."""
+def curve_figure(curves: Sequence[SizeCurve], x_label: str, footer: str, title: str) -> Figure:
+    """Minimum buffer (packets) against the varied value, one line per curve (the series of
+    `size_curves`, e.g. paced and unpaced), with the rules of thumb of the first."""
     fig, axes = plt.subplots(figsize=(8, 5.5))
+    curve = curves[0]
     values = [point.value for point in curve.points]
     xs = [plots.axis_value(value)[0] for value in values]
     categorical = any(math.isnan(x) for x in xs)
@@ -136,15 +139,18 @@ def curve_figure(curve: SizeCurve, x_label: str, footer: str, title: str) -> Fig
             axes.plot(*zip(*pairs, strict=True), **style)
             drawn.extend(y for _, y in pairs)
 
-    sizings = [curve.points[i].sizing for i in order]
-    line(
-        [float(s.buffer_pkts) if s.buffer_pkts is not None else None for s in sizings],
-        marker="o",
-        color="tab:blue",
-        linewidth=2,
-        label="minimum buffer (measured)",
-    )
-    _draw_not_found(axes, x_sorted, sizings, drawn)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for n, one in enumerate(curves):
+        # Every series searched the same values in the same order (size_curves).
+        sizings = [one.points[i].sizing for i in order]
+        line(
+            [float(s.buffer_pkts) if s.buffer_pkts is not None else None for s in sizings],
+            marker="o",
+            color=colors[n % len(colors)],
+            linewidth=2,
+            label=f"minimum buffer, {one.label}" if one.label else "minimum buffer (measured)",
+        )
+        _draw_not_found(axes, x_sorted, sizings, drawn)
     line(
         [r.rtt_c_sqrt_n if r else None for r in rules],
         color="dimgray",
@@ -205,7 +211,8 @@ def _draw_not_found(
         markersize=10,
         color="tab:red",
         linestyle="none",
-        label="no buffer found (up to the largest probe)",
+        # One legend entry for the triangles of every series.
+        label="_" + NOT_FOUND if NOT_FOUND in axes.get_legend_handles_labels()[1] else NOT_FOUND,
     )
     for x, y in missing:
         axes.annotate(
@@ -273,8 +280,12 @@ def write_search_figure(
     return plots.save(search_figure(sizing, footer, title), out, SEARCH_STEM)
 
 
-def write_curve_figure(curve: SizeCurve, scenario: Scenario, runs: int, out: Path) -> list[Path]:
-    """OUT/size_curve.png and .svg."""
+def write_curve_figure(
+    curves: SizeCurve | Sequence[SizeCurve], scenario: Scenario, runs: int, out: Path
+) -> list[Path]:
+    """OUT/size_curve.png and .svg: one curve, or the series of `size_curves` overlaid."""
+    curves = [curves] if isinstance(curves, SizeCurve) else list(curves)
+    curve = curves[0]
     name = str(scenario.get("name", "unnamed"))
     kinds = {plots.axis_value(point.value)[1] for point in curve.points}
     unit = plots.AXIS_UNITS.get(kinds.pop() or "", "") if len(kinds) == 1 else ""
@@ -282,4 +293,4 @@ def write_curve_figure(curve: SizeCurve, scenario: Scenario, runs: int, out: Pat
     footer = plots.footer_text(name, seeds_of(scenario, runs), __version__)
     title = f"{name}: minimum buffer for {_pct(curve.target)} utilization"
     out.mkdir(parents=True, exist_ok=True)
-    return plots.save(curve_figure(curve, x_label, footer, title), out, CURVE_STEM)
+    return plots.save(curve_figure(curves, x_label, footer, title), out, CURVE_STEM)
