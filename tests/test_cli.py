@@ -96,6 +96,13 @@ def test_run_writes_the_result_directory(tmp_path: Path, tiny_file: Path) -> Non
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_example_is_a_valid_scenario(path: Path) -> None:
+    """The README and the examples' headers point users at these files: each must pass the
+    engine's checks as shipped."""
+    assert buflab.validate(path)["name"]
+
+
 def test_ecn_rows_appear_only_for_a_run_with_marks(tiny_file: Path) -> None:
     # The RED + ECN example, shortened: its summary shows marks, mark rate and reactions.
     marked = invoke("run", EXAMPLES / "red_ecn.toml", "--set", "duration=20s", "--set", "warmup=5s")
