@@ -84,6 +84,9 @@ impl TcpSender {
 
     /// RFC 6675 §5 for one ACK (the connection is established).
     pub(super) fn sack_on_ack(&mut self, now: Time, ack: u32, blocks: &[SackBlock], out: &mut Vec<Packet>) {
+        // A rate-based controller's sample: what the ACK delivers, before the scoreboard
+        // learns it (ended in `sack_send`).
+        self.rate_ack_begin(ack, blocks);
         let acked = ack.saturating_sub(self.snd_una);
         if acked > 0 {
             self.sack_cumulative(now, ack);
@@ -181,7 +184,17 @@ impl TcpSender {
     /// Sends while cwnd − pipe ≥ 1 segment (RFC 6675 steps (3.2)–(3.3) and (C)): in recovery
     /// what NextSeg() chooses; after a timeout, lost segments then new data (NextSeg rules 1–2);
     /// otherwise new data only. Each segment sent adds one to pipe (C.4).
-    fn sack_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+    ///
+    /// With a rate-based controller (BBR) the ACK's sample reaches the controller first, and
+    /// the pacer spaces what is sent, as `send_allowed` does for the other senders. With the
+    /// other controllers this never consults the pacer: a SACK flow with `pacing` = `window`
+    /// or `linux` is paced only where `send_allowed` sends for it (its first window).
+    pub(super) fn sack_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.rate_ack_end(now);
+        let paced = self.rate.is_some();
+        if paced {
+            self.pace_deadline = None;
+        }
         let mut pipe = state(&mut self.sack).sb.pipe(self.snd_una, self.snd_max);
         while self.w.cwnd - pipe as f64 >= 1.0 {
             let new_data = self.snd_max < self.limit && self.snd_max - self.snd_una < self.cfg.max_window;
@@ -191,6 +204,11 @@ impl TcpSender {
                 new_data.then_some((self.snd_max, Rule::New))
             };
             let Some((seq, rule)) = next else { break };
+            // Held: the same choice is made again when the pacer lets it go.
+            if let Some(at) = self.pacer.hold_until(now).filter(|_| paced) {
+                self.pace_deadline = Some(at);
+                break;
+            }
             match rule {
                 Rule::New => {
                     self.snd_max += 1;
