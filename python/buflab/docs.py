@@ -178,7 +178,7 @@ RESULT_TABLES = """\
 Parquet (and CSV with `--csv`).
 
 - **flows** (one row per flow): `flow`, `traffic` (index of its `[[traffic]]` entry), `kind`,
-  `tcp`, `cc` (the congestion control it ran: `reno`, `bic` or `cubic`; empty for UDP),
+  `tcp`, `cc` (the congestion control it ran: `reno`, `bic`, `cubic` or `bbr`; empty for UDP),
   `rtt_s`, `start_s`, `goodput_bps`, `delivered_bytes`, `sent_packets`, `retransmits`,
   `timeouts`, `ecn_reactions` (window reductions in answer to ECN-Echo), `cwnd_pkts`,
   `ssthresh_pkts`, `srtt_s` (the last three at the end of the run), `machine`, `class` (the

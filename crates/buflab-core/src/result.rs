@@ -161,7 +161,7 @@ pub struct FlowRecord {
     pub traffic: u32,
     pub kind: &'static str,
     pub tcp: &'static str,
-    /// The flow's congestion control ("reno", "bic", "cubic"; "" for UDP).
+    /// The flow's congestion control ("reno", "bic", "cubic", "bbr"; "" for UDP).
     pub cc: &'static str,
     pub rtt_s: f64,
     pub start_s: f64,

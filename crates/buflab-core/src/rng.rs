@@ -27,6 +27,8 @@ pub enum Stream {
     Fabric = 7,
     /// A queue discipline's random decisions (RED's early drops and marks), by hop.
     Queue = 8,
+    /// A flow's congestion controller (BBR's ProbeBW starting phase), by flow.
+    Cc = 9,
 }
 
 /// xoshiro256++ random generator.

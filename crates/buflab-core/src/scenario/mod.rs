@@ -934,8 +934,27 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
     };
     tcp.ecn = t.boolean("ecn")?;
     tcp.ack_pacing = t.boolean("ack_pacing")?;
+    if tcp.cc == CcKind::Bbr {
+        check_bbr(t, &tcp)?;
+    }
     let jitter = t.time("jitter")?;
     Ok((tcp, jitter))
+}
+
+/// What BBR does not combine with: another pacing (it always paces at its own rate) and ECN
+/// (BBR v1 ignores ECN-Echo, so marks would neither slow it nor be dropped).
+fn check_bbr(t: &mut Table, tcp: &TcpConfig) -> Result<()> {
+    if tcp.pacing != Pacing::Off {
+        let got = t.value("pacing")?;
+        let expected = "\"off\" with cc = \"bbr\" (BBR always paces at its own rate; leave `pacing` out)";
+        return Err(error(&t.key_path("pacing"), &got, expected));
+    }
+    if tcp.ecn {
+        let got = t.value("ecn")?;
+        let expected = "false with cc = \"bbr\" (BBR v1 does not respond to ECN marks)";
+        return Err(error(&t.key_path("ecn"), &got, expected));
+    }
+    Ok(())
 }
 
 /// The flow's congestion control (`cc` of `traffic.tcp`).
@@ -1290,7 +1309,9 @@ mod tests {
     fn cc_selects_the_window_algorithm_and_rejects_others() {
         let Traffic::LongLived(l) = &Scenario::from_value(&base()).unwrap().traffic[0] else { panic!() };
         assert_eq!(l.tcp.cc, CcKind::Reno, "reno by default");
-        for (name, kind) in [("reno", CcKind::Reno), ("bic", CcKind::Bic), ("cubic", CcKind::Cubic)] {
+        for (name, kind) in
+            [("reno", CcKind::Reno), ("bic", CcKind::Bic), ("cubic", CcKind::Cubic), ("bbr", CcKind::Bbr)]
+        {
             let mut v = base();
             v["traffic"][0]["cc"] = json!(name);
             let Traffic::LongLived(l) = &Scenario::from_value(&v).unwrap().traffic[0] else { panic!() };
@@ -1298,7 +1319,30 @@ mod tests {
         }
         let mut v = base();
         v["traffic"][0]["cc"] = json!("vegas");
-        assert_eq!(err(v), "traffic.0.cc: got \"vegas\"; expected one of \"reno\", \"bic\", \"cubic\"");
+        assert_eq!(
+            err(v),
+            "traffic.0.cc: got \"vegas\"; expected one of \"reno\", \"bic\", \"cubic\", \"bbr\""
+        );
+    }
+
+    #[test]
+    fn bbr_refuses_another_pacing_and_ecn_naming_both_keys() {
+        let bbr = |key: &str, value: Value| {
+            let mut v = base();
+            v["traffic"][0]["cc"] = json!("bbr");
+            v["traffic"][0][key] = value;
+            v
+        };
+        for pacing in ["window", "linux"] {
+            let expected = format!(
+                "traffic.0.pacing: got \"{pacing}\"; expected \"off\" with cc = \"bbr\" (BBR always paces at its \
+                 own rate; leave `pacing` out)"
+            );
+            assert_eq!(err(bbr("pacing", json!(pacing))), expected);
+        }
+        assert!(Scenario::from_value(&bbr("pacing", json!("off"))).is_ok());
+        let e = err(bbr("ecn", json!(true)));
+        assert_eq!(e, "traffic.0.ecn: got true; expected false with cc = \"bbr\" (BBR v1 does not respond to ECN marks)");
     }
 
     #[test]

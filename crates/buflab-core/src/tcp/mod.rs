@@ -15,13 +15,15 @@
 //!
 //! Split of duties (as in Linux and ns-3): the [`sender`] owns sequence state, loss detection,
 //! recovery (Reno, NewReno or SACK), RTT estimation and timers; the [`cc`] module only does
-//! window arithmetic behind a small trait, one algorithm per file. For SACK the [`receiver`]
+//! window arithmetic behind a small trait, one algorithm per file (BBR, which runs on
+//! delivery-rate samples instead, gets them from [`rate_sample`]). For SACK the [`receiver`]
 //! reports blocks ([`sack`]: the option and the side channel that carries it) and the sender
 //! keeps them on its [`scoreboard`].
 
 pub mod ack_pacer;
 pub mod cc;
 pub mod pacer;
+pub mod rate_sample;
 pub mod receiver;
 pub mod rto;
 pub mod sack;

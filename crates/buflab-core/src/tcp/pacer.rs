@@ -9,7 +9,8 @@
 //!
 //! The pacer is separate from the congestion controller (STYLE habit 6): the controller sets
 //! the window, the pacer only answers "when may the next segment go?". It works with any
-//! controller. Deliberate choices, stated here once:
+//! controller; a controller that sets a pacing rate itself (BBR) has it used as is
+//! ([`Pacing::Controller`]). Deliberate choices, stated here once:
 //! - Pacing starts with the first RTT sample. A long-lived flow has no handshake in this
 //!   model, so its initial window (3–4 segments) goes out at once; a finite transfer with a
 //!   handshake has its SYN-ACK sample before the first data segment and is paced from the
@@ -35,6 +36,9 @@ pub enum Pacing {
     Window,
     /// Linux's ratios: 2 × cwnd ÷ srtt in slow start, 1.2 × cwnd ÷ srtt in congestion avoidance.
     Linux,
+    /// The congestion controller's own rate ([`Pacer::set_rate`]), from the first segment on:
+    /// what a BBR flow always uses, whatever the scenario's `pacing`.
+    Controller,
 }
 
 impl Pacing {
@@ -44,13 +48,14 @@ impl Pacing {
             Pacing::Off => "off",
             Pacing::Window => "window",
             Pacing::Linux => "linux",
+            Pacing::Controller => "controller",
         }
     }
 
     /// Pacing rate ÷ (cwnd ÷ srtt) in the window state `w`.
     fn ratio(self, w: &Window) -> f64 {
         match self {
-            Pacing::Off => 0.0,
+            Pacing::Off | Pacing::Controller => 0.0,
             Pacing::Window => 1.0,
             // tcp_update_pacing_rate: sysctl_tcp_pacing_ss_ratio = 200 while
             // snd_cwnd < snd_ssthresh / 2, else sysctl_tcp_pacing_ca_ratio = 120.
@@ -68,11 +73,24 @@ pub struct Pacer {
     packet: u32,
     /// Earliest time the next segment may leave.
     next_send: Time,
+    /// `Pacing::Controller`: the rate the controller set, bits per second of wire data.
+    rate: f64,
 }
 
 impl Pacer {
     pub fn new(mode: Pacing, packet: u32) -> Pacer {
-        Pacer { mode, packet, next_send: Time::ZERO }
+        Pacer { mode, packet, next_send: Time::ZERO, rate: 0.0 }
+    }
+
+    /// `Pacing::Controller`: paces at `bps` bits per second of wire data from the next
+    /// segment on.
+    pub fn set_rate(&mut self, bps: f64) {
+        self.rate = bps;
+    }
+
+    /// `Pacing::Controller`'s rate, if it is one and has been set.
+    fn controller_rate(&self) -> Option<f64> {
+        (self.mode == Pacing::Controller && self.rate > 0.0).then_some(self.rate)
     }
 
     /// Full segments paced per srtt (ratio × cwnd) and srtt in picoseconds, or None when not
@@ -84,6 +102,9 @@ impl Pacer {
 
     /// Pacing rate in bits per second of wire data, or None when not pacing.
     pub fn rate_bps(&self, w: &Window, srtt: Option<Time>) -> Option<f64> {
+        if self.mode == Pacing::Controller {
+            return self.controller_rate();
+        }
         let (segments, srtt_ps) = self.segments_per_srtt(w, srtt)?;
         Some(segments * self.packet as f64 * 8.0 * PS_PER_S as f64 / srtt_ps)
     }
@@ -91,6 +112,11 @@ impl Pacer {
     /// The gap a segment of `size` wire bytes opens behind it: srtt × (size ÷ packet) ÷
     /// (ratio × cwnd); for a full segment paced by the window, exactly srtt ÷ cwnd.
     pub fn gap(&self, w: &Window, srtt: Option<Time>, size: u32) -> Option<Time> {
+        if self.mode == Pacing::Controller {
+            // The segment's wire bits at the controller's rate.
+            let rate = self.controller_rate()?;
+            return Some(Time((size as f64 * 8.0 * PS_PER_S as f64 / rate).round() as u64));
+        }
         let (segments, srtt_ps) = self.segments_per_srtt(w, srtt)?;
         let ps = srtt_ps * (size as f64 / self.packet as f64) / segments;
         Some(Time(ps.round() as u64))
@@ -153,6 +179,20 @@ mod tests {
         let off = Pacer::new(Pacing::Off, 1000);
         assert_eq!(off.gap(&w(10.0, 5.0), Some(Time::from_ms(100)), 1000), None);
         assert_eq!(off.rate_bps(&w(10.0, 5.0), Some(Time::from_ms(100))), None);
+    }
+
+    #[test]
+    fn controller_pacing_spaces_segments_by_their_bits_at_its_rate() {
+        // 8 Mb/s: a 1000 B segment every 1 ms, a 40 B one every 40 µs; window and srtt play
+        // no part, and nothing is paced until the controller has set a rate.
+        let mut p = Pacer::new(Pacing::Controller, 1000);
+        assert_eq!(p.gap(&w(10.0, 5.0), None, 1000), None);
+        p.set_rate(8_000_000.0);
+        assert_eq!(p.gap(&w(10.0, 5.0), None, 1000), Some(Time::from_ms(1)));
+        assert_eq!(p.gap(&w(99.0, 5.0), Some(Time::from_ms(3)), 40), Some(Time::from_us(40)));
+        assert_eq!(p.rate_bps(&w(10.0, 5.0), None), Some(8_000_000.0));
+        p.on_sent(Time::ZERO, &w(10.0, 5.0), None, 1000);
+        assert_eq!(p.hold_until(Time::ZERO), Some(Time::from_ms(1)));
     }
 
     #[test]

@@ -14,15 +14,19 @@
 //! stays apart from the ACK processing in `on_ack`.
 //! SACK loss recovery (RFC 6675, `Recovery::Sack`) lives in the child module `sack`
 //! (sender/sack.rs): it shares this state, the timeout and the window arithmetic, and takes
-//! over each ACK and the end of each timeout.
+//! over each ACK and the end of each timeout. For a controller that runs on delivery-rate
+//! samples (BBR), the child module `rate` (sender/rate.rs) keeps their per-segment state and
+//! hands the controller a sample on every ACK; such a sender is always paced at the rate the
+//! controller sets.
 //!
 //! The sender never touches the scheduler. It appends packets to `out` and keeps the RTO
 //! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
 
+mod rate;
 mod sack;
 
 use super::cc::{Cc, CongestionControl, Window};
-use super::pacer::Pacer;
+use super::pacer::{Pacer, Pacing};
 use super::rto::RttEstimator;
 use super::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::monitor::trace::TraceSample;
@@ -118,15 +122,24 @@ pub struct TcpSender {
     /// `Recovery::Sack` only: the scoreboard and RFC 6675's recovery state (boxed, so that
     /// other senders stay as small as before).
     sack: Option<Box<sack::SackRecovery>>,
+    /// A controller that runs on delivery-rate samples only: their state (boxed likewise).
+    rate: Option<Box<rate::RateState>>,
 }
 
 impl TcpSender {
     pub fn new(cfg: TcpConfig, flow: u32, route: u32) -> TcpSender {
+        let cc = cfg.cc.build(&cfg);
+        // A rate-based controller paces at its own rate, whatever the `pacing` setting.
+        let rate_based = cc.wants_rate_samples();
+        let mut pacer = Pacer::new(if rate_based { Pacing::Controller } else { cfg.pacing }, cfg.packet);
+        if let Some(r) = cc.pacing_rate_bps() {
+            pacer.set_rate(r);
+        }
         TcpSender {
             cfg,
             flow,
             route,
-            cc: cfg.cc.build(),
+            cc,
             // RFC 5681 §3.1: initial ssthresh arbitrarily high; here, the receiver window.
             w: Window { cwnd: cfg.initial_window as f64, ssthresh: cfg.max_window as f64 },
             snd_una: 0,
@@ -142,7 +155,7 @@ impl TcpSender {
             last_rto_una: None,
             rto_deadline: None,
             rto_event_at: None,
-            pacer: Pacer::new(cfg.pacing, cfg.packet),
+            pacer,
             pace_deadline: None,
             pace_event_at: None,
             stats: SenderStats::default(),
@@ -157,7 +170,13 @@ impl TcpSender {
             ecn_high: None,
             cwr_reductions: 0,
             sack: (cfg.recovery == Recovery::Sack).then(Box::default),
+            rate: rate_based.then(|| Box::new(rate::RateState::new(&cfg))),
         }
+    }
+
+    /// Gives the congestion controller its random stream (see [`Cc::set_rng`]).
+    pub fn set_cc_rng(&mut self, rng: crate::rng::Rng) {
+        self.cc.set_rng(rng);
     }
 
     /// The route its data packets take.
@@ -214,8 +233,13 @@ impl TcpSender {
     /// once.
     pub fn accept(&mut self, now: Time, conn: u16, bytes: u64, handshake: bool, out: &mut Vec<Packet>) {
         let (stats, window_stats, window) = (self.stats, self.window_stats, self.window);
+        let cc_rng = self.cc.rng().cloned();
         *self = TcpSender::new(self.cfg, self.flow, self.route);
         (self.stats, self.window_stats, self.window, self.conn) = (stats, window_stats, window, conn);
+        // The controller's random stream goes on from where the last connection left it.
+        if let Some(rng) = cc_rng {
+            self.cc.set_rng(rng);
+        }
         let mss = self.cfg.mss() as u64;
         let segments = bytes.max(1).div_ceil(mss);
         self.limit = segments.min(u32::MAX as u64 - 1) as u32;
@@ -248,12 +272,14 @@ impl TcpSender {
     /// The client's ACK of the SYN-ACK: the connection is established.
     fn establish(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.phase = Phase::Established;
-        match self.syn_ack_sent {
+        let rtt = self.syn_ack_sent.filter(|_| !self.syn_ack_retransmitted).map(|sent| now - sent);
+        match rtt {
             // The handshake gives the first RTT sample (Karn: only if not retransmitted).
-            Some(sent) if !self.syn_ack_retransmitted => self.rtt.sample(now - sent),
+            Some(rtt) => self.rtt.sample(rtt),
             // RFC 6298 §5.7: after a SYN timed out, RTO is reset to 3 s for the data.
-            _ => self.rtt.restart_at(Time::from_secs(3)),
+            None => self.rtt.restart_at(Time::from_secs(3)),
         }
+        self.rate_on_established(now, rtt);
         self.rto_deadline = None;
         self.send_allowed(now, out);
     }
@@ -276,6 +302,7 @@ impl TcpSender {
         }
         let size = if last { self.last_payload + HEADER_BYTES } else { self.cfg.packet };
         self.pacer.on_sent(now, &self.pace_window(), self.rtt.srtt(), size);
+        self.rate_on_sent(now, seq, retransmit);
         f |= self.ecn_flags(retransmit);
         out.push(Packet {
             sent_at: now,
@@ -298,7 +325,9 @@ impl TcpSender {
     /// Sends what the window allows: min(cwnd, rwnd) segments beyond `snd_una`, as fast as
     /// the pacer lets them go; a segment the pacer holds sets `pace_deadline`.
     fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let wnd = (self.w.cwnd as u32).min(self.cfg.max_window).max(1);
+        // A rate-based controller's window counts what is in flight, and without SACK some of
+        // the outstanding segments have been delivered (sender/rate.rs); 0 for the others.
+        let wnd = (self.w.cwnd as u32 + self.delivered_above_una()).min(self.cfg.max_window).max(1);
         self.pace_deadline = None;
         while self.snd_nxt < self.limit && self.snd_nxt - self.snd_una < wnd {
             if let Some(at) = self.pacer.hold_until(now) {
@@ -333,11 +362,13 @@ impl TcpSender {
             // An ACK without SACK option (nothing held above the cumulative ACK).
             return self.sack_on_ack(now, ack, &[], out);
         }
+        self.rate_ack_begin(ack, &[]);
         if ack > self.snd_una {
             self.on_new_ack(now, ack, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.on_duplicate_ack(now, out);
         }
+        self.rate_ack_end(now);
         self.send_allowed(now, out);
     }
 
@@ -536,6 +567,7 @@ impl TcpSender {
         // RFC 6582 §3.2 step 4: remember the highest segment sent and leave recovery.
         self.recover = self.snd_max.checked_sub(1);
         self.exit_recovery();
+        self.rate_on_timeout(now);
         // RFC 6298 §5.5: back off the timer; §5.4: retransmit the earliest unacknowledged
         // segment; go-back-N: everything after it is sent again as the window allows.
         self.rtt.back_off();
@@ -554,11 +586,17 @@ impl TcpSender {
 
     /// Handles a (lazy) pacing event at `now`: sends what the pacer now lets go.
     pub fn on_pace(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.phase == Phase::Established && self.pace_deadline.is_some_and(|d| d <= now) {
-            match self.cfg.recovery {
-                Recovery::Sack => self.sack_send(now, out),
-                _ => self.send_allowed(now, out),
-            }
+        if self.pace_deadline.is_none_or(|d| d > now) {
+            return;
+        }
+        if self.phase != Phase::Established {
+            // The transfer ended while a segment waited for the pacer: nothing is left to
+            // pace (a deadline left due would be re-armed at once, for ever).
+            self.pace_deadline = None;
+        } else if self.cfg.recovery == Recovery::Sack {
+            self.sack_send(now, out);
+        } else {
+            self.send_allowed(now, out);
         }
     }
 

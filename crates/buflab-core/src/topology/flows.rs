@@ -130,7 +130,9 @@ impl<R: Routing> Slots<R> {
         if tcp.ack_pacing {
             receiver.set_ack_pacing(rtt);
         }
-        let endpoints = Endpoints::Tcp { sender: TcpSender::new(tcp, flow, forward), receiver };
+        let mut sender = TcpSender::new(tcp, flow, forward);
+        sender.set_cc_rng(Rng::stream(self.seed, Stream::Cc, id));
+        let endpoints = Endpoints::Tcp { sender, receiver };
         let tcp_name = match tcp.recovery {
             crate::tcp::Recovery::Reno => "reno",
             crate::tcp::Recovery::NewReno => "newreno",

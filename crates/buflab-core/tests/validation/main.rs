@@ -4,6 +4,7 @@
 
 mod analytic;
 mod autosize;
+mod bbr;
 mod cc_scenarios;
 mod machines;
 mod pacing;

@@ -197,7 +197,7 @@ fn small_parking_lot() -> impl Strategy<Value = Value> {
 
 /// Packets conserved, exactly-once in-order delivery, queues within their limits, and the
 /// same scenario and seed giving identical results.
-fn check_invariants(s: &Scenario) -> Result<(), TestCaseError> {
+pub(crate) fn check_invariants(s: &Scenario) -> Result<(), TestCaseError> {
     let mut net = buflab_core::simulate(s);
 
     // Every packet sent is delivered, dropped or still in flight.
@@ -270,7 +270,7 @@ fn same_tables(a: &RunResult, b: &RunResult) -> Result<(), TestCaseError> {
 /// those orders differ. Delays drawn to the picosecond make that rare, but deterministic
 /// delays can line flows up (a phase effect), so scenarios where it happened are set
 /// aside; in practice a few percent of cases.
-fn check_computing_ahead_changes_nothing(s: &Scenario) -> Result<(), TestCaseError> {
+pub(crate) fn check_computing_ahead_changes_nothing(s: &Scenario) -> Result<(), TestCaseError> {
     let mut fast = buflab_core::topology::build(s);
     fast.sim.run();
     let mut slow = buflab_core::topology::build(s);

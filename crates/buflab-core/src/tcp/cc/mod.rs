@@ -4,15 +4,27 @@
 //! (STYLE habit 6). Dispatch is an enum rather than a trait object so the hot path inlines;
 //! adding an algorithm means one file and one arm per match here.
 //!
-//! All three algorithms share RFC 5681 slow start ([`slow_start`]) and count the window in
-//! segments; they differ in congestion avoidance and in the reduction on loss:
+//! The three loss-based algorithms share RFC 5681 slow start ([`slow_start`]) and count the
+//! window in segments; they differ in congestion avoidance and in the reduction on loss:
 //! [`reno`] (AIMD(1, 1/2), RFC 5681), [`bic`] (BIC-TCP as Linux's `tcp_bic.c` implements it)
 //! and [`cubic`] (RFC 9438).
+//!
+//! [`bbr`] (BBR v1) is of another kind, like Linux's `cong_control` algorithms: it ignores
+//! ssthresh and the ACK-by-ACK growth hooks, and instead sets the window and a pacing rate
+//! from delivery-rate samples ([`crate::tcp::rate_sample`]) on every ACK
+//! ([`CongestionControl::on_rate_sample`]). A controller asks for those samples with
+//! [`CongestionControl::wants_rate_samples`]; the sender then keeps the per-segment state they
+//! need and paces at [`CongestionControl::pacing_rate_bps`]. The loss-based controllers leave
+//! these hooks at their defaults and the sender keeps no such state for them.
 
+pub mod bbr;
 pub mod bic;
 pub mod cubic;
 pub mod reno;
 
+use super::rate_sample::AckSample;
+use super::TcpConfig;
+use crate::rng::Rng;
 use crate::units::Time;
 
 /// The window state a controller works on. Units: segments.
@@ -33,6 +45,67 @@ pub trait CongestionControl {
     fn ssthresh_on_timeout(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
         self.ssthresh_on_loss(w, flight, now)
     }
+
+    // ---- Rate-based controllers (BBR); the loss-based ones keep these defaults. ----
+
+    /// Whether the controller runs on delivery-rate samples: the sender then keeps the state
+    /// they need, calls [`CongestionControl::on_rate_sample`] on every ACK and
+    /// [`CongestionControl::on_retransmission_timeout`] on every timeout, and paces at
+    /// [`CongestionControl::pacing_rate_bps`] (Linux: an algorithm with `cong_control`).
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+    /// Every ACK, after the sender's own processing of it (loss detection, recovery) and
+    /// before it sends anything on it: the controller sets `w.cwnd` (Linux `cong_control`).
+    fn on_rate_sample(&mut self, _w: &mut Window, _ack: &RateAck, _now: Time) {}
+    /// Every retransmission timeout, after the sender set cwnd to one segment (RFC 5681
+    /// §3.1's loss window; Linux `tcp_enter_loss`).
+    fn on_retransmission_timeout(&mut self, _w: &Window, _now: Time) {}
+    /// The pacing rate the controller sets, bits per second of wire data; None: not pacing.
+    fn pacing_rate_bps(&self) -> Option<f64> {
+        None
+    }
+    /// Whether the controller is holding its own sending down (BBR's ProbeRTT), so that
+    /// samples taken now describe it, not the path: the sender marks what it sends as
+    /// application-limited (draft-cardwell-iccrg-bbr-congestion-control-00 §4.3.5).
+    fn holds_back(&self) -> bool {
+        false
+    }
+}
+
+/// Where the sender stands in loss recovery, as a rate-based controller sees it (Linux's
+/// `icsk_ca_state`, the states BBR tells apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    /// No loss being repaired.
+    Open,
+    /// Fast recovery (RFC 5681 §3.2, RFC 6582, RFC 6675 §5): from the fast retransmit until
+    /// the cumulative ACK passes the recovery point.
+    Recovery,
+    /// After a retransmission timeout, until the cumulative ACK passes the highest segment
+    /// sent before it (Linux's Loss state).
+    Loss,
+}
+
+/// What a rate-based controller learns from one ACK: the rate sample and what the ACK
+/// delivered ([`AckSample`]), and the sender's state once it has processed the ACK (Linux
+/// passes `struct rate_sample` and reads the rest from the socket).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateAck {
+    pub sample: AckSample,
+    /// C.delivered (segments delivered so far) and C.delivered_time, after this ACK.
+    pub delivered: u64,
+    pub delivered_time: Time,
+    /// Segments in flight before this ACK and after it (Linux `prior_in_flight` and
+    /// `tcp_packets_in_flight`: sent, not yet delivered, not deemed lost).
+    pub prior_in_flight: u32,
+    pub in_flight: u32,
+    /// Segments the sender deemed lost on this ACK (Linux `rs->losses`): here, those it resent
+    /// in loss recovery on it.
+    pub losses: u32,
+    pub ca_state: CaState,
+    /// The sender's smoothed RTT (RFC 6298), None before the first sample.
+    pub srtt: Option<Time>,
 }
 
 /// Which algorithm a flow runs.
@@ -41,19 +114,22 @@ pub enum CcKind {
     Reno,
     Bic,
     Cubic,
+    Bbr,
 }
 
 impl CcKind {
     /// Every algorithm, in the order of [`CcKind::NAMES`].
-    pub const ALL: [CcKind; 3] = [CcKind::Reno, CcKind::Bic, CcKind::Cubic];
+    pub const ALL: [CcKind; 4] = [CcKind::Reno, CcKind::Bic, CcKind::Cubic, CcKind::Bbr];
     /// The scenario's names for them (key `cc` of `traffic.tcp`), also the per-flow table's.
-    pub const NAMES: [&'static str; 3] = ["reno", "bic", "cubic"];
+    pub const NAMES: [&'static str; 4] = ["reno", "bic", "cubic", "bbr"];
 
-    pub fn build(self) -> Cc {
+    /// A controller for a flow with settings `cfg`.
+    pub fn build(self, cfg: &TcpConfig) -> Cc {
         match self {
             CcKind::Reno => Cc::Reno(reno::Reno),
             CcKind::Bic => Cc::Bic(bic::Bic::default()),
             CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
+            CcKind::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(cfg.packet, cfg.initial_window))),
         }
     }
 
@@ -73,6 +149,27 @@ pub enum Cc {
     Reno(reno::Reno),
     Bic(bic::Bic),
     Cubic(cubic::Cubic),
+    /// Boxed: BBR's state is several times the others', and senders of the other kinds should
+    /// not carry its size.
+    Bbr(Box<bbr::Bbr>),
+}
+
+impl Cc {
+    /// Gives a controller that draws random numbers its stream (BBR: the ProbeBW starting
+    /// phase); the others ignore it.
+    pub fn set_rng(&mut self, rng: Rng) {
+        if let Cc::Bbr(b) = self {
+            b.set_rng(rng);
+        }
+    }
+
+    /// The random stream of a controller that has one (to carry it to the next connection).
+    pub fn rng(&self) -> Option<&Rng> {
+        match self {
+            Cc::Bbr(b) => Some(b.rng()),
+            _ => None,
+        }
+    }
 }
 
 impl CongestionControl for Cc {
@@ -82,6 +179,7 @@ impl CongestionControl for Cc {
             Cc::Reno(c) => c.on_ack(w, acked, now, srtt),
             Cc::Bic(c) => c.on_ack(w, acked, now, srtt),
             Cc::Cubic(c) => c.on_ack(w, acked, now, srtt),
+            Cc::Bbr(c) => c.on_ack(w, acked, now, srtt),
         }
     }
     fn ssthresh_on_loss(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
@@ -89,6 +187,7 @@ impl CongestionControl for Cc {
             Cc::Reno(c) => c.ssthresh_on_loss(w, flight, now),
             Cc::Bic(c) => c.ssthresh_on_loss(w, flight, now),
             Cc::Cubic(c) => c.ssthresh_on_loss(w, flight, now),
+            Cc::Bbr(c) => c.ssthresh_on_loss(w, flight, now),
         }
     }
     fn ssthresh_on_timeout(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
@@ -96,6 +195,33 @@ impl CongestionControl for Cc {
             Cc::Reno(c) => c.ssthresh_on_timeout(w, flight, now),
             Cc::Bic(c) => c.ssthresh_on_timeout(w, flight, now),
             Cc::Cubic(c) => c.ssthresh_on_timeout(w, flight, now),
+            Cc::Bbr(c) => c.ssthresh_on_timeout(w, flight, now),
+        }
+    }
+    // Only BBR overrides the rate-based hooks: the other arms take the defaults.
+    fn wants_rate_samples(&self) -> bool {
+        matches!(self, Cc::Bbr(_))
+    }
+    fn on_rate_sample(&mut self, w: &mut Window, ack: &RateAck, now: Time) {
+        if let Cc::Bbr(c) = self {
+            c.on_rate_sample(w, ack, now);
+        }
+    }
+    fn on_retransmission_timeout(&mut self, w: &Window, now: Time) {
+        if let Cc::Bbr(c) = self {
+            c.on_retransmission_timeout(w, now);
+        }
+    }
+    fn pacing_rate_bps(&self) -> Option<f64> {
+        match self {
+            Cc::Bbr(c) => c.pacing_rate_bps(),
+            _ => None,
+        }
+    }
+    fn holds_back(&self) -> bool {
+        match self {
+            Cc::Bbr(c) => c.holds_back(),
+            _ => false,
         }
     }
 }

@@ -84,6 +84,9 @@ impl TcpSender {
 
     /// RFC 6675 §5 for one ACK (the connection is established).
     pub(super) fn sack_on_ack(&mut self, now: Time, ack: u32, blocks: &[SackBlock], out: &mut Vec<Packet>) {
+        // A rate-based controller's sample: what the ACK delivers, before the scoreboard
+        // learns it (ended in `sack_send`).
+        self.rate_ack_begin(ack, blocks);
         let acked = ack.saturating_sub(self.snd_una);
         if acked > 0 {
             self.sack_cumulative(now, ack);
@@ -182,8 +185,10 @@ impl TcpSender {
     /// what NextSeg() chooses; after a timeout, lost segments then new data (NextSeg rules 1–2);
     /// otherwise new data only. Each segment sent adds one to pipe (C.4). A paced sender sends
     /// them as fast as the pacer lets them go, retransmissions included (as Linux paces its
-    /// retransmit queue); a segment the pacer holds sets `pace_deadline`.
+    /// retransmit queue); a segment the pacer holds sets `pace_deadline`. With a rate-based
+    /// controller (BBR) the ACK's sample reaches the controller first.
     pub(super) fn sack_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.rate_ack_end(now);
         self.pace_deadline = None;
         let mut pipe = state(&mut self.sack).sb.pipe(self.snd_una, self.snd_max);
         while self.w.cwnd - pipe as f64 >= 1.0 {
@@ -194,6 +199,7 @@ impl TcpSender {
                 new_data.then_some((self.snd_max, Rule::New))
             };
             let Some((seq, rule)) = next else { break };
+            // Held: the same choice is made again when the pacer lets it go.
             if let Some(at) = self.pacer.hold_until(now) {
                 self.pace_deadline = Some(at);
                 break;
