@@ -96,6 +96,17 @@ def test_run_writes_the_result_directory(tmp_path: Path, tiny_file: Path) -> Non
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+def test_output_to_a_log_is_wide_enough_for_sweep_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep's output kept in a file (nohup, CI) is not a terminal: rich would squeeze its
+    tables into 80 columns of ellipses. It gets 160 unless COLUMNS says otherwise."""
+    from buflab import console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert console._console().width == console.LOG_WIDTH
+    monkeypatch.setenv("COLUMNS", "100")
+    assert console._console().width == 100
+
+
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.stem)
 def test_every_example_is_a_valid_scenario(path: Path) -> None:
     """The README and the examples' headers point users at these files: each must pass the

@@ -6,6 +6,7 @@ Progress goes to stderr so that stdout stays clean for what a command reports.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -28,8 +29,21 @@ if TYPE_CHECKING:
 
     from buflab.sizing import Probe, SizeCurve, Sizing
 
-stdout = Console()
-stderr = Console(stderr=True)
+# A log file or pipe (a long sweep's output kept with nohup, CI) gets 160 columns unless
+# COLUMNS says otherwise: rich's default of 80 squeezes the wide sweep tables into ellipses.
+# A terminal keeps its own width.
+LOG_WIDTH = 160
+
+
+def _console(stderr: bool = False) -> Console:
+    console = Console(stderr=stderr)
+    if console.is_terminal or "COLUMNS" in os.environ:
+        return console
+    return Console(stderr=stderr, width=LOG_WIDTH)
+
+
+stdout = _console()
+stderr = _console(stderr=True)
 
 
 @contextmanager

@@ -145,7 +145,14 @@ def format_metric(metric: str, value: float, digits: int | None = None) -> str:
     return f"{value:,.4g}"
 
 
-_FRACTIONS = ("utilization", "drop_rate", "mark_rate", "iat_faster_than_line", "jain_fairness")
+_FRACTIONS = (
+    "utilization",
+    "drop_rate",
+    "input_drop_rate",
+    "mark_rate",
+    "iat_faster_than_line",
+    "jain_fairness",
+)
 
 
 def _cell(row: pd.DataFrame, metric: str) -> str:
