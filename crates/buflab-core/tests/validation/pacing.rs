@@ -80,6 +80,34 @@ fn receiver_paced_acks_spread_an_unpaced_window() {
     assert!(least >= 7_000_000_000, "a gap of {least} ps");
 }
 
+/// 10 long-lived flows on 20 Mb/s, RTT 40–80 ms, a 50-packet buffer, windows held to 40
+/// segments, with `extra` keys on the traffic entry; returns the flows that never timed out
+/// with each one's drops at the bottleneck (from the event log, over the whole run).
+fn clean_flows_and_drops(extra: Value) -> Vec<(u32, u64, u64)> {
+    let mut traffic = json!({
+        "kind": "long_lived", "flows": 10, "start": "0s..2s", "max_window": "38400B",
+    });
+    traffic.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    let r = super::run(json!({
+        "duration": "60s",
+        "network": { "bottleneck": { "rate": "20Mbps", "buffer": "50pkt" }, "rtt": "40ms..80ms" },
+        "monitor": { "events": true },
+        "traffic": [traffic],
+    }));
+    let log = r.events.as_ref().expect("the log is kept in memory");
+    let mut drops = vec![0u64; r.flows.len()];
+    for i in 0..log.len() {
+        if log.event[i] == QueueEvent::Drop as u8 {
+            drops[log.flow[i] as usize] += 1;
+        }
+    }
+    r.flows
+        .iter()
+        .filter(|f| f.timeouts == 0)
+        .map(|f| (f.flow, drops[f.flow as usize], f.retransmits))
+        .collect()
+}
+
 #[test]
 fn receiver_paced_acks_leave_sack_recovery_resending_every_drop() {
     // ACK pacing only delays ACKs, in order: duplicate ACKs stay duplicates and SACK
@@ -90,28 +118,10 @@ fn receiver_paced_acks_leave_sack_recovery_resending_every_drop() {
     // measured, as without ACK pacing: 2–4 %). 10 SACK flows as in the test below, with the
     // receiver alone paced and with both sides.
     for pacing in ["off", "window"] {
-        let r = super::run(json!({
-            "duration": "60s",
-            "network": { "bottleneck": { "rate": "20Mbps", "buffer": "50pkt" }, "rtt": "40ms..80ms" },
-            "monitor": { "events": true },
-            "traffic": [ {
-                "kind": "long_lived", "flows": 10, "start": "0s..2s", "pacing": pacing,
-                "ack_pacing": true, "tcp": "sack", "max_window": "38400B",
-            } ],
-        }));
-        let log = r.events.as_ref().expect("the log is kept in memory");
-        let mut drops = vec![0u64; r.flows.len()];
-        for i in 0..log.len() {
-            if log.event[i] == QueueEvent::Drop as u8 {
-                drops[log.flow[i] as usize] += 1;
-            }
-        }
-        let clean: Vec<_> = r.flows.iter().filter(|f| f.timeouts == 0).collect();
+        let clean = clean_flows_and_drops(json!({ "pacing": pacing, "ack_pacing": true, "tcp": "sack" }));
         assert!(clean.len() >= 5, "{pacing}: only {} flows without a timeout", clean.len());
-        for f in clean {
-            let d = drops[f.flow as usize];
-            assert!(d > 5, "{pacing}: flow {} saw {d} drops", f.flow);
-            let (rt, f) = (f.retransmits, f.flow);
+        for (f, d, rt) in clean {
+            assert!(d > 5, "{pacing}: flow {f} saw {d} drops");
             assert!(rt + 1 >= d && rt <= d + d / 8, "{pacing}: flow {f}: {rt} resends for {d} drops");
         }
     }
@@ -127,28 +137,10 @@ fn paced_flows_resend_each_drop_once_where_no_timeout_fired() {
     // per flow come from the bottleneck's event log, over the whole run; a drop in the last
     // round trip may not have been resent yet, hence the allowance of one.
     for pacing in ["window", "linux"] {
-        let r = super::run(json!({
-            "duration": "60s",
-            "network": { "bottleneck": { "rate": "20Mbps", "buffer": "50pkt" }, "rtt": "40ms..80ms" },
-            "monitor": { "events": true },
-            "traffic": [ {
-                "kind": "long_lived", "flows": 10, "start": "0s..2s", "pacing": pacing,
-                "max_window": "38400B",
-            } ],
-        }));
-        let log = r.events.as_ref().expect("the log is kept in memory");
-        let mut drops = vec![0u64; r.flows.len()];
-        for i in 0..log.len() {
-            if log.event[i] == QueueEvent::Drop as u8 {
-                drops[log.flow[i] as usize] += 1;
-            }
-        }
-        let clean: Vec<_> = r.flows.iter().filter(|f| f.timeouts == 0).collect();
+        let clean = clean_flows_and_drops(json!({ "pacing": pacing }));
         assert!(clean.len() >= 2, "{pacing}: only {} flows without a timeout", clean.len());
-        for f in clean {
-            let d = drops[f.flow as usize];
-            assert!(d > 5, "{pacing}: flow {} saw {d} drops", f.flow);
-            let (rt, f) = (f.retransmits, f.flow);
+        for (f, d, rt) in clean {
+            assert!(d > 5, "{pacing}: flow {f} saw {d} drops");
             assert!(rt <= d && rt + 1 >= d, "{pacing}: flow {f}: {rt} resends for {d} drops");
         }
     }
