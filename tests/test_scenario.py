@@ -70,6 +70,15 @@ def test_mapping_overrides_take_python_values_as_they_are() -> None:
     assert result["traffic"][0]["flows"] == 7
 
 
+def test_a_none_override_removes_the_key() -> None:
+    # TOML has no null: None in a Python mapping can only mean "not given".
+    result = apply_overrides(BASE, {"network.bottleneck.buffer": None, "not.there": None})
+    assert "buffer" not in result["network"]["bottleneck"]
+    assert "not" not in result  # no empty table made on the way
+    with pytest.raises(ScenarioError, match="'traffic.0': None removes a key, but"):
+        apply_overrides(BASE, {"traffic.0": None})
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [

@@ -97,7 +97,9 @@ def apply_overrides(scenario: Scenario, overrides: Overrides) -> Scenario:
     """Return a copy of `scenario` with overrides set.
 
     `overrides` is either a mapping of dotted keys to Python values, used as they are, or
-    an iterable of "KEY=VALUE" strings whose values are parsed with `parse_value`.
+    an iterable of "KEY=VALUE" strings whose values are parsed with `parse_value`. In a
+    mapping, the value None removes the key (TOML has no null, so None can only mean "not
+    given"): `{"network.switch.speedup": None}` turns a CIOQ scenario output-queued.
     """
     result = copy.deepcopy(scenario)
     if overrides is None:
@@ -140,7 +142,7 @@ def set_key(scenario: Scenario, key: str, value: Any) -> None:
 
     Missing tables on the way are created (the engine rejects unknown keys later, naming
     them); an index past the end of an array, or a path through a value that is not a table,
-    is an error naming the key.
+    is an error naming the key. The value None removes the key (nothing to remove is fine).
     """
     parts = key.split(".")
     if any(part == "" for part in parts):
@@ -151,13 +153,22 @@ def set_key(scenario: Scenario, key: str, value: Any) -> None:
         last = depth == len(parts) - 1
         if isinstance(node, list):
             index = _array_index(node, part, key, ".".join(parts[:depth]))
+            if last and value is None:
+                raise ScenarioError(
+                    f"override {key!r}: None removes a key, but {key} is an entry of the "
+                    f"array {'.'.join(parts[:depth])}, which cannot be removed"
+                )
             if last:
                 node[index] = value
             else:
                 node = node[index]
         elif isinstance(node, dict):
-            if last:
+            if last and value is None:
+                node.pop(part, None)
+            elif last:
                 node[part] = value
+            elif value is None and part not in node:
+                return  # nothing to remove, and no empty tables made on the way
             else:
                 node = node.setdefault(part, {})
                 if not isinstance(node, dict | list):
