@@ -75,6 +75,16 @@ def test_link_facts_from_a_normalised_scenario() -> None:
     assert facts.wmax_pkts == pytest.approx(500)
 
 
+def test_link_facts_count_the_window_in_segments_of_payload() -> None:
+    # max_window is the advertised window in payload bytes: 61,440 B = 64 segments of 960 B,
+    # the thesis's W_max of 64 packets of 1000 B (eq. 3.1).
+    scenario = {
+        "network": {"bottleneck": {"rate": "1Gbps"}, "rtt": "100ms"},
+        "traffic": [{"kind": "long_lived", "flows": 10, "packet": "1000B", "max_window": "61440B"}],
+    }
+    assert theory.LinkFacts.from_scenario(scenario).wmax_pkts == pytest.approx(64)
+
+
 def test_link_facts_of_a_parking_lot_describe_the_summary_hop() -> None:
     # Hop 2 of three, at its own 5 Mb/s: crossed by the main flows and the 2..3 entry only.
     scenario = {

@@ -161,8 +161,17 @@ def _hop_span(value: Any, hops: int) -> range:
     return range(int(first), int(last or first) + 1)
 
 
+# TCP/IP headers per packet, as the engine's `tcp::HEADER_BYTES`: a `packet` of 1000 B carries
+# a segment of 960 B of payload.
+TCP_HEADER_BYTES = 40
+
+
 def _window_packets(window: Any, packet_bytes: float) -> float:
+    """`max_window` as packets in flight: it counts payload bytes (the receiver's advertised
+    window), so 61,440 B are 64 segments of 960 B, each a 1000 B packet on the wire."""
     if window is None:
         return math.inf
     quantity = parse_quantity(window, ("bytes", "packets"))
-    return quantity.value if quantity.kind == "packets" else quantity.value / packet_bytes
+    if quantity.kind == "packets":
+        return quantity.value
+    return quantity.value / max(1.0, packet_bytes - TCP_HEADER_BYTES)
