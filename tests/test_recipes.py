@@ -17,6 +17,7 @@ from buflab.recipes import SweepHeader, split_header
 from buflab.report import SweepView, compare_published
 from buflab.scenario import load_scenario
 from buflab.sweep import Vary, run_id
+from buflab.threshold import threshold_frame
 from conftest import TINY_SCENARIO
 
 CASES = """
@@ -82,6 +83,16 @@ def test_vary_option_picks_among_the_cases() -> None:
             "relation = '==': expected one of",
         ),
         (CASES + "[[sweep.published]]\npoint = {}\nmetric = 'x'\nvalue = 0\nsorce = ''\n", "sorce"),
+        (CASES + "[sweep.threshold]\nmetric = 'utilization'\n", "sweep.threshold: missing target"),
+        (
+            CASES + "[sweep.threshold]\nmetric = 'utilization'\ntarget = 0.8\ntimes = 'access'\n",
+            "sweep.threshold.times = 'access': expected a varied key with numeric values",
+        ),
+        (
+            CASES.replace('["5pkt", "50pkt"]', '["small", "large"]')
+            + "[sweep.threshold]\nmetric = 'utilization'\ntarget = 0.8\n",
+            "the x axis .* must be numbers or quantities",
+        ),
     ],
 )
 def test_bad_headers_say_what_is_wrong(text: str, message: str) -> None:
@@ -134,6 +145,42 @@ relation = ">"
     difference = comparisons[2]
     assert difference.measured == pytest.approx(0.12)
     assert math.isnan(difference.ci95)  # one side has no interval
+
+
+def test_the_threshold_is_the_smallest_x_reaching_the_target_per_line() -> None:
+    text = (
+        TINY_SCENARIO
+        + """
+[sweep.vary]
+"network.bottleneck.buffer" = ["2pkt", "4pkt", "8pkt"]
+"traffic.0.flows" = [1, 4]
+[sweep.threshold]
+metric = "utilization"
+target = 0.8
+times = "traffic.0.flows"
+"""
+    )
+    base, header = split_header(load_scenario(text))
+    plan = header.plan(base, [], None)
+    summary = pd.DataFrame(
+        {
+            "network.bottleneck.buffer": ["2pkt", "4pkt", "8pkt"] * 2,
+            "traffic.0.flows": [1, 1, 1, 4, 4, 4],
+            # flows = 1 reaches 0.8 exactly at 4pkt (the target counts as reached); flows = 4
+            # never does, and its 8pkt point has not run.
+            "utilization_mean": [0.5, 0.8, 0.9, 0.3, 0.7, math.nan],
+            "utilization_ci95": [math.nan] * 6,
+        }
+    )
+    frame = threshold_frame(SweepView(plan, header, summary))
+    assert frame is not None
+    rows = frame.to_dict("records")
+    assert rows[0]["minimum"] == "4pkt"
+    assert rows[0]["utilization"] == 0.8
+    assert rows[0]["minimum_times_0.flows"] == 4.0  # 4 packets x 1 flow
+    assert pd.isna(rows[1]["minimum"])
+    assert rows[1]["largest_run"] == "4pkt"
+    assert math.isnan(rows[1]["minimum_times_0.flows"])
 
 
 @pytest.mark.engine

@@ -315,6 +315,7 @@ def sweep(
     from buflab.console import stdout
     from buflab.report import run_and_report
     from buflab.sweep import Vary
+    from buflab.threshold import write_thresholds
 
     tree = load_scenario(file, overrides=overrides)
     scenario, header = recipes.split_header(tree)
@@ -325,6 +326,7 @@ def sweep(
     with _exit_when_interrupted():
         report = run_and_report(plan, header, out, jobs, "sweep", title)
     stdout.print(report.view.table(title))
+    _print_thresholds(report.view, write_thresholds(report.view, out))
     _print_written(report, out)
 
 
@@ -340,13 +342,22 @@ def _exit_when_interrupted() -> Iterator[None]:
         sys.exit(EXIT_INTERRUPTED)
 
 
+def _print_thresholds(view: Any, frame: Any) -> None:
+    """The `[sweep.threshold]` table, when the recipe asks for one."""
+    from buflab.console import stdout
+    from buflab.threshold import threshold_table
+
+    if frame is not None:
+        stdout.print()
+        stdout.print(threshold_table(view, frame))
+
+
 def _print_written(report: Any, out: Path) -> None:
     from buflab.console import stdout
 
     outcome = report.outcome
     files = [out / "results.csv", out / "summary.csv", *report.figures]
-    if (out / "published.csv").exists():
-        files.append(out / "published.csv")
+    files += [out / name for name in ("published.csv", "threshold.csv") if (out / name).exists()]
     stdout.print(
         f"{outcome.executed} runs simulated, {outcome.skipped} found in {out / 'runs'}; "
         f"wrote {', '.join(map(str, files))}"
@@ -806,6 +817,7 @@ def reproduce(
         done = run_recipe(name, out, jobs=jobs, runs=runs, overrides=overrides, varies=parsed)
     report = done.report
     stdout.print(report.view.table(f"{Path(name).stem}: {report.view.plan.base.get('name', '')}"))
+    _print_thresholds(report.view, done.thresholds)
     if done.comparisons:
         stdout.print()
         stdout.print(comparison_table(done.comparisons, "published beside buflab"))

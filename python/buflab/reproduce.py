@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from buflab import recipes, theory
 from buflab.engine import core, scenario_json
 from buflab.plots import axis_value
@@ -25,6 +27,7 @@ from buflab.report import (
 )
 from buflab.scenario import Overrides
 from buflab.sweep import Vary
+from buflab.threshold import write_thresholds
 
 
 @dataclass
@@ -35,6 +38,7 @@ class Reproduction:
     report: SweepReport
     comparisons: list[Comparison]
     paragraph: str | None
+    thresholds: pd.DataFrame | None = None  # [sweep.threshold]: also OUT/threshold.csv
 
 
 def reproduce(
@@ -55,8 +59,10 @@ def reproduce(
     comparisons = compare_published(report.view)
     if comparisons:
         comparison_frame(comparisons).to_csv(out / "published.csv", index=False)
+    thresholds = write_thresholds(report.view, out)
     reader = READERS.get(stem)
-    return Reproduction(report, comparisons, reader(report.view) if reader else None)
+    paragraph = reader(report.view) if reader else None
+    return Reproduction(report, comparisons, paragraph, thresholds)
 
 
 # --- readers: one paragraph per recipe, computed from the numbers --------------------------

@@ -39,6 +39,16 @@ metric at `point` minus the metric there. A qualitative claim uses `relation = "
 against `value` instead of a band ("4 machines give smaller bursts than 1": the difference
 is below 0).
 
+A figure whose y axis is a threshold ("minimum buffer for 80 % utilization vs switch size",
+thesis Fig 3.4) asks for `[sweep.threshold]`: for each line of the sweep (each combination of
+the other varied keys), the smallest swept x value whose mean metric reaches the target, and
+optionally that value times another varied key (VOQ size × ports = buffer per input port):
+
+    [sweep.threshold]
+    metric = "utilization"
+    target = 0.80
+    times = "network.switch.ports"           # optional
+
 The shipped recipes are the `*.toml` files beside this module (`buflab reproduce NAME`);
 `buflab sweep FILE` reads the same header from any scenario file.
 """
@@ -54,8 +64,10 @@ from typing import Any
 from buflab.engine import ScenarioError
 from buflab.scenario import Overrides, Scenario, apply_overrides, load_scenario
 from buflab.sweep import Plan, Vary
+from buflab.units import KINDS, UnitError, parse_quantity
 
-HEADER_KEYS = {"runs", "vary", "labels", "theory", "cases", "metrics", "published"}
+HEADER_KEYS = {"runs", "vary", "labels", "theory", "cases", "metrics", "published", "threshold"}
+THRESHOLD_KEYS = {"metric", "target", "times"}
 DEFAULT_METRICS = ("utilization", "drop_rate")
 PUBLISHED_KEYS = {"point", "metric", "value", "band", "source", "relative_to", "relation"}
 # "≈": within ± band of the value; "<" and ">": a claim without a number (e.g. "fewer drops").
@@ -114,6 +126,64 @@ class Published:
         return cls(**table)
 
 
+@dataclass(frozen=True)
+class Threshold:
+    """Per line of the sweep, the smallest x whose mean `metric` reaches `target`; with
+    `times`, also that x multiplied by the line's value of the varied key `times`."""
+
+    metric: str
+    target: float
+    times: str | None = None
+
+    @classmethod
+    def from_table(cls, table: Any, vary: dict[str, list[Any]]) -> Threshold:
+        where = "sweep.threshold"
+        if not isinstance(table, dict):
+            raise ScenarioError(f"{where} = {table!r}: expected a table")
+        unknown = set(table) - THRESHOLD_KEYS
+        if unknown:
+            raise ScenarioError(
+                f"{where}.{sorted(unknown)[0]}: unknown key; expected one of "
+                f"{', '.join(sorted(THRESHOLD_KEYS))}"
+            )
+        for key in ("metric", "target"):
+            if key not in table:
+                raise ScenarioError(f"{where}: missing {key}")
+        if not isinstance(table["metric"], str):
+            raise ScenarioError(f"{where}.metric = {table['metric']!r}: expected a metric name")
+        target = table["target"]
+        if isinstance(target, bool) or not isinstance(target, int | float):
+            raise ScenarioError(f"{where}.target = {target!r}: expected a number")
+        keys = list(vary)
+        if not keys or not all(_is_quantity(v) for v in vary[keys[0]]):
+            first = f"{keys[0]!r} varies over {vary[keys[0]]!r}" if keys else "nothing is varied"
+            raise ScenarioError(
+                f"{where}: the x axis (the first varied key) must be numbers or quantities "
+                f"(10, 10pkt, 1Gbps) to search; {first}"
+            )
+        times = table.get("times")
+        if times is not None and (times not in keys[1:] or not all(map(_is_number, vary[times]))):
+            raise ScenarioError(
+                f"{where}.times = {times!r}: expected a varied key with numeric values other "
+                f"than the x axis; expected one of {', '.join(map(repr, keys[1:])) or 'none'}"
+            )
+        return cls(table["metric"], float(target), times)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_quantity(value: Any) -> bool:
+    if _is_number(value):
+        return True
+    try:
+        parse_quantity(str(value), tuple(KINDS))
+    except UnitError:
+        return False
+    return True
+
+
 @dataclass
 class SweepHeader:
     runs: int = 1
@@ -122,6 +192,7 @@ class SweepHeader:
     theory: TheorySettings | None = None
     metrics: tuple[str, ...] = DEFAULT_METRICS
     published: list[Published] = field(default_factory=list)
+    threshold: Threshold | None = None
 
     @classmethod
     def from_table(cls, table: dict[str, Any]) -> SweepHeader:
@@ -152,6 +223,7 @@ class SweepHeader:
         if not isinstance(published, list):
             raise ScenarioError(f"sweep.published = {published!r}: expected an array of tables")
         theory = table.get("theory")
+        threshold = table.get("threshold")
         entries = [Published.from_table(i, entry) for i, entry in enumerate(published)]
         for i, entry in enumerate(entries):
             _check_point(f"sweep.published.{i}", entry, vary)
@@ -162,6 +234,7 @@ class SweepHeader:
             theory=None if theory is None else TheorySettings(**theory),
             metrics=tuple(metrics),
             published=entries,
+            threshold=None if threshold is None else Threshold.from_table(threshold, vary),
         )
 
     def plan(self, scenario: Scenario, extra_varies: list[Vary], runs: int | None) -> Plan:

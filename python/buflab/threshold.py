@@ -1,0 +1,85 @@
+"""A sweep read as a threshold: per line, the smallest swept x whose mean metric reaches a
+target — the y axis of figures like thesis Fig 3.4 ("minimum buffer for 80 % utilization vs
+switch size"). A recipe asks for it with `[sweep.threshold]` (see `buflab.recipes`).
+
+The minimum is the smallest x *that ran*: the grid's resolution is the answer's, and a line
+that never reaches the target has none (its largest x is printed as a lower bound).
+`buflab size` searches one line finely instead.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+from rich.table import Table
+
+from buflab.recipes import short_key
+from buflab.report import SweepView, format_metric, metric_label
+
+
+def threshold_frame(view: SweepView) -> pd.DataFrame | None:
+    """One row per line: its varied values, `minimum` (the x value as swept; missing, nan in
+    pandas, when no run reached the target), the metric there, `largest_run` (the largest x
+    that ran), and with `times` the minimum's number (packets for "10pkt") times the line's
+    value of that key."""
+    threshold = view.header.threshold
+    if threshold is None:
+        return None
+    column = f"{threshold.metric}_mean"
+    rows = []
+    for _, group in view.groups():
+        # Column by column: a row of mixed columns would turn the integers into floats.
+        row = {key: group[key].iloc[0] for key in view.line_keys}
+        ran = group.dropna(subset=[column]) if column in group else group.iloc[0:0]
+        reached = ran[ran[column] >= threshold.target]
+        found = len(reached) > 0
+        row["minimum"] = reached[view.x_key].iloc[0] if found else None
+        row[threshold.metric] = float(reached[column].iloc[0]) if found else math.nan
+        row["largest_run"] = ran[view.x_key].iloc[-1] if len(ran) else None
+        if threshold.times is not None:
+            times = float(group[threshold.times].iloc[0])
+            product = float(reached["_x"].iloc[0]) * times if found else math.nan
+            row[f"minimum_times_{short_key(threshold.times)}"] = product
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_thresholds(view: SweepView, out: Path) -> pd.DataFrame | None:
+    """The threshold frame, also written to OUT/threshold.csv; None without a threshold."""
+    frame = threshold_frame(view)
+    if frame is not None:
+        frame.to_csv(out / "threshold.csv", index=False)
+    return frame
+
+
+def threshold_table(view: SweepView, frame: pd.DataFrame) -> Table:
+    threshold = view.header.threshold
+    assert threshold is not None
+    x_name = short_key(view.x_key)
+    title = (
+        f"smallest {x_name} with {metric_label(threshold.metric)} ≥ "
+        f"{format_metric(threshold.metric, threshold.target, 3)}"
+    )
+    table = Table(title=title)
+    for key in view.line_keys:
+        table.add_column(short_key(key), justify="right")
+    table.add_column(x_name, justify="right")
+    table.add_column(metric_label(threshold.metric), justify="right")
+    product = None if threshold.times is None else f"minimum_times_{short_key(threshold.times)}"
+    if product is not None:
+        table.add_column(f"× {short_key(threshold.times)}", justify="right")
+    for row in frame.to_dict("records"):  # iterrows would make every column a float
+        cells = [str(row[key]) for key in view.line_keys]
+        if pd.isna(row["minimum"]):
+            largest = row["largest_run"]
+            cells += ["–" if pd.isna(largest) else f"> {largest}", "–"]
+            if product is not None:
+                cells.append("–")
+        else:
+            cells += [str(row["minimum"]), format_metric(threshold.metric, row[threshold.metric])]
+            if product is not None:
+                cells.append(f"{row[product]:g}")
+        table.add_row(*cells)
+    return table
