@@ -43,6 +43,19 @@ def test_traces_follow_the_pacing_formula() -> None:
     assert (traces.loc[traces["srtt_s"] == 0, "pacing_rate_bps"] == 0).all()
 
 
+def test_sack_flows_count_acknowledged_bytes_as_newreno_flows_do() -> None:
+    # Window-limited with no loss, the two senders send the same segments at the same times,
+    # so their traces must acknowledge the same payload (SACK flows once reported 0).
+    def last_acked(tcp: str) -> int:
+        scenario = {**ONE_FLOW, "traffic": [{**ONE_FLOW["traffic"][0], "tcp": tcp}]}
+        return int(buflab.run(scenario).traces["acked_bytes"].iloc[-1])
+
+    newreno = last_acked("newreno")
+    # 10 segments of 960 B per round trip of about 0.1 s for 10 s: close to 960 KB.
+    assert 800_000 < newreno < 1_000_000
+    assert last_acked("sack") == newreno
+
+
 def test_unpaced_flow_has_no_pacing_rate() -> None:
     scenario = {**ONE_FLOW, "traffic": [{**ONE_FLOW["traffic"][0], "pacing": "off"}]}
     traces = buflab.run(scenario).traces

@@ -372,6 +372,16 @@ impl TcpSender {
         self.send_allowed(now, out);
     }
 
+    /// Adds the payload bytes the cumulative ACK moving from `snd_una` to `ack` acknowledges
+    /// to the statistics (the traces' `acked_bytes`).
+    fn count_acked(&mut self, ack: u32) {
+        let mut bytes = (ack - self.snd_una) as u64 * self.cfg.mss() as u64;
+        if ack == self.limit {
+            bytes -= (self.cfg.mss() - self.last_payload) as u64; // the short last segment
+        }
+        self.stats.acked_bytes += bytes;
+    }
+
     fn on_new_ack(&mut self, now: Time, ack: u32, out: &mut Vec<Packet>) {
         let acked = ack - self.snd_una;
         if let Some((seq, sent)) = self.timed {
@@ -380,11 +390,7 @@ impl TcpSender {
                 self.timed = None;
             }
         }
-        let mut bytes = acked as u64 * self.cfg.mss() as u64;
-        if ack == self.limit {
-            bytes -= (self.cfg.mss() - self.last_payload) as u64; // the short last segment
-        }
-        self.stats.acked_bytes += bytes;
+        self.count_acked(ack);
         self.snd_una = ack;
         if self.snd_nxt < ack {
             self.snd_nxt = ack;

@@ -143,6 +143,7 @@ impl TcpSender {
                 self.timed = None;
             }
         }
+        self.count_acked(ack);
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         state(&mut self.sack).sb.advance(ack);
