@@ -39,7 +39,9 @@ pub struct Mwm {
     /// Augmenting path back-pointers and slack per column.
     way: Vec<usize>,
     minv: Vec<i64>,
-    used: Vec<bool>,
+    /// The columns outside this row's alternating tree, in ascending order (so that the scan
+    /// keeps the first of equal minima, as the textbook's scan over all columns does).
+    outside: Vec<usize>,
     /// The columns of this row's alternating tree, in the order they joined it, and the
     /// running sum of the tree steps' deltas when each joined (see `assign`).
     tree: Vec<usize>,
@@ -63,7 +65,7 @@ impl Mwm {
             p: vec![0; n + 1],
             way: vec![0; n + 1],
             minv: vec![0; n + 1],
-            used: vec![false; n + 1],
+            outside: Vec::with_capacity(n),
             tree: Vec::with_capacity(n + 1),
             shift_at_join: vec![0; n + 1],
             cost: vec![0; n * n],
@@ -106,9 +108,9 @@ impl Mwm {
         }
         // Slices of the exact length n + 1, so that the compiler drops the bounds checks of
         // the O(N³) loop below (which dominates a switch run).
-        let Mwm { u, v, p, way, minv, used, tree, shift_at_join, cost, .. } = self;
+        let Mwm { u, v, p, way, minv, outside, tree, shift_at_join, cost, .. } = self;
         let (u, v, p, way) = (&mut u[..=n], &mut v[..=n], &mut p[..=n], &mut way[..=n]);
-        let (minv, used, shift_at_join) = (&mut minv[..=n], &mut used[..=n], &mut shift_at_join[..=n]);
+        let (minv, shift_at_join) = (&mut minv[..=n], &mut shift_at_join[..=n]);
         u.fill(0);
         v.fill(0);
         p.fill(0);
@@ -117,7 +119,8 @@ impl Mwm {
             p[0] = row;
             let mut c0 = 0;
             minv.fill(INF);
-            used.fill(false);
+            outside.clear();
+            outside.extend(1..=n);
             tree.clear();
             // Grow an alternating tree from `row` until it reaches a free column. Each step of
             // the textbook algorithm ends by adding its delta to u (and subtracting it from v)
@@ -125,20 +128,17 @@ impl Mwm {
             // deltas are summed in `shift` instead: the slacks are kept as `minv + shift` (all
             // shifted alike, so every comparison and every first-of-equal-minima choice is the
             // textbook one) and each tree column's potentials get the deltas since it joined
-            // once, when the tree is done. Same integers, one O(n) loop per step instead of two.
+            // once, when the tree is done. Same integers, and one loop per step over only the
+            // columns outside the tree, where the textbook has two over all of them.
             let mut shift = 0;
             loop {
-                used[c0] = true;
                 tree.push(c0);
                 shift_at_join[c0] = shift;
                 let r0 = p[c0];
                 let (u0, costs) = (u[r0], &cost[(r0 - 1) * n..r0 * n]);
                 let mut lowest = INF;
-                let mut c1 = 0;
-                for c in 1..=n {
-                    if used[c] {
-                        continue;
-                    }
+                let mut k1 = 0;
+                for (k, &c) in outside.iter().enumerate() {
                     let cur = costs[c - 1] - u0 - v[c] + shift;
                     if cur < minv[c] {
                         minv[c] = cur;
@@ -146,12 +146,12 @@ impl Mwm {
                     }
                     if minv[c] < lowest {
                         lowest = minv[c];
-                        c1 = c;
+                        k1 = k;
                     }
                 }
                 // This step's delta is lowest − shift; the running sum becomes lowest.
                 shift = lowest;
-                c0 = c1;
+                c0 = outside.remove(k1);
                 if p[c0] == 0 {
                     break;
                 }
