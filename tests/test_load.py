@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -145,6 +146,36 @@ def test_long_lived_offered_load():
     greedy = offered_load(scenario, overrides={"traffic.0.max_window": "20MB"})
     assert greedy["load"] == math.inf
     assert greedy["traffic"][0]["limit_bps"] > 100e6
+
+
+def test_switch_offered_load_is_per_output_line():
+    # Property: on a switch the link is one output line. eq. 3.1's flows_per_output offer it
+    # 100 % (at the mean RTT; the offered load averages 1/RTT over 75..125 ms, E[1/RTT] =
+    # ln(5/3)/0.05 s, 2.2 % above 1/100 ms), and a UDP entry's flows spread over the 4
+    # outputs. Tolerance: 0.2 %, the midpoint rule's error.
+    switch = {
+        "network": {
+            "topology": "switch",
+            "access": {"rate": "25Mbps"},
+            "rtt": "75ms..125ms",
+            "switch": {"ports": 4, "rate": "250Mbps", "voq_buffer": 3},
+        },
+        "traffic": [
+            {"kind": "long_lived", "flows_per_output": "eq3.1", "max_window": "61440B"},
+            {"kind": "udp_cbr", "flows": 8, "rate": "5Mbps"},
+        ],
+    }
+    load = offered_load(switch)
+    assert load["bottleneck_bps"] == 250e6
+    tcp, udp = load["traffic"]
+    assert tcp["count"] == 49  # ⌈250 Mb/s × 100 ms ÷ (64 × 1000 B × 8)⌉
+    assert tcp["load"] == pytest.approx(49 * 64 * 8000 * math.log(5 / 3) / 0.05 / 250e6, rel=2e-3)
+    assert udp["rate_bps"] == 8 * 5e6 / 4
+    # `buflab load` on the switch example (it once failed looking for a bottleneck).
+    example = Path(__file__).parent.parent / "examples" / "switch.toml"
+    result = CliRunner().invoke(cli, ["load", str(example)])
+    assert result.exit_code == 0, result.output
+    assert "Offered load on 250 Mb/s" in result.output
 
 
 @pytest.mark.engine

@@ -242,6 +242,11 @@ def offered_load(
       segment, the SYN-ACK). With `load` instead of `arrivals`, the engine's rate is
       load × bottleneck ÷ (8 × E[file size]), so the offered load is `load` plus headers.
 
+    On a switch the link is one output line (`network.switch.rate`) and every figure is per
+    output: a long-lived entry's `flows_per_output` flows, and any other entry's rate ÷ the
+    ports (uniform load spreads it evenly; diagonal load too, each output taking 2/3 of one
+    input's and 1/3 of another's). `count` stays the entry's own flows or users.
+
     With server machines (`network.access.machines` > 0) a flow's access rate is taken as
     min(class rate, NIC rate) and the total is capped at what the machines' NICs and class
     queues can carry (`capped` is then true).
@@ -249,12 +254,20 @@ def offered_load(
     from buflab.api import validate
 
     tree = validate(scenario, overrides=overrides)
-    bottleneck = parse_rate(tree["network"]["bottleneck"]["rate"])
+    switch = get_key(tree, "network.topology") == "switch"
+    if switch:
+        bottleneck = parse_rate(get_key(tree, "network.switch.rate"))
+        ports = int(get_key(tree, "network.switch.ports"))
+    else:
+        bottleneck, ports = parse_rate(tree["network"]["bottleneck"]["rate"]), 1
     access = _access_bps(tree)
     rtts = _rtt_grid(tree)
     entries = []
     for index, entry in enumerate(tree["traffic"]):
         kind = entry["kind"]
+        share = 1.0 if "flows_per_output" in entry else 1.0 / ports
+        if "flows_per_output" in entry:
+            entry = {**entry, "flows": entry["flows_per_output"]}
         if kind.startswith("udp_"):
             row = _udp(entry)
         elif kind == "long_lived":
@@ -264,6 +277,7 @@ def offered_load(
         else:
             row = _closed_loop(entry, access, rtts, draws, seed)
         row = {"traffic": index, "kind": kind, **row}
+        row["rate_bps"] *= share
         row["load"] = row["rate_bps"] / bottleneck
         entries.append(row)
     total = sum(row["rate_bps"] for row in entries)
