@@ -17,7 +17,7 @@ from buflab.recipes import SweepHeader, split_header
 from buflab.report import SweepView, compare_published
 from buflab.scenario import load_scenario
 from buflab.sweep import Vary, run_id
-from buflab.threshold import threshold_frame
+from buflab.threshold import threshold_frame, write_thresholds
 from conftest import TINY_SCENARIO
 
 CASES = """
@@ -147,7 +147,7 @@ relation = ">"
     assert math.isnan(difference.ci95)  # one side has no interval
 
 
-def test_the_threshold_is_the_smallest_x_reaching_the_target_per_line() -> None:
+def _threshold_view() -> SweepView:
     text = (
         TINY_SCENARIO
         + """
@@ -172,7 +172,11 @@ times = "traffic.0.flows"
             "utilization_ci95": [math.nan] * 6,
         }
     )
-    frame = threshold_frame(SweepView(plan, header, summary))
+    return SweepView(plan, header, summary)
+
+
+def test_the_threshold_is_the_smallest_x_reaching_the_target_per_line() -> None:
+    frame = threshold_frame(_threshold_view())
     assert frame is not None
     rows = frame.to_dict("records")
     assert rows[0]["minimum"] == "4pkt"
@@ -181,6 +185,18 @@ times = "traffic.0.flows"
     assert pd.isna(rows[1]["minimum"])
     assert rows[1]["largest_run"] == "4pkt"
     assert math.isnan(rows[1]["minimum_times_0.flows"])
+
+
+def test_thresholds_are_written_as_a_table_and_a_figure_against_the_line_key(
+    tmp_path: Path,
+) -> None:
+    """Fig 3.4 plots the minimum against the switch size: a numeric line key gets the figure,
+    including a line that never reached the target (drawn as 'more needed')."""
+    frame, figures = write_thresholds(_threshold_view(), tmp_path, "tiny", "0.0")
+    assert frame is not None
+    assert pd.read_csv(tmp_path / "threshold.csv")["traffic.0.flows"].tolist() == [1, 4]
+    assert sorted(path.name for path in figures) == ["tiny_threshold.png", "tiny_threshold.svg"]
+    assert all(path.stat().st_size > 0 for path in figures)
 
 
 @pytest.mark.engine

@@ -326,7 +326,9 @@ def sweep(
     with _exit_when_interrupted():
         report = run_and_report(plan, header, out, jobs, "sweep", title)
     stdout.print(report.view.table(title))
-    _print_thresholds(report.view, write_thresholds(report.view, out))
+    thresholds, figures = write_thresholds(report.view, out, "sweep", __version__)
+    report.figures.extend(figures)
+    _print_thresholds(report.view, thresholds)
     _print_written(report, out)
 
 

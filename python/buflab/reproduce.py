@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from buflab import recipes, theory
+from buflab import __version__, recipes, theory
 from buflab.engine import core, scenario_json
 from buflab.plots import axis_value
 from buflab.report import (
@@ -59,7 +59,8 @@ def reproduce(
     comparisons = compare_published(report.view)
     if comparisons:
         comparison_frame(comparisons).to_csv(out / "published.csv", index=False)
-    thresholds = write_thresholds(report.view, out)
+    thresholds, figures = write_thresholds(report.view, out, stem, __version__)
+    report.figures.extend(figures)
     reader = READERS.get(stem)
     paragraph = reader(report.view) if reader else None
     return Reproduction(report, comparisons, paragraph, thresholds)

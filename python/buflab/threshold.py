@@ -12,9 +12,14 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
+from matplotlib.ticker import ScalarFormatter
 from rich.table import Table
 
+from buflab import plots
 from buflab.recipes import short_key
 from buflab.report import SweepView, format_metric, metric_label
 
@@ -46,12 +51,69 @@ def threshold_frame(view: SweepView) -> pd.DataFrame | None:
     return pd.DataFrame(rows)
 
 
-def write_thresholds(view: SweepView, out: Path) -> pd.DataFrame | None:
-    """The threshold frame, also written to OUT/threshold.csv; None without a threshold."""
+def write_thresholds(
+    view: SweepView, out: Path, stem: str, version: str
+) -> tuple[pd.DataFrame | None, list[Path]]:
+    """The threshold frame, also written to OUT/threshold.csv, and with one numeric line key
+    the figure OUT/`stem`_threshold.png/svg; (None, []) without a threshold."""
     frame = threshold_frame(view)
-    if frame is not None:
-        frame.to_csv(out / "threshold.csv", index=False)
-    return frame
+    if frame is None:
+        return None, []
+    frame.to_csv(out / "threshold.csv", index=False)
+    if len(view.line_keys) != 1 or not all(map(_is_number, frame[view.line_keys[0]])):
+        return frame, []
+    return frame, plots.save(threshold_figure(view, frame, version), out, f"{stem}_threshold")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float | np.number) and not isinstance(value, bool)
+
+
+def threshold_figure(view: SweepView, frame: pd.DataFrame, version: str) -> Figure:
+    """The minimum against the line key (Fig 3.4's axes), and with `times` the product; a
+    line that never reached the target is a hollow marker at its largest x, "more than"."""
+    threshold = view.header.threshold
+    assert threshold is not None
+    line_key = view.line_keys[0]
+    found = frame.dropna(subset=["minimum"])
+    missing = frame[frame["minimum"].isna() & frame["largest_run"].notna()]
+    fig, axes = plt.subplots(figsize=(8, 5.5))
+    x_name = short_key(view.x_key)
+    series = [("minimum", f"smallest {x_name}", "o")]
+    if threshold.times is not None:
+        product = f"minimum_times_{short_key(threshold.times)}"
+        series.append((product, f"{x_name} × {short_key(threshold.times)}", "s"))
+    for column, label, marker in series:
+        ys = [plots.axis_value(y)[0] for y in found[column]]
+        axes.plot(found[line_key], ys, marker=marker, linewidth=2, label=label)
+    if len(missing):
+        axes.plot(
+            missing[line_key],
+            [plots.axis_value(y)[0] for y in missing["largest_run"]],
+            linestyle="none",
+            marker="^",
+            markerfacecolor="none",
+            color="dimgray",
+            label=f"target not reached up to {x_name} (more needed)",
+        )
+    xs = [float(x) for x in frame[line_key]]
+    if min(xs) > 0 and max(xs) / min(xs) > 4:
+        axes.set_xscale("log", base=2)
+        axes.xaxis.set_major_formatter(ScalarFormatter())
+    axes.set_xticks(xs)
+    axes.set_xlabel(line_key)
+    axes.set_ylabel(
+        f"{x_name} for {metric_label(threshold.metric)} ≥ "
+        f"{format_metric(threshold.metric, threshold.target, 3)}"
+    )
+    axes.set_ylim(bottom=0)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=8)
+    name = str(view.plan.base.get("name", "unnamed"))
+    axes.set_title(f"{name}: threshold by {short_key(line_key)}", fontsize=10)
+    plots.add_footer(fig, plots.footer_text(name, view.plan.seeds(), version))
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
 
 
 def threshold_table(view: SweepView, frame: pd.DataFrame) -> Table:
