@@ -3,6 +3,7 @@ points accepted by the engine."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from buflab.recipes import SweepHeader, split_header
 from buflab.report import SweepView, compare_published
 from buflab.scenario import load_scenario
 from buflab.sweep import Vary, run_id
-from buflab.threshold import threshold_frame, write_thresholds
+from buflab.threshold import threshold_frame, threshold_table, write_thresholds
 from conftest import TINY_SCENARIO
 
 CASES = """
@@ -147,12 +148,12 @@ relation = ">"
     assert math.isnan(difference.ci95)  # one side has no interval
 
 
-def _threshold_view() -> SweepView:
+def _threshold_view(buffers: tuple[object, ...] = ("2pkt", "4pkt", "8pkt")) -> SweepView:
     text = (
         TINY_SCENARIO
-        + """
+        + f"""
 [sweep.vary]
-"network.bottleneck.buffer" = ["2pkt", "4pkt", "8pkt"]
+"network.bottleneck.buffer" = {json.dumps(list(buffers))}
 "traffic.0.flows" = [1, 4]
 [sweep.threshold]
 metric = "utilization"
@@ -164,7 +165,7 @@ times = "traffic.0.flows"
     plan = header.plan(base, [], None)
     summary = pd.DataFrame(
         {
-            "network.bottleneck.buffer": ["2pkt", "4pkt", "8pkt"] * 2,
+            "network.bottleneck.buffer": list(buffers) * 2,
             "traffic.0.flows": [1, 1, 1, 4, 4, 4],
             # flows = 1 reaches 0.8 exactly at 4pkt (the target counts as reached); flows = 4
             # never does, and its 8pkt point has not run.
@@ -185,6 +186,20 @@ def test_the_threshold_is_the_smallest_x_reaching_the_target_per_line() -> None:
     assert pd.isna(rows[1]["minimum"])
     assert rows[1]["largest_run"] == "4pkt"
     assert math.isnan(rows[1]["minimum_times_0.flows"])
+
+
+def test_a_whole_number_minimum_stays_whole_beside_a_line_that_never_reached(
+    tmp_path: Path,
+) -> None:
+    """pandas would turn [4, missing] into floats: the table showed "4.0" beside "> 4"."""
+    view = _threshold_view((2, 4, 8))
+    frame, _ = write_thresholds(view, tmp_path, "tiny", "0.0")
+    assert frame is not None
+    assert frame["minimum"].tolist()[0] == 4
+    assert frame["largest_run"].tolist() == [8, 4]
+    rendered = list(threshold_table(view, frame).columns[1].cells)
+    assert rendered == ["4", "> 4"]
+    assert pd.read_csv(tmp_path / "threshold.csv")["minimum"].tolist()[0] == 4
 
 
 def test_thresholds_are_written_as_a_table_and_a_figure_against_the_line_key(

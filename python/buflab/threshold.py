@@ -48,7 +48,10 @@ def threshold_frame(view: SweepView) -> pd.DataFrame | None:
             product = float(reached["_x"].iloc[0]) * times if found else math.nan
             row[f"minimum_times_{short_key(threshold.times)}"] = product
         rows.append(row)
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    for key in ("minimum", "largest_run"):  # as swept: [4, None] would become [4.0, nan]
+        frame[key] = pd.Series([row[key] for row in rows], dtype=object)
+    return frame
 
 
 def write_thresholds(
