@@ -281,3 +281,27 @@ def test_run_and_load_take_a_recipe_file_and_use_its_scenario(tmp_path: Path) ->
     for command in (["run", str(recipe), "--json"], ["load", str(recipe)]):
         result = CliRunner().invoke(cli, command)
         assert result.exit_code == 0, result.output
+
+
+def test_a_voq_sweep_plots_the_input_drop_rate_where_its_losses_are() -> None:
+    """With speedup 1 and 100-packet output buffers the outputs never drop: the lower panel
+    of s4_voq's figure must be the VOQs' drop rate, and a sweep naming no drop metric keeps
+    the output's."""
+    base, header = recipes.load("s4_voq")
+    plan = header.plan(base, [], None)
+    summary = pd.DataFrame(
+        {
+            "network.switch.voq_buffer": [1, 2],
+            "network.switch.ports": [2, 2],
+            "utilization_mean": [0.2, 0.5],
+            "utilization_ci95": [math.nan] * 2,
+            "drop_rate_mean": [0.0, 0.0],
+            "drop_rate_ci95": [math.nan] * 2,
+            "input_drop_rate_mean": [0.012, 0.002],
+            "input_drop_rate_ci95": [math.nan] * 2,
+        }
+    )
+    view = SweepView(plan, header, summary)
+    assert view.drop_metric() == "input_drop_rate"
+    assert [line.drop_rate for line in view.lines()] == [[0.012, 0.002]]
+    assert _threshold_view().drop_metric() == "drop_rate"

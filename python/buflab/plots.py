@@ -74,8 +74,10 @@ def sweep_figure(
     footer: str,
     title: str,
     x_ticks: Sequence[tuple[float, str]] | None = None,
+    drop_label: str = "drop rate (%)",
 ) -> Figure:
-    """`x_ticks` (position, label) names categorical x values (a recipe's cases)."""
+    """`x_ticks` (position, label) names categorical x values (a recipe's cases); the lower
+    panel is the lines' `drop_rate`, named by `drop_label`."""
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 8))
     for line in lines:
         for axes, means, half_widths in (
@@ -92,7 +94,7 @@ def sweep_figure(
             )
     top.set_ylabel("utilization (%)")
     top.set_ylim(0, 102)
-    bottom.set_ylabel("drop rate (%)")
+    bottom.set_ylabel(drop_label)
     bottom.set_ylim(bottom=0)
     bottom.set_xlabel(x_label)
     for axes in (top, bottom):

@@ -72,15 +72,22 @@ class SweepView:
             result.append((label, rows.sort_values("_x")))
         return result
 
+    def drop_metric(self) -> str:
+        """The drop rate to plot: the first the header names, so a VOQ recipe, whose losses
+        are at the inputs, shows `input_drop_rate` and not the output's zero."""
+        named = [m for m in self.header.metrics if m in DROP_METRICS]
+        return next((m for m in named if f"{m}_mean" in self.summary), "drop_rate")
+
     def lines(self) -> list[Line]:
+        drops = self.drop_metric()
         return [
             Line(
                 label=label,
                 x=rows["_x"].tolist(),
                 utilization=rows["utilization_mean"].tolist(),
                 utilization_ci=rows["utilization_ci95"].tolist(),
-                drop_rate=rows["drop_rate_mean"].tolist(),
-                drop_rate_ci=rows["drop_rate_ci95"].tolist(),
+                drop_rate=rows[f"{drops}_mean"].tolist(),
+                drop_rate_ci=rows[f"{drops}_ci95"].tolist(),
             )
             for label, rows in self.groups()
         ]
@@ -144,6 +151,9 @@ def format_metric(metric: str, value: float, digits: int | None = None) -> str:
         return f"{100 * value:.3g} %" if abs(value) < 0.01 else f"{100 * value:.2f} %"
     return f"{value:,.4g}"
 
+
+# Loss rates a sweep figure's lower panel can show: at the output line or at the VOQs.
+DROP_METRICS = ("drop_rate", "input_drop_rate")
 
 _FRACTIONS = (
     "utilization",
@@ -315,7 +325,10 @@ def write_figure(
     )
     ticks = list(zip(xs, map(str, values), strict=True)) if view.is_categorical() else None
     log_x = ticks is None and plots.use_log_x(view.x_key, xs)
-    fig = plots.sweep_figure(view.lines(), x_label, log_x, marks, footer, title, ticks)
+    drop_label = f"{metric_label(view.drop_metric())} (%)"
+    fig = plots.sweep_figure(
+        view.lines(), x_label, log_x, marks, footer, title, ticks, drop_label=drop_label
+    )
     return plots.save(fig, out, stem)
 
 
