@@ -12,7 +12,9 @@ fn main() {
     let net = buflab_core::simulate(&scenario);
     let mut fr = 0;
     for f in &net.sim.flows {
-        if let buflab_core::sim::Endpoints::Tcp { sender, .. } = &f.endpoints {
+        if let buflab_core::endpoint::Endpoints::Tcp(buflab_core::tcp::flow::TcpFlow { sender, .. }) =
+            &f.endpoints
+        {
             fr += sender.window_stats.fast_retransmits;
         }
     }

@@ -34,6 +34,7 @@
 //! ```
 
 pub mod autosize;
+pub mod endpoint;
 pub mod fabric;
 pub mod link;
 pub mod loss;

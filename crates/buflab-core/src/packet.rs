@@ -14,6 +14,18 @@ pub enum Kind {
     Udp = 2,
 }
 
+impl Kind {
+    /// The end of its flow a packet of this kind goes to: an ACK answers the source, every
+    /// other packet is for the sink.
+    #[inline]
+    pub fn side(self) -> crate::endpoint::Side {
+        match self {
+            Kind::Ack => crate::endpoint::Side::Source,
+            Kind::Data | Kind::Udp => crate::endpoint::Side::Sink,
+        }
+    }
+}
+
 /// Flag bits.
 pub mod flags {
     /// The data segment is a retransmission.

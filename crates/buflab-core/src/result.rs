@@ -17,10 +17,12 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::endpoint::Endpoints;
 use crate::monitor::trace::TraceLog;
 use crate::monitor::{EventLog, QueueMonitor};
 use crate::scenario::Scenario;
-use crate::sim::{Conservation, Endpoints};
+use crate::sim::Conservation;
+use crate::tcp::flow::TcpFlow;
 use crate::topology::Network;
 use crate::units::{BufferLimit, PS_PER_S};
 
@@ -411,7 +413,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
     for (i, f) in sim.flows.iter().enumerate() {
         let info = &f.info;
         let rec = match &f.endpoints {
-            Endpoints::Tcp { sender, receiver } => {
+            Endpoints::Tcp(TcpFlow { sender, receiver }) => {
                 let delivered = receiver.window_delivered_bytes;
                 let rt = sender.window_stats.retransmits;
                 let to = sender.window_stats.timeouts;

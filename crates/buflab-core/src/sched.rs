@@ -11,27 +11,25 @@
 
 use crate::units::Time;
 
-/// What happens when an event fires. The payload is an index into the simulator's tables.
+/// What happens when an event fires: a component of the simulator, named by its index in
+/// the simulator's tables, and which of its timers. The scheduler knows no protocol: an
+/// endpoint's timers are numbered slots whose meaning only the endpoint knows (see
+/// [`crate::endpoint`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// The packet at the head of a link's pipe reaches the end of the link.
     LinkExit(u32),
-    /// A TCP sender's retransmission timer may have expired (lazy: checked when it fires).
-    Rto(u32),
-    /// A TCP receiver's delayed-ACK timer may have expired (lazy).
-    DelayedAck(u32),
-    /// A flow starts sending.
+    /// Timer `slot` of a flow's endpoint may be due (lazy: the endpoint checks its deadline
+    /// when it fires).
+    Timer(u32, u8),
+    /// A flow starts, or its user sends the next request.
     FlowStart(u32),
-    /// A UDP source emits its next packet.
-    SourceNext(u32),
     /// An open-loop flow arrives (the payload indexes the arrival processes).
     Arrival(u32),
     /// The auto-sizer's next step (there is at most one auto-sizer per run).
     Autosize,
     /// A router node's next fabric slot may be due (lazy: checked when it fires).
     SwitchSlot(u32),
-    /// A paced TCP sender's next segment may be due (lazy).
-    Pace(u32),
 }
 
 /// Bits of a packed event: 4 for the kind, 25 for the component id.
@@ -39,6 +37,9 @@ const ID_BITS: u32 = 25;
 const EVENT_BITS: u32 = 4 + ID_BITS;
 /// Largest component id an event can name (links, flows: the scenario caps flows well below).
 pub const MAX_ID: u32 = (1 << ID_BITS) - 1;
+/// Timer slots an endpoint may have: kinds 8 to 11 are `Timer` slots 0 to 3.
+pub const MAX_TIMER_SLOTS: usize = 4;
+const TIMER_KIND: u64 = 8;
 /// Events a run may schedule: the insertion sequence fills the other 35 bits of the key's low
 /// half (about 34 billion; a 90 s run of a 10 Gb/s link schedules under 100 million).
 const MAX_SEQ: u64 = (1 << (64 - EVENT_BITS)) - 1;
@@ -47,14 +48,14 @@ impl Event {
     fn pack(self) -> u64 {
         let (k, v) = match self {
             Event::LinkExit(v) => (0u64, v),
-            Event::Rto(v) => (1, v),
-            Event::DelayedAck(v) => (2, v),
-            Event::FlowStart(v) => (3, v),
-            Event::SourceNext(v) => (4, v),
-            Event::Arrival(v) => (5, v),
-            Event::Autosize => (6, 0),
-            Event::SwitchSlot(v) => (7, v),
-            Event::Pace(v) => (8, v),
+            Event::FlowStart(v) => (1, v),
+            Event::Arrival(v) => (2, v),
+            Event::Autosize => (3, 0),
+            Event::SwitchSlot(v) => (4, v),
+            Event::Timer(v, slot) => {
+                debug_assert!((slot as usize) < MAX_TIMER_SLOTS);
+                (TIMER_KIND + slot as u64, v)
+            }
         };
         debug_assert!(v <= MAX_ID);
         (k << ID_BITS) | v as u64
@@ -63,14 +64,12 @@ impl Event {
         let v = (p & MAX_ID as u64) as u32;
         match (p >> ID_BITS) & 15 {
             0 => Event::LinkExit(v),
-            1 => Event::Rto(v),
-            2 => Event::DelayedAck(v),
-            3 => Event::FlowStart(v),
-            4 => Event::SourceNext(v),
-            5 => Event::Arrival(v),
-            6 => Event::Autosize,
-            7 => Event::SwitchSlot(v),
-            _ => Event::Pace(v),
+            1 => Event::FlowStart(v),
+            2 => Event::Arrival(v),
+            3 => Event::Autosize,
+            4 => Event::SwitchSlot(v),
+            // Only `pack` makes keys: kinds 5 to 7 never occur.
+            k => Event::Timer(v, (k - TIMER_KIND) as u8),
         }
     }
 }
@@ -255,26 +254,27 @@ mod tests {
     #[test]
     fn equal_times_run_in_insertion_order() {
         let mut s = Scheduler::new();
-        s.schedule(Time(5), Event::Rto(1));
-        s.schedule(Time(5), Event::Rto(2));
-        s.schedule(Time(3), Event::Rto(3));
+        s.schedule(Time(5), Event::Timer(1, 0));
+        s.schedule(Time(5), Event::Timer(2, 0));
+        s.schedule(Time(3), Event::Timer(3, 0));
         s.schedule(Time(5), Event::LinkExit(4));
         let order: Vec<Event> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, vec![Event::Rto(3), Event::Rto(1), Event::Rto(2), Event::LinkExit(4)]);
+        assert_eq!(
+            order,
+            vec![Event::Timer(3, 0), Event::Timer(1, 0), Event::Timer(2, 0), Event::LinkExit(4)]
+        );
     }
 
     #[test]
     fn every_event_kind_survives_packing() {
         let all = [
             Event::LinkExit(MAX_ID),
-            Event::Rto(1),
-            Event::DelayedAck(2),
+            Event::Timer(1, 0),
+            Event::Timer(MAX_ID, MAX_TIMER_SLOTS as u8 - 1),
             Event::FlowStart(3),
-            Event::SourceNext(4),
             Event::Arrival(5),
             Event::Autosize,
             Event::SwitchSlot(MAX_ID),
-            Event::Pace(MAX_ID),
         ];
         for e in all {
             assert_eq!(Event::unpack(e.pack()), e);
@@ -287,10 +287,10 @@ mod tests {
         let mut r = Rng::stream(3, Stream::Topology, 0);
         let mut last = (0u64, 0u32);
         for i in 0..20_000u32 {
-            s.schedule(Time(s.now().0 + r.range_u64(0, 1000)), Event::SourceNext(i));
+            s.schedule(Time(s.now().0 + r.range_u64(0, 1000)), Event::Arrival(i));
             if i % 3 == 0 {
                 let (t, e) = s.pop().unwrap();
-                let Event::SourceNext(id) = e else { panic!() };
+                let Event::Arrival(id) = e else { panic!() };
                 assert!(t.0 >= last.0);
                 last = (t.0, id);
             }

@@ -22,6 +22,7 @@
 
 pub mod ack_pacer;
 pub mod cc;
+pub mod flow;
 pub mod pacer;
 pub mod rate_sample;
 pub mod receiver;

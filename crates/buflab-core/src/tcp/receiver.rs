@@ -47,8 +47,8 @@ pub struct TcpReceiver {
     delay: Time,
     /// In-order segments received but not yet acknowledged (delayed ACKs).
     unacked: u32,
-    pub delack_deadline: Option<Time>,
-    pub delack_event_at: Option<Time>,
+    /// When the delayed ACK is due, if one is held.
+    delack_deadline: Option<Time>,
     pub stats: ReceiverStats,
     /// Payload bytes delivered in order inside the measured window (counted by event time,
     /// since a receiver may run ahead of the global clock; see `Sim::forward`).
@@ -91,7 +91,6 @@ impl TcpReceiver {
             delay,
             unacked: 0,
             delack_deadline: None,
-            delack_event_at: None,
             stats: ReceiverStats::default(),
             window_delivered_bytes: 0,
             mss,

@@ -19,8 +19,9 @@
 //! hands the controller a sample on every ACK; such a sender is always paced at the rate the
 //! controller sets.
 //!
-//! The sender never touches the scheduler. It appends packets to `out` and keeps the RTO
-//! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
+//! The sender never touches the scheduler. It appends packets to `out` and keeps its two
+//! deadlines, the retransmission timer's and the pacer's; its flow ([`super::flow`]) states
+//! them to the simulator, which schedules a (lazy) timer event for each.
 
 mod rate;
 mod sack;
@@ -90,14 +91,11 @@ pub struct TcpSender {
     timed: Option<(u32, Time)>,
     /// `snd_una` at the last timeout: a second RTO for the same segment keeps ssthresh.
     last_rto_una: Option<u32>,
-    pub rto_deadline: Option<Time>,
-    /// Time of the pending timer event, if any (lazy timer bookkeeping).
-    pub rto_event_at: Option<Time>,
+    /// When the retransmission timer expires, if it runs.
+    rto_deadline: Option<Time>,
     pacer: Pacer,
-    /// When the pacer lets the next segment go, if the window has one waiting for it; the
-    /// simulator schedules a (lazy) pacing event from it.
-    pub pace_deadline: Option<Time>,
-    pub pace_event_at: Option<Time>,
+    /// When the pacer lets the next segment go, if the window has one waiting for it.
+    pace_deadline: Option<Time>,
     pub stats: SenderStats,
     /// The same counters for the current connection only.
     pub conn_stats: SenderStats,
@@ -154,10 +152,8 @@ impl TcpSender {
             timed: None,
             last_rto_una: None,
             rto_deadline: None,
-            rto_event_at: None,
             pacer,
             pace_deadline: None,
-            pace_event_at: None,
             stats: SenderStats::default(),
             conn_stats: SenderStats::default(),
             conn: 0,
@@ -177,6 +173,16 @@ impl TcpSender {
     /// Gives the congestion controller its random stream (see [`Cc::set_rng`]).
     pub fn set_cc_rng(&mut self, rng: crate::rng::Rng) {
         self.cc.set_rng(rng);
+    }
+
+    /// When the retransmission timer expires, if it runs.
+    pub fn rto_deadline(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+
+    /// When the pacer lets the next waiting segment go, if one waits for it.
+    pub fn pace_deadline(&self) -> Option<Time> {
+        self.pace_deadline
     }
 
     /// The route its data packets take.

@@ -8,10 +8,12 @@
 //!
 //! A topology says only how a flow's packets are routed ([`Routing`]).
 
+use crate::endpoint::Endpoints;
 use crate::link::Link;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Scenario, Starts, Traffic};
-use crate::sim::{Endpoints, FlowInfo, Sim};
+use crate::sim::{FlowInfo, Sim};
+use crate::tcp::flow::TcpFlow;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::traffic::closed_loop::User;
@@ -132,7 +134,7 @@ impl<R: Routing> Slots<R> {
         }
         let mut sender = TcpSender::new(tcp, flow, forward);
         sender.set_cc_rng(Rng::stream(self.seed, Stream::Cc, id));
-        let endpoints = Endpoints::Tcp { sender, receiver };
+        let endpoints = Endpoints::Tcp(TcpFlow::new(sender, receiver));
         let tcp_name = match tcp.recovery {
             crate::tcp::Recovery::Reno => "reno",
             crate::tcp::Recovery::NewReno => "newreno",

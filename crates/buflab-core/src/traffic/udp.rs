@@ -1,6 +1,9 @@
 //! Open-loop UDP sources: Poisson or constant-bit-rate packet streams, for queueing-theory
-//! checks (M/D/1/K) and background load.
+//! checks (M/D/1/K) and background load. A source and its sink are one endpoint (see
+//! [`crate::endpoint`]): the source emits on its one timer, the sink counts what arrives.
 
+use crate::endpoint::{Endpoint, Facts, Notice, Side};
+use crate::monitor::MeasuredWindow;
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
 use crate::scenario::UdpPattern;
@@ -16,6 +19,9 @@ pub struct UdpSource {
     mean_gap_ps: f64,
     next_seq: u32,
     rng: Rng,
+    /// When the next packet leaves (None before the source starts).
+    next: Option<Time>,
+    window: MeasuredWindow,
     pub sent: u64,
     pub received: u64,
     /// Packets received inside the measured window (by arrival time).
@@ -33,6 +39,8 @@ impl UdpSource {
             mean_gap_ps,
             next_seq: 0,
             rng,
+            next: None,
+            window: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
             sent: 0,
             received: 0,
             window_received: 0,
@@ -66,5 +74,43 @@ impl UdpSource {
     /// The route its packets take.
     pub fn route(&self) -> u32 {
         self.route
+    }
+}
+
+impl Endpoint for UdpSource {
+    /// The source's emission timer.
+    const TIMERS: &'static [Side] = &[Side::Source];
+
+    fn start(&mut self, now: Time, out: &mut Vec<Packet>) -> Notice {
+        let (pkt, next) = self.emit(now);
+        out.push(pkt);
+        self.next = Some(next);
+        Notice::NONE
+    }
+
+    /// The sink counts its arrivals.
+    fn on_packet(&mut self, now: Time, _pkt: Packet, _out: &mut Vec<Packet>) -> Notice {
+        self.received += 1;
+        if self.window.contains(now) {
+            self.window_received += 1;
+        }
+        Notice::NONE
+    }
+
+    /// Its one timer is never stale: each emission sets the next.
+    fn on_timer(&mut self, now: Time, _slot: usize, out: &mut Vec<Packet>) -> Notice {
+        self.start(now, out)
+    }
+
+    fn deadline(&self, _slot: usize) -> Option<Time> {
+        self.next
+    }
+
+    fn facts(&self) -> Facts {
+        Facts { route: self.route, answer_route: None, answers_at_once: true, runs_ahead: false }
+    }
+
+    fn set_window(&mut self, window: MeasuredWindow) {
+        self.window = window;
     }
 }

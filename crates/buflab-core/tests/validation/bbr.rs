@@ -4,10 +4,11 @@
 //! state machine and the filters are tested exactly beside the code (`tcp/cc/bbr.rs`), the
 //! delivery-rate samples in `tcp/rate_sample.rs`.
 
+use buflab_core::endpoint::Endpoints;
 use buflab_core::result::RunResult;
-use buflab_core::sim::Endpoints;
 use buflab_core::tcp::cc::bbr::{Bbr, Mode};
 use buflab_core::tcp::cc::Cc;
+use buflab_core::tcp::flow::TcpFlow;
 use buflab_core::units::Time;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -29,7 +30,7 @@ fn single_flow(cc: &str, tcp: &str, buffer: &str, seed: u64) -> Value {
 fn run_bbr(v: Value) -> (RunResult, Bbr) {
     let s = super::scenario(v);
     let mut net = buflab_core::simulate(&s);
-    let Endpoints::Tcp { sender, .. } = &net.sim.flows[0].endpoints else { panic!("not TCP") };
+    let Endpoints::Tcp(TcpFlow { sender, .. }) = &net.sim.flows[0].endpoints else { panic!("not TCP") };
     let Cc::Bbr(b) = sender.cc() else { panic!("not BBR") };
     let b = (**b).clone();
     (buflab_core::result::collect(&s, &mut net), b)

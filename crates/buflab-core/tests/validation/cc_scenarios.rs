@@ -2,9 +2,10 @@
 //! and BIC, CUBIC and Reno all repair each loss with one retransmission. The window
 //! arithmetic itself is tested exactly beside the code (`tcp/cc/{bic,cubic}.rs`).
 
-use buflab_core::sim::Endpoints;
+use buflab_core::endpoint::Endpoints;
 use buflab_core::tcp::cc::cubic::Cubic;
 use buflab_core::tcp::cc::Cc;
+use buflab_core::tcp::flow::TcpFlow;
 use serde_json::{json, Value};
 
 /// One flow alone on 10 Mb/s with two-way propagation 100 ms and 1000 B packets (P = 125
@@ -21,7 +22,7 @@ fn single_flow(cc: &str, buffer: &str, seconds: f64, warmup: &str) -> Value {
 /// of t seconds is the first t seconds of any longer one).
 fn cubic_at(seconds: f64) -> (Cubic, f64) {
     let net = buflab_core::simulate(&super::scenario(single_flow("cubic", "125pkt", seconds, "0s")));
-    let Endpoints::Tcp { sender, .. } = &net.sim.flows[0].endpoints else { unreachable!() };
+    let Endpoints::Tcp(TcpFlow { sender, .. }) = &net.sim.flows[0].endpoints else { unreachable!() };
     let Cc::Cubic(c) = sender.cc() else { panic!("not CUBIC") };
     (c.clone(), sender.w.cwnd)
 }

@@ -3,9 +3,10 @@
 //! computing ahead changing nothing. Some draws run the live auto-sizer, whose limit changes
 //! mid-run must keep all of these.
 
+use buflab_core::endpoint::Endpoints;
 use buflab_core::result::RunResult;
 use buflab_core::scenario::Scenario;
-use buflab_core::sim::Endpoints;
+use buflab_core::tcp::flow::TcpFlow;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
@@ -205,7 +206,7 @@ pub(crate) fn check_invariants(s: &Scenario) -> Result<(), TestCaseError> {
     prop_assert_eq!(c.injected, c.delivered + c.queue_drops + c.loss_drops + c.in_flight, "{:?}", c);
 
     for f in &net.sim.flows {
-        if let Endpoints::Tcp { sender, receiver } = &f.endpoints {
+        if let Endpoints::Tcp(TcpFlow { sender, receiver }) = &f.endpoints {
             let r = receiver.stats;
             // Each data arrival is delivered once, recognised as a duplicate, or held
             // out of order: nothing is delivered twice or lost inside the receiver.

@@ -1,8 +1,9 @@
 //! TCP against the analytic results buffer sizing rests on: the rule of thumb for one flow,
 //! the sawtooth below it, RTT·C/√N for many flows, and the Mathis throughput formula.
 
+use buflab_core::endpoint::Endpoints;
 use buflab_core::scenario::Scenario;
-use buflab_core::sim::Endpoints;
+use buflab_core::tcp::flow::TcpFlow;
 use buflab_core::tcp::sender::SenderStats;
 use buflab_core::topology::Network;
 use serde_json::{json, Value};
@@ -96,7 +97,9 @@ fn newreno_recovery_never_resends_more_than_was_dropped() {
         .flows
         .iter()
         .map(|f| match &f.endpoints {
-            buflab_core::sim::Endpoints::Tcp { sender, .. } => sender.stats.recovery_retransmits,
+            buflab_core::endpoint::Endpoints::Tcp(TcpFlow { sender, .. }) => {
+                sender.stats.recovery_retransmits
+            }
             _ => 0,
         })
         .sum();
@@ -136,7 +139,9 @@ fn one_flow_recovers_from_its_slow_start_overshoot() {
         } ],
     }));
     let mut net = buflab_core::simulate(&s);
-    let buflab_core::sim::Endpoints::Tcp { sender, .. } = &net.sim.flows[0].endpoints else { unreachable!() };
+    let buflab_core::endpoint::Endpoints::Tcp(TcpFlow { sender, .. }) = &net.sim.flows[0].endpoints else {
+        unreachable!()
+    };
     let (stats, ssthresh) = (sender.stats, sender.w.ssthresh);
     let r = buflab_core::result::collect(&s, &mut net);
     let pipe = 100e6 * r.flows[0].rtt_s / 8000.0;
@@ -215,7 +220,7 @@ fn check_sack_flows(net: &Network) -> SenderStats {
     let mut total = SenderStats::default();
     let mut flows_without_timeout = 0;
     for f in &net.sim.flows {
-        let Endpoints::Tcp { sender, receiver } = &f.endpoints else { unreachable!() };
+        let Endpoints::Tcp(TcpFlow { sender, receiver }) = &f.endpoints else { unreachable!() };
         let r = receiver.stats;
         assert_eq!(r.arrivals, r.delivered + r.duplicates + receiver.out_of_order() as u64);
         assert_eq!(r.delivered, receiver.rcv_nxt as u64);
@@ -242,7 +247,7 @@ fn timeouts(net: &Network) -> u64 {
         .flows
         .iter()
         .map(|f| match &f.endpoints {
-            Endpoints::Tcp { sender, .. } => sender.stats.timeouts,
+            Endpoints::Tcp(TcpFlow { sender, .. }) => sender.stats.timeouts,
             _ => 0,
         })
         .sum()

@@ -1,0 +1,314 @@
+//! The simulator: the tables of links, routes and flows, and the event loop that drives them.
+//!
+//! Read first: [`crate::sched`] (the event order) and [`crate::endpoint`] (the contract the
+//! loop drives flows through). The loop only dispatches: a link's exit moves a packet on,
+//! an endpoint's timer goes to the endpoint, a switch slot to the switch. It knows no
+//! protocol: TCP lives behind [`crate::endpoint::Endpoint`], queue disciplines behind the
+//! links, and the applications that drive finite transfers in `users.rs`.
+//!
+//! Where the rest lives:
+//! - `route.rs`: source routes and their hops;
+//! - `plan.rs`: computing ahead — deciding once, before the run, how each hop of each route is
+//!   handled (express chains, senders running ahead, relay links), and why that changes
+//!   nothing in the results;
+//! - `path.rs`: moving packets along their routes by that plan, and handing them to endpoints;
+//! - `timers.rs`: the lazy timers of endpoints;
+//! - `users.rs`: closed-loop users and open-loop arrivals, and their transfer records;
+//! - `autosize.rs`: driving the live auto-sizer.
+//!
+//! Packets follow source routes. A route is a list of hops (links, random-loss elements or a
+//! router's input-output pair) computed once when the network is built; a packet carries its
+//! route id and hop index. When a packet leaves the last hop it is handed to its flow's
+//! endpoint.
+
+mod autosize;
+mod path;
+mod plan;
+mod route;
+mod timers;
+mod users;
+
+use std::time::Instant;
+
+pub use route::Hop;
+use route::Routes;
+pub use users::{Spawner, TransferRecord};
+
+use crate::autosize::AutoSizer;
+use crate::endpoint::Endpoints;
+use crate::link::Link;
+use crate::monitor::trace::FlowTracer;
+use crate::monitor::MeasuredWindow;
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::sched::{Event, Scheduler, MAX_ID};
+use crate::switch::Switch;
+use crate::traffic::closed_loop::User;
+use crate::traffic::open_loop::Arrivals;
+use crate::units::Time;
+
+/// What the results need to know about a flow.
+#[derive(Clone, Debug)]
+pub struct FlowInfo {
+    pub traffic: u32,
+    pub kind: &'static str,
+    pub tcp: &'static str,
+    pub rtt: Time,
+    pub start: Time,
+    /// Payload bytes per packet (MSS for TCP, the whole packet for UDP).
+    pub payload: u32,
+    /// Server machine and class queue, when the scenario has machines.
+    pub placement: Option<(i64, i64)>,
+}
+
+/// A flow and its per-flow bookkeeping.
+pub struct Flow {
+    pub info: FlowInfo,
+    pub endpoints: Endpoints,
+    pub start: Time,
+    /// Per-packet send jitter bound (0: none).
+    pub jitter: Time,
+    jitter_rng: Rng,
+    /// Release time of the last packet, to keep jittered packets in order.
+    last_release: Time,
+    /// A closed-loop user driving this flow's connections (None: a long-lived flow).
+    pub user: Option<User>,
+    /// The time of the pending event of each of the endpoint's timer slots (lazy timers).
+    pending: timers::Pending,
+}
+
+/// Packet accounting for the conservation invariant: injected = delivered + dropped + in flight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Conservation {
+    pub injected: u64,
+    pub delivered: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    pub in_flight: u64,
+}
+
+pub struct Sim {
+    pub sched: Scheduler,
+    pub links: Vec<Link>,
+    pub losses: Vec<crate::loss::RandomLoss>,
+    routes: Routes,
+    pub flows: Vec<Flow>,
+    pub window: MeasuredWindow,
+    /// Packets endpoints just sent, used as a stack (see `release`).
+    out: Vec<Packet>,
+    pub counts: Conservation,
+    /// Random-loss drops inside the measured window.
+    pub loss_drops_window: u64,
+    pub wall: std::time::Duration,
+    /// How each hop is handled (see `plan.rs`).
+    plan: plan::Plan,
+    /// Open-loop arrival processes, the builder that adds a flow slot during the run, and
+    /// finite transfers in the order they started (see `users.rs`).
+    arrivals: Vec<Arrivals>,
+    spawner: Option<Spawner>,
+    pub transfers: Vec<TransferRecord>,
+    /// The live auto-sizer, when the scenario has `[autosize]` (see [`crate::autosize`]).
+    pub autosize: Option<AutoSizer>,
+    /// Router nodes, and the packets a slot hands over (reused).
+    pub switches: Vec<Switch>,
+    crossed: Vec<Packet>,
+    /// Per-flow TCP traces, when the scenario asks for them (`monitor.trace_flows`).
+    pub tracer: Option<Box<FlowTracer>>,
+}
+
+impl Sim {
+    pub fn new(window: MeasuredWindow) -> Sim {
+        Sim {
+            sched: Scheduler::new(),
+            links: Vec::new(),
+            losses: Vec::new(),
+            routes: Routes::default(),
+            flows: Vec::new(),
+            window,
+            out: Vec::with_capacity(64),
+            counts: Conservation::default(),
+            loss_drops_window: 0,
+            wall: std::time::Duration::ZERO,
+            plan: plan::Plan::default(),
+            arrivals: Vec::new(),
+            spawner: None,
+            transfers: Vec::new(),
+            autosize: None,
+            switches: Vec::new(),
+            crossed: Vec::with_capacity(64),
+            tracer: None,
+        }
+    }
+
+    // ---- Building ----
+
+    pub fn add_link(&mut self, link: Link) -> u32 {
+        assert!(self.links.len() < MAX_ID as usize, "more than {MAX_ID} links");
+        self.links.push(link);
+        self.plan.add_link();
+        (self.links.len() - 1) as u32
+    }
+
+    /// Adds a router node; its (input, output) pairs are hops of routes ([`Sim::switch_hop`]).
+    pub fn add_switch(&mut self, sw: Switch) -> u32 {
+        let id = self.switches.len() as u32;
+        self.plan.add_switch(id, sw.ports() as u32);
+        self.switches.push(sw);
+        id
+    }
+
+    /// The hop through switch `s` from `input` to `output`.
+    pub fn switch_hop(&self, s: u32, input: usize, output: usize) -> Hop {
+        let base = self.switches[..s as usize].iter().map(|w| w.ports() * w.ports()).sum::<usize>();
+        let n = self.switches[s as usize].ports();
+        assert!(input < n && output < n, "switch {s} has {n} ports");
+        Hop::Switch((base + input * n + output) as u32)
+    }
+
+    pub fn add_loss(&mut self, loss: crate::loss::RandomLoss) -> u32 {
+        self.losses.push(loss);
+        (self.losses.len() - 1) as u32
+    }
+
+    /// Marks every link added so far as fed by several sources, whatever routes cross it:
+    /// for links that routes added during the run may join. A link planned as fed by one FIFO
+    /// upstream (entered ahead of time) or as private to one sender (which runs ahead) would
+    /// otherwise see the newcomers' packets arrive before ones already entered at later times.
+    pub fn mark_links_shared(&mut self) {
+        self.plan.mark_links_shared();
+    }
+
+    /// Adds a route and records who feeds each of its links.
+    pub fn add_route(&mut self, hops: &[Hop]) -> u32 {
+        let id = self.routes.add(hops);
+        self.plan.note_route(id, hops);
+        id
+    }
+
+    pub fn add_flow(
+        &mut self,
+        info: FlowInfo,
+        mut endpoints: Endpoints,
+        start: Time,
+        jitter: Time,
+        jitter_rng: Rng,
+    ) -> u32 {
+        endpoints.set_window(self.window);
+        assert!(self.flows.len() < MAX_ID as usize, "more than {MAX_ID} flows");
+        self.flows.push(Flow {
+            info,
+            endpoints,
+            start,
+            jitter,
+            jitter_rng,
+            last_release: Time::ZERO,
+            user: None,
+            pending: timers::Pending::NONE,
+        });
+        (self.flows.len() - 1) as u32
+    }
+
+    /// Adds an open-loop arrival process.
+    pub fn add_arrivals(&mut self, a: Arrivals) {
+        self.arrivals.push(a);
+    }
+
+    /// Sets how a new flow of a traffic entry is added during the run.
+    pub fn set_spawner(&mut self, spawner: Spawner) {
+        self.spawner = Some(spawner);
+    }
+
+    /// Makes flow `f` a closed-loop user's: its start is the first request.
+    pub fn set_user(&mut self, f: u32, user: User) {
+        self.flows[f as usize].user = Some(user);
+    }
+
+    /// Turns computing ahead on or off (off: one event per hop, for equivalence tests).
+    pub fn set_compute_ahead(&mut self, on: bool) {
+        self.plan.compute_ahead = on;
+    }
+
+    /// Makes every switch run every slot, empty or not (for the test that skipping empty
+    /// slots changes nothing).
+    pub fn set_eager_switches(&mut self, on: bool) {
+        for sw in &mut self.switches {
+            sw.set_eager(on);
+        }
+    }
+
+    // ---- Running ----
+
+    /// Runs until the end of the measured window and closes the monitors' books.
+    pub fn run(&mut self) {
+        let began = Instant::now();
+        self.prepare();
+        for f in 0..self.flows.len() {
+            if self.flows[f].start < self.window.end {
+                self.sched.schedule(self.flows[f].start, Event::FlowStart(f as u32));
+            }
+        }
+        self.start_arrivals();
+        self.start_autosize();
+        for (s, sw) in self.switches.iter_mut().enumerate() {
+            sw.start(&mut self.sched, s as u32);
+        }
+        let end = self.window.end;
+        while let Some((now, ev)) = self.sched.pop() {
+            if now >= end {
+                break;
+            }
+            self.dispatch(now, ev);
+        }
+        self.finish_autosize(end);
+        for l in &mut self.links {
+            l.finish(end);
+        }
+        self.close_open_transfers();
+        self.counts.in_flight += self.links.iter().map(|l| l.in_flight() as u64).sum::<u64>();
+        for sw in &self.switches {
+            self.counts.queue_drops += sw.drops;
+            self.counts.in_flight += sw.held();
+        }
+        self.wall = began.elapsed();
+    }
+
+    #[inline]
+    fn dispatch(&mut self, now: Time, ev: Event) {
+        match ev {
+            Event::LinkExit(l) => self.on_link_exit(now, l),
+            Event::Timer(f, slot) => self.on_timer_event(now, f, slot as usize),
+            Event::FlowStart(f) => self.start_flow(now, f),
+            Event::Arrival(i) => self.on_arrival(now, i),
+            Event::SwitchSlot(s) => self.on_switch_slot(now, s),
+            Event::Autosize => self.on_autosize(now),
+        }
+    }
+
+    /// A flow's start: a user's first (or next) request, or the endpoint opening.
+    fn start_flow(&mut self, now: Time, f: u32) {
+        if self.flows[f as usize].user.is_some() {
+            return self.request(now, f);
+        }
+        let mark = self.out.len();
+        let notice = self.flows[f as usize].endpoints.start(now, &mut self.out);
+        self.after(now, f, crate::endpoint::Side::Source, notice, mark);
+    }
+
+    /// Hands a traced flow's state after an event at `t` to the tracer.
+    #[inline(always)]
+    fn trace(&mut self, t: Time, f: u32) {
+        if self.tracer.is_some() {
+            self.trace_flow(t, f);
+        }
+    }
+
+    fn trace_flow(&mut self, t: Time, f: u32) {
+        let Some(tracer) = self.tracer.as_deref_mut() else { return };
+        if !tracer.wants(f) {
+            return;
+        }
+        if let Some(sample) = self.flows[f as usize].endpoints.trace_sample() {
+            tracer.record(t, f, sample);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Moving packets along their routes, by the plan `plan.rs` made, and handing them to their
+//! endpoints at the end.
+//!
+//! Read first: `plan.rs` (what each [`Step`] means and why it is safe). This file owns the
+//! per-packet hot path and the conservation counts; it knows endpoints only through
+//! [`crate::endpoint`], and hands what they report to `users.rs`.
+
+use super::plan::Step;
+use super::Sim;
+use crate::endpoint::{Notice, Side};
+use crate::link::Admission;
+use crate::packet::{Kind, Packet};
+use crate::units::Time;
+
+impl Sim {
+    /// The packet at the head of link `l`'s pipe reaches its far end.
+    #[inline]
+    pub(super) fn on_link_exit(&mut self, now: Time, l: u32) {
+        let mut pkt = self.links[l as usize].pop_exit(now, &mut self.sched, l);
+        pkt.hop += 1;
+        if pkt.hop == self.routes.len(pkt.route) {
+            self.deliver(now, pkt);
+        } else {
+            self.forward(now, pkt);
+        }
+    }
+
+    /// A switch's slot event: the packets that crossed go on to their output links.
+    pub(super) fn on_switch_slot(&mut self, now: Time, s: u32) {
+        let mut out = std::mem::take(&mut self.crossed);
+        if self.switches[s as usize].on_slot(now, &mut out, &mut self.sched, s) {
+            for mut pkt in out.drain(..) {
+                pkt.hop += 1;
+                self.forward(now, pkt);
+            }
+        }
+        self.crossed = out;
+    }
+
+    /// Moves `pkt` into the hop it points at, at time `t` (`t` > now only when computing
+    /// ahead into a link fed by one FIFO upstream, or for a jittered first hop).
+    pub(super) fn forward(&mut self, mut t: Time, mut pkt: Packet) {
+        loop {
+            match self.plan.steps[self.routes.index(pkt.route, pkt.hop)] {
+                Step::Loss(i) => {
+                    if self.losses[i as usize].drops_next() {
+                        self.counts.loss_drops += 1;
+                        if self.window.contains(t) {
+                            self.loss_drops_window += 1;
+                        }
+                        return;
+                    }
+                    pkt.hop += 1;
+                }
+                Step::Queue(l) => {
+                    match self.links[l as usize].arrive(t, pkt, &mut self.sched, l) {
+                        Admission::Accepted => {}
+                        Admission::Dropped => self.counts.queue_drops += 1,
+                        Admission::Relayed(exit, flags) => {
+                            pkt.flags = flags; // as admitted: perhaps marked CE
+                            pkt.hop += 1;
+                            self.deliver(exit, pkt);
+                        }
+                    }
+                    return;
+                }
+                Step::Chain(l) => {
+                    t = self.links[l as usize].transit(t, pkt.size);
+                    pkt.hop += 1;
+                }
+                Step::Park(l) => {
+                    let link = &mut self.links[l as usize];
+                    let exit = link.transit(t, pkt.size);
+                    link.push_exit(exit, pkt, &mut self.sched, l);
+                    return;
+                }
+                Step::ToAhead(l) => {
+                    let exit = self.links[l as usize].transit(t, pkt.size);
+                    pkt.hop += 1;
+                    self.deliver(exit, pkt);
+                    return;
+                }
+                Step::Switch(p) => {
+                    let port = self.plan.ports[p as usize];
+                    let sw = &mut self.switches[port.switch as usize];
+                    sw.arrive(t, pkt, port.input, port.output, &mut self.sched, port.switch);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `pkt` reaches its flow's endpoint at `t` (`t` > now when computed ahead: a relay link's
+    /// exit, or a source side running ahead). A timer of that side due at or before `t` fires
+    /// first, exactly as it would have on the global clock.
+    pub(super) fn deliver(&mut self, t: Time, pkt: Packet) {
+        if self.beyond_end(t) {
+            return;
+        }
+        self.counts.delivered += 1;
+        // One copy of the path per side, so that each knows its side's timers at compile time.
+        match pkt.kind.side() {
+            Side::Source => self.deliver_to(Side::Source, t, pkt),
+            Side::Sink => self.deliver_to(Side::Sink, t, pkt),
+        }
+    }
+
+    #[inline(always)]
+    fn deliver_to(&mut self, side: Side, t: Time, pkt: Packet) {
+        let f = pkt.flow;
+        let mark = self.out.len();
+        if side == Side::Source {
+            self.fire_due_timers(t, f, mark);
+        }
+        let notice = self.flows[f as usize].endpoints.on_packet(t, pkt, &mut self.out);
+        if notice.has(Notice::REQUEST) {
+            self.serve(t, f, pkt.conn);
+        }
+        self.after(t, f, side, notice, mark);
+    }
+
+    /// What follows an endpoint's action on `side` at `t`: its timers re-armed, a trace
+    /// sample, its packets sent, and a completed transfer reported to its user.
+    #[inline(always)]
+    pub(super) fn after(&mut self, t: Time, f: u32, side: Side, notice: Notice, mark: usize) {
+        self.sync_timers(f, side);
+        if notice.has(Notice::TRACE) {
+            self.trace(t, f);
+        }
+        self.release(t, f, mark);
+        if notice.has(Notice::COMPLETED) {
+            self.transfer_completed(t, f);
+        }
+    }
+
+    /// A packet computed ahead to reach its endpoint at or after the end of the run stays in
+    /// flight, as it would on the global clock, where that event never runs.
+    #[inline]
+    fn beyond_end(&mut self, t: Time) -> bool {
+        let beyond = t >= self.window.end;
+        if beyond {
+            self.counts.in_flight += 1;
+        }
+        beyond
+    }
+
+    /// Sends the packets an endpoint appended to `out` after `mark`, applying send jitter if
+    /// configured. `out` works as a stack: sending may hand an ACK to a sender running ahead,
+    /// which appends and releases its own packets above ours before we continue.
+    pub(super) fn release(&mut self, now: Time, f: u32, mark: usize) {
+        let end = self.out.len();
+        if end == mark {
+            return;
+        }
+        self.counts.injected += (end - mark) as u64;
+        for i in mark..end {
+            let pkt = self.out[i];
+            let flow = &mut self.flows[f as usize];
+            let mut t = now;
+            // Jitter applies to data only (ACKs leave the receiver at once).
+            if flow.jitter > Time::ZERO && pkt.kind != Kind::Ack {
+                let d = flow.jitter_rng.range_u64(0, flow.jitter.0);
+                t = (now + Time(d)).max(flow.last_release);
+                flow.last_release = t;
+            }
+            self.forward(t, pkt);
+        }
+        self.out.truncate(mark);
+    }
+}

@@ -1,0 +1,319 @@
+//! Computing ahead: how each hop of each route is handled, decided once before the run.
+//!
+//! Read first: [`super`] and [`crate::link`] (express and relay links). This file owns the
+//! decisions and the reasons they change nothing in the results; `path.rs` carries them out.
+//! It knows endpoints only through their [`Facts`].
+//!
+//! **Computing ahead through express links.** A link with an unlimited buffer and no monitor
+//! cannot drop or report, so a packet's exit time from it is known on arrival. If the next
+//! link on the route is also express and fed by that link alone, arrivals there come in the
+//! same FIFO order, so the packet can enter it straight away, at its future arrival time, with
+//! no event in between. The dumbbell's reverse path (bottleneck → access → sender) is computed
+//! this way.
+//!
+//! **Senders running ahead.** When an ACK's exit from the last (express) link of its route is
+//! known and its sender's data route starts on a link nothing else feeds, the sender handles
+//! the ACK at once, at the ACK's arrival time, and its new packets enter its private access
+//! link at that time. Nothing else can affect that sender or that link in between: later ACKs
+//! arrive later (FIFO), and a timer due before the ACK is fired first (`timers.rs`). The
+//! sender's own clock thus runs up to half an RTT ahead of the global one; it counts its
+//! window statistics by its own event times. The result is identical to running every hop as
+//! an event, except where two packets reach a shared queue at the same picosecond: both modes
+//! serve them in the order their events were scheduled, and that order can differ between
+//! the modes. Deterministic delays can line flows up like that (`Link::simultaneous_arrivals`
+//! counts it); send jitter breaks it.
+//!
+//! **Relay links.** The same reasoning lets a bottleneck hand each admitted packet to its
+//! receiver at once, at the packet's exit time, when nothing downstream can be affected by
+//! anything but the order of the bottleneck's exits (see `can_relay` for the exact test).
+//! In the dumbbell a data packet then costs one event (leaving its access link) and its ACK
+//! none.
+//!
+//! **Switches.** A route may cross a router node ([`crate::switch`]): its `Hop::Switch` names
+//! an (input, output) pair. The switch takes the packet at its input, runs its own slot events,
+//! and hands it back at a slot boundary to continue with the next hop (the output link). An
+//! express input line that nothing but one link feeds chains into the switch ahead of time,
+//! like an express link into the next: the switch keeps each input's arrivals in order until
+//! their slot.
+
+use super::{Flow, Hop, Sim};
+use crate::endpoint::Facts;
+use crate::link::Link;
+use crate::units::Time;
+
+/// Who feeds a link (or a switch input), for computing ahead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Feeder {
+    None,
+    /// Only this link, whose exits are FIFO.
+    Link(u32),
+    /// Only the endpoint that starts this route (the link is its private first hop).
+    Route(u32),
+    /// Several sources, or a loss element.
+    Other,
+}
+
+/// What happens to a packet entering a hop, fixed once the network is built.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Step {
+    Loss(u32),
+    /// A link that can drop or report: admission decides.
+    Queue(u32),
+    /// Express link whose exit enters the next (express, singly fed) link at once.
+    Chain(u32),
+    /// Express link; the packet waits in its pipe for the exit event.
+    Park(u32),
+    /// Express link at the end of a route whose endpoint runs ahead: it takes the packet at
+    /// its exit time.
+    ToAhead(u32),
+    /// Into a router node (a `SwitchPort` index).
+    Switch(u32),
+}
+
+/// The (switch, input, output) a `Hop::Switch` names.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SwitchPort {
+    pub switch: u32,
+    pub input: u32,
+    pub output: u32,
+    /// Index of the input in `Plan::input_feeders`.
+    feeder: u32,
+}
+
+/// The planning state: who feeds what, and one step per route hop.
+pub(super) struct Plan {
+    /// Computing ahead (express chains, senders running ahead, relay links) is on by
+    /// default; off, every hop is an event. Results are the same either way.
+    pub compute_ahead: bool,
+    feeders: Vec<Feeder>,
+    /// Switch (input, output) pairs, and who feeds each switch input.
+    pub ports: Vec<SwitchPort>,
+    input_feeders: Vec<Feeder>,
+    /// One step per route hop, parallel to the routes' hops.
+    pub steps: Vec<Step>,
+    /// Routes and flows already planned, and which links are express.
+    planned_routes: usize,
+    planned_flows: usize,
+    express: Vec<bool>,
+}
+
+impl Default for Plan {
+    fn default() -> Plan {
+        Plan {
+            compute_ahead: true,
+            feeders: Vec::new(),
+            ports: Vec::new(),
+            input_feeders: Vec::new(),
+            steps: Vec::new(),
+            planned_routes: 0,
+            planned_flows: 0,
+            express: Vec::new(),
+        }
+    }
+}
+
+impl Plan {
+    pub fn add_link(&mut self) {
+        self.feeders.push(Feeder::None);
+    }
+
+    /// Adds the (input, output) pairs of switch `id` with `n` ports.
+    pub fn add_switch(&mut self, id: u32, n: u32) {
+        for input in 0..n {
+            let feeder = self.input_feeders.len() as u32;
+            self.input_feeders.push(Feeder::None);
+            for output in 0..n {
+                self.ports.push(SwitchPort { switch: id, input, output, feeder });
+            }
+        }
+    }
+
+    pub fn mark_links_shared(&mut self) {
+        self.feeders.iter_mut().for_each(|f| *f = Feeder::Other);
+    }
+
+    /// Records who feeds each link (and switch input) of the new route `id`.
+    pub fn note_route(&mut self, id: u32, hops: &[Hop]) {
+        for (i, h) in hops.iter().enumerate() {
+            let from = match i.checked_sub(1).map(|j| hops[j]) {
+                Some(Hop::Link(up)) => Feeder::Link(up),
+                // A switch's outputs are not one FIFO upstream.
+                Some(Hop::Loss(_) | Hop::Switch(_)) => Feeder::Other,
+                None => Feeder::Route(id),
+            };
+            let f = match *h {
+                Hop::Link(l) => &mut self.feeders[l as usize],
+                Hop::Switch(p) => &mut self.input_feeders[self.ports[p as usize].feeder as usize],
+                Hop::Loss(_) => continue,
+            };
+            *f = match *f {
+                Feeder::None => from,
+                same if same == from && from != Feeder::Other => same,
+                _ => Feeder::Other,
+            };
+        }
+    }
+}
+
+impl Sim {
+    /// Decides, once, how each hop of each route is handled: relay links, endpoints running
+    /// ahead, express chains (all only when computing ahead is on).
+    pub(super) fn prepare(&mut self) {
+        self.plan.express = self.links.iter().map(Link::is_express).collect();
+        // Flows that appear during the run (open-loop arrivals) open connections on their
+        // own clock, which no relay test made before the run could allow for.
+        let relay = self.plan.compute_ahead && self.spawner.is_none();
+        let facts: Vec<Facts> = self.flows.iter().map(|f| f.endpoints.facts()).collect();
+        // Which routes carry data (or UDP): looked up per route by every relay test below.
+        let mut data = vec![false; self.routes.count()];
+        for f in &facts {
+            data[f.route as usize] = true;
+        }
+        for l in 0..self.links.len() {
+            if relay && self.can_relay(l as u32, &facts, &data) {
+                self.links[l].set_relay();
+            }
+        }
+        self.plan.steps.clear();
+        self.plan.planned_routes = 0;
+        self.plan.planned_flows = 0;
+        self.plan_new_routes();
+    }
+
+    /// Decides how each hop of every route added since the last call is handled (see
+    /// `Step`); flows added during the run come through here too.
+    pub(super) fn plan_new_routes(&mut self) {
+        let plan = &mut self.plan;
+        while plan.express.len() < self.links.len() {
+            let l = plan.express.len();
+            plan.express.push(self.links[l].is_express());
+        }
+        let on = plan.compute_ahead;
+        let first = plan.planned_routes;
+        let n_routes = self.routes.count();
+        let mut to_ahead = vec![false; n_routes - first];
+        for f in &self.flows[plan.planned_flows..] {
+            // A jittered packet enters its first hop at a later time than now; only a first
+            // hop nothing else feeds sees such arrivals in order. Builders must ensure it.
+            let facts = f.endpoints.facts();
+            assert!(
+                f.jitter == Time::ZERO || Self::private_first_hop(plan, &self.routes, facts.route),
+                "send jitter needs a private first hop"
+            );
+            if let (Some(answers), true) = (facts.answer_route, on && Self::runs_ahead(plan, &self.routes, f))
+            {
+                to_ahead[answers as usize - first] = true;
+            }
+        }
+        for r in first as u32..n_routes as u32 {
+            let len = self.routes.len(r);
+            for h in 0..len {
+                let step = match self.routes.hop(r, h) {
+                    Hop::Loss(i) => Step::Loss(i),
+                    Hop::Switch(p) => Step::Switch(p),
+                    Hop::Link(l) if !plan.express[l as usize] => Step::Queue(l),
+                    Hop::Link(l) => {
+                        // Only into express links: an arrival at a queue that can drop always
+                        // comes from an event, which keeps every chain of computing-ahead
+                        // shorter than one round trip (with one flow, sender → access →
+                        // bottleneck → receiver → sender is a cycle).
+                        // A switch input fed by this link alone keeps its arrivals in order
+                        // until their slot, so it may be entered ahead too.
+                        let chains = h + 1 < len
+                            && match self.routes.hop(r, h + 1) {
+                                Hop::Link(n) => {
+                                    plan.express[n as usize] && plan.feeders[n as usize] == Feeder::Link(l)
+                                }
+                                Hop::Switch(p) => {
+                                    let input = plan.ports[p as usize].feeder;
+                                    plan.input_feeders[input as usize] == Feeder::Link(l)
+                                }
+                                Hop::Loss(_) => false,
+                            };
+                        if on && chains {
+                            Step::Chain(l)
+                        } else if h + 1 == len && to_ahead[r as usize - first] {
+                            Step::ToAhead(l)
+                        } else {
+                            Step::Park(l)
+                        }
+                    }
+                };
+                plan.steps.push(step);
+            }
+        }
+        plan.planned_routes = n_routes;
+        plan.planned_flows = self.flows.len();
+    }
+
+    /// A flow's source side may run ahead of the global clock if its facts allow it and the
+    /// first hop of its route is a link that nothing else feeds: then nothing but its own
+    /// packets and timers can affect it or what it sends before its next packet arrives.
+    fn runs_ahead(plan: &Plan, routes: &super::Routes, f: &Flow) -> bool {
+        let facts = f.endpoints.facts();
+        facts.runs_ahead && Self::private_first_hop(plan, routes, facts.route)
+    }
+
+    /// Whether route `r` starts on a link that nothing but its own endpoint feeds.
+    fn private_first_hop(plan: &Plan, routes: &super::Routes, r: u32) -> bool {
+        matches!(routes.hop(r, 0), Hop::Link(l) if plan.feeders[l as usize] == Feeder::Route(r))
+    }
+
+    /// A non-express link may relay (hand each admitted packet on at once, at its exit time)
+    /// when everything downstream of its exits is fixed by the order of those exits:
+    /// - it is the last hop of every route through it, and only data (or UDP) routes use it;
+    /// - endpoints that do not answer just count;
+    /// - every endpoint behind it that answers answers each packet at once (no timer of its
+    ///   own, whose packets would leave out of this order), onto an express link that only
+    ///   such answers feed.
+    ///
+    /// Then receivers see their data in the link's FIFO order, and their ACKs enter the
+    /// reverse link in that same order, so computing them on admission gives exactly what
+    /// running each exit as an event would.
+    ///
+    /// `data[r]` says whether route r is a flow's data (or UDP) route. The test costs one pass
+    /// over the routes and the flows (a switch has a relay link per output, each tested).
+    fn can_relay(&self, l: u32, facts: &[Facts], data: &[bool]) -> bool {
+        if self.plan.express[l as usize] {
+            return false;
+        }
+        let routes = &self.routes;
+        let n_routes = routes.count() as u32;
+        // Only data routes use the link, and always as their last hop.
+        for r in 0..n_routes {
+            if routes.uses(r, l) && !(data[r as usize] && routes.ends_on(r, l)) {
+                return false;
+            }
+        }
+        let mut reverse: Option<u32> = None;
+        for f in facts {
+            if !routes.ends_on(f.route, l) {
+                continue;
+            }
+            let Some(answers) = f.answer_route else { continue };
+            let Hop::Link(first) = routes.hop(answers, 0) else { return false };
+            if !f.answers_at_once || !self.plan.express[first as usize] || reverse.is_some_and(|x| x != first)
+            {
+                return false;
+            }
+            reverse = Some(first);
+        }
+        // The reverse link is fed by nothing but the answers of flows whose data ends here.
+        if let Some(rev) = reverse {
+            let mut ours = vec![false; n_routes as usize];
+            for f in facts {
+                if let Some(answers) = f.answer_route {
+                    ours[answers as usize] |= routes.ends_on(f.route, l);
+                }
+            }
+            for r in 0..n_routes {
+                let first = routes.hop(r, 0) == Hop::Link(rev);
+                let inner = (1..routes.len(r)).any(|h| routes.hop(r, h) == Hop::Link(rev));
+                if inner || (first && !ours[r as usize]) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}

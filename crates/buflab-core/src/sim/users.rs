@@ -1,0 +1,141 @@
+//! The applications that drive finite transfers: closed-loop users (request a file, download
+//! it, think, repeat) and open-loop arrivals (a Poisson process of downloads), with a record
+//! of every transfer.
+//!
+//! Read first: [`crate::traffic::closed_loop`] and [`crate::traffic::open_loop`] (the users'
+//! own state and draws). This file owns when a user acts and the transfer records; a user is
+//! a TCP application, so it opens and accepts connections through [`TcpFlow`]'s application
+//! calls, and hears of a completed download from the flow's [`crate::endpoint::Notice`].
+
+use super::Sim;
+use crate::endpoint::{Endpoints, Side};
+use crate::sched::Event;
+use crate::tcp::flow::TcpFlow;
+use crate::units::Time;
+
+/// Adds a flow slot of a traffic entry during the run (open-loop arrivals).
+pub type Spawner = Box<dyn FnMut(&mut Sim, u32) -> u32>;
+
+/// One finite transfer (a connection carrying one file).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransferRecord {
+    pub flow: u32,
+    pub traffic: u32,
+    pub conn: u16,
+    /// When the client sent its request.
+    pub start: Time,
+    /// When the client had the last byte (None: incomplete at the end of the run).
+    pub end: Option<Time>,
+    pub bytes: u64,
+    /// The server's counts for this connection.
+    pub retransmits: u64,
+    pub timeouts: u64,
+}
+
+/// The TCP flow a user drives (users only ever drive TCP flows).
+fn tcp(endpoints: &mut Endpoints) -> &mut TcpFlow {
+    match endpoints {
+        Endpoints::Tcp(t) => t,
+        Endpoints::Udp(_) => unreachable!("users drive TCP flows"),
+    }
+}
+
+impl Sim {
+    /// Schedules the first arrival of every open-loop arrival process.
+    pub(super) fn start_arrivals(&mut self) {
+        for i in 0..self.arrivals.len() {
+            let first = self.arrivals[i].start + self.arrivals[i].gap();
+            self.sched.schedule(first, Event::Arrival(i as u32));
+        }
+    }
+
+    /// A user sends its next request: a new connection for a new file.
+    pub(super) fn request(&mut self, now: Time, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        let user = flow.user.as_mut().expect("a request comes from a user");
+        let (conn, bytes) = user.next_request();
+        user.record = Some(self.transfers.len());
+        self.transfers.push(TransferRecord {
+            flow: f,
+            traffic: user.traffic,
+            conn,
+            start: now,
+            end: None,
+            bytes,
+            retransmits: 0,
+            timeouts: 0,
+        });
+        let mark = self.out.len();
+        tcp(&mut flow.endpoints).connect(now, conn, bytes, &mut self.out);
+        self.release(now, f, mark);
+    }
+
+    /// A client's request for connection `conn` reached the server of flow `f` at `t`: the
+    /// server serves the file its user asked for.
+    pub(super) fn serve(&mut self, t: Time, f: u32, conn: u16) {
+        self.close_server_record(f);
+        let flow = &mut self.flows[f as usize];
+        let user = flow.user.as_mut().expect("requests come from closed-loop users");
+        let (bytes, handshake, record) = (user.bytes, user.handshake, user.record);
+        user.server_record = record;
+        tcp(&mut flow.endpoints).accept(t, conn, bytes, handshake, &mut self.out);
+        // A new connection has new timers.
+        self.forget_timers(f, Side::Source);
+    }
+
+    /// A user's download finished at `now`: record it and schedule the next request after
+    /// the user thinks.
+    pub(super) fn transfer_completed(&mut self, now: Time, f: u32) {
+        let Some(user) = self.flows[f as usize].user.as_mut() else { return };
+        if let Some(i) = user.record {
+            self.transfers[i].end = Some(now);
+        }
+        match user.think_time() {
+            Some(think) => self.sched.schedule(now + think, Event::FlowStart(f)),
+            // An open-loop flow's slot waits for the next arrival of its entry.
+            None => {
+                let traffic = user.traffic;
+                if let Some(a) = self.arrivals.iter_mut().find(|a| a.traffic == traffic) {
+                    a.idle.push(f);
+                }
+            }
+        }
+    }
+
+    /// An open-loop flow arrives: it takes an idle slot of its entry, or a new one.
+    pub(super) fn on_arrival(&mut self, now: Time, i: u32) {
+        let a = &mut self.arrivals[i as usize];
+        let next = now + a.gap();
+        let traffic = a.traffic;
+        let f = match a.idle.pop() {
+            Some(f) => f,
+            None => {
+                let mut spawn = self.spawner.take().expect("open-loop traffic has a spawner");
+                let f = spawn(self, traffic);
+                self.spawner = Some(spawn);
+                self.plan_new_routes();
+                f
+            }
+        };
+        self.sched.schedule(next, Event::Arrival(i));
+        self.request(now, f);
+    }
+
+    /// Copies the server's counts for the connection it has been serving into its record.
+    fn close_server_record(&mut self, f: u32) {
+        let flow = &self.flows[f as usize];
+        let (Some(user), Endpoints::Tcp(tcp)) = (&flow.user, &flow.endpoints) else { return };
+        if let Some(i) = user.server_record {
+            let stats = &tcp.sender.conn_stats;
+            let r = &mut self.transfers[i];
+            (r.retransmits, r.timeouts) = (stats.retransmits, stats.timeouts);
+        }
+    }
+
+    /// At the end of the run: transfers still open get the server's counts so far.
+    pub(super) fn close_open_transfers(&mut self) {
+        for f in 0..self.flows.len() {
+            self.close_server_record(f as u32);
+        }
+    }
+}
