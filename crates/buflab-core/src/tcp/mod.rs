@@ -17,8 +17,8 @@
 //! recovery (Reno, NewReno or SACK), RTT estimation and timers; the [`cc`] module only does
 //! window arithmetic behind a small trait, one algorithm per file (BBR, which runs on
 //! delivery-rate samples instead, gets them from [`rate_sample`]). For SACK the [`receiver`]
-//! reports blocks ([`sack`]: the option and the side channel that carries it) and the sender
-//! keeps them on its [`scoreboard`].
+//! reports blocks ([`sack::option`]: the option and the side channel that carries it), the
+//! sender keeps them on its [`sack::scoreboard`] and recovers by them ([`sack::recovery`]).
 
 pub mod ack_pacer;
 pub mod cc;
@@ -27,7 +27,6 @@ pub mod rate_sample;
 pub mod receiver;
 pub mod rto;
 pub mod sack;
-pub mod scoreboard;
 pub mod sender;
 
 use crate::units::Time;

@@ -12,9 +12,10 @@
 //! Deliberate difference from ns-2 and Linux: the ACKs that echo ECE after the reaction grow
 //! cwnd as any ACK does (at most about one segment over the round trip they span), so that ECN
 //! stays apart from the ACK processing in `on_ack`.
-//! SACK loss recovery (RFC 6675, `Recovery::Sack`) lives in the child module `sack`
-//! (sender/sack.rs): it shares this state, the timeout and the window arithmetic, and takes
-//! over each ACK and the end of each timeout. For a controller that runs on delivery-rate
+//! SACK loss recovery (RFC 6675, `Recovery::Sack`) lives in [`super::sack::recovery`], an
+//! `impl TcpSender` block of its own: it shares this state, the timeout and the window
+//! arithmetic, and takes over each ACK and the end of each timeout (the fields and helpers it
+//! shares are visible within [`crate::tcp`] only). For a controller that runs on delivery-rate
 //! samples (BBR), the child module `rate` (sender/rate.rs) keeps their per-segment state and
 //! hands the controller a sample on every ACK; such a sender is always paced at the rate the
 //! controller sets.
@@ -23,11 +24,11 @@
 //! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
 
 mod rate;
-mod sack;
 
 use super::cc::{Cc, CongestionControl, Window};
 use super::pacer::{Pacer, Pacing};
 use super::rto::RttEstimator;
+use super::sack::recovery::SackRecovery;
 use super::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::monitor::trace::TraceSample;
 use crate::monitor::MeasuredWindow;
@@ -69,7 +70,7 @@ pub struct TcpSender {
     pub cfg: TcpConfig,
     flow: u32,
     route: u32,
-    cc: Cc,
+    pub(in crate::tcp) cc: Cc,
     pub w: Window,
     /// Oldest unacknowledged segment.
     pub snd_una: u32,
@@ -78,22 +79,22 @@ pub struct TcpSender {
     /// One past the highest segment ever sent.
     pub snd_max: u32,
     /// Segments the application has to send (u32::MAX: unlimited).
-    limit: u32,
-    dupacks: u32,
-    in_recovery: bool,
+    pub(in crate::tcp) limit: u32,
+    pub(in crate::tcp) dupacks: u32,
+    pub(in crate::tcp) in_recovery: bool,
     /// RFC 6582 `recover`: the highest segment sent when the last fast retransmit or timeout
     /// happened; None before the first (see `covers_more_than_recover`).
-    recover: Option<u32>,
+    pub(in crate::tcp) recover: Option<u32>,
     partial_acks: u32,
     pub rtt: RttEstimator,
     /// The segment being timed and when it was sent (one sample per round trip).
-    timed: Option<(u32, Time)>,
+    pub(in crate::tcp) timed: Option<(u32, Time)>,
     /// `snd_una` at the last timeout: a second RTO for the same segment keeps ssthresh.
     last_rto_una: Option<u32>,
     pub rto_deadline: Option<Time>,
     /// Time of the pending timer event, if any (lazy timer bookkeeping).
     pub rto_event_at: Option<Time>,
-    pacer: Pacer,
+    pub(in crate::tcp) pacer: Pacer,
     /// When the pacer lets the next segment go, if the window has one waiting for it; the
     /// simulator schedules a (lazy) pacing event from it.
     pub pace_deadline: Option<Time>,
@@ -103,7 +104,7 @@ pub struct TcpSender {
     pub conn_stats: SenderStats,
     /// Connection number (finite transfers); packets carry it.
     conn: u16,
-    phase: Phase,
+    pub(in crate::tcp) phase: Phase,
     /// Payload bytes of the last segment of a finite transfer.
     last_payload: u32,
     /// When the SYN-ACK was first sent, for the handshake's RTT sample.
@@ -121,7 +122,7 @@ pub struct TcpSender {
     cwr_reductions: u64,
     /// `Recovery::Sack` only: the scoreboard and RFC 6675's recovery state (boxed, so that
     /// other senders stay as small as before).
-    sack: Option<Box<sack::SackRecovery>>,
+    pub(in crate::tcp) sack: Option<Box<SackRecovery>>,
     /// A controller that runs on delivery-rate samples only: their state (boxed likewise).
     rate: Option<Box<rate::RateState>>,
 }
@@ -190,7 +191,7 @@ impl TcpSender {
     }
 
     #[inline]
-    fn count(&mut self, now: Time, bump: fn(&mut SenderStats)) {
+    pub(in crate::tcp) fn count(&mut self, now: Time, bump: fn(&mut SenderStats)) {
         bump(&mut self.stats);
         bump(&mut self.conn_stats);
         if self.window.contains(now) {
@@ -208,7 +209,7 @@ impl TcpSender {
     }
 
     /// FlightSize (RFC 5681 §2): sent but not yet cumulatively acknowledged, segments.
-    fn flight(&self) -> u32 {
+    pub(in crate::tcp) fn flight(&self) -> u32 {
         self.snd_max - self.snd_una
     }
 
@@ -270,7 +271,7 @@ impl TcpSender {
     }
 
     /// The client's ACK of the SYN-ACK: the connection is established.
-    fn establish(&mut self, now: Time, out: &mut Vec<Packet>) {
+    pub(in crate::tcp) fn establish(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.phase = Phase::Established;
         let rtt = self.syn_ack_sent.filter(|_| !self.syn_ack_retransmitted).map(|sent| now - sent);
         match rtt {
@@ -286,7 +287,7 @@ impl TcpSender {
 
     /// Puts segment `seq` on the wire. `retransmit`: it was sent before (decided by the
     /// caller before `snd_max` moves).
-    fn emit(&mut self, now: Time, seq: u32, retransmit: bool, out: &mut Vec<Packet>) {
+    pub(in crate::tcp) fn emit(&mut self, now: Time, seq: u32, retransmit: bool, out: &mut Vec<Packet>) {
         if retransmit {
             self.count(now, |s| s.retransmits += 1);
             // Karn's rule (RFC 6298 §3): a retransmission spoils the measurement in progress.
@@ -374,7 +375,7 @@ impl TcpSender {
 
     /// Adds the payload bytes the cumulative ACK moving from `snd_una` to `ack` acknowledges
     /// to the statistics (the traces' `acked_bytes`).
-    fn count_acked(&mut self, ack: u32) {
+    pub(in crate::tcp) fn count_acked(&mut self, ack: u32) {
         let mut bytes = (ack - self.snd_una) as u64 * self.cfg.mss() as u64;
         if ack == self.limit {
             bytes -= (self.cfg.mss() - self.last_payload) as u64; // the short last segment
@@ -422,7 +423,7 @@ impl TcpSender {
                     self.partial_acks += 1;
                     restart_timer = self.partial_acks == 1;
                 }
-                Recovery::Sack => unreachable!("SACK senders take their own path (sender/sack.rs)"),
+                Recovery::Sack => unreachable!("SACK senders take their own path (sack/recovery.rs)"),
             }
         } else {
             self.dupacks = 0;
@@ -531,11 +532,11 @@ impl TcpSender {
 
     /// Whether data outstanding at the last fast retransmit or timeout is still unacknowledged:
     /// the sender is still repairing that congestion event (in fast recovery, or going back N).
-    fn repairing(&self) -> bool {
+    pub(in crate::tcp) fn repairing(&self) -> bool {
         self.recover.is_some_and(|r| self.snd_una <= r)
     }
 
-    fn exit_recovery(&mut self) {
+    pub(in crate::tcp) fn exit_recovery(&mut self) {
         self.in_recovery = false;
         self.dupacks = 0;
     }

@@ -39,7 +39,7 @@
 use super::TcpSender;
 use crate::tcp::cc::{CaState, CongestionControl, RateAck};
 use crate::tcp::rate_sample::{AckSample, RateSampler};
-use crate::tcp::sack::SackBlock;
+use crate::tcp::sack::option::SackBlock;
 use crate::tcp::TcpConfig;
 use crate::units::Time;
 
@@ -154,7 +154,7 @@ impl TcpSender {
     /// Before the sender processes an ACK of `ack` with SACK `blocks`: the segments it
     /// delivers.
     #[inline]
-    pub(super) fn rate_ack_begin(&mut self, ack: u32, blocks: &[SackBlock]) {
+    pub(in crate::tcp) fn rate_ack_begin(&mut self, ack: u32, blocks: &[SackBlock]) {
         if self.rate.is_none() {
             return;
         }
@@ -215,7 +215,7 @@ impl TcpSender {
     /// After the sender processed the ACK, before it sends on it: the sample goes to the
     /// controller, which sets the window and the pacing rate.
     #[inline]
-    pub(super) fn rate_ack_end(&mut self, now: Time) {
+    pub(in crate::tcp) fn rate_ack_end(&mut self, now: Time) {
         if self.rate.as_deref().is_none_or(|r| r.pending.is_none()) {
             return;
         }
