@@ -14,19 +14,18 @@
 //! stays apart from the ACK processing in `on_ack`.
 //! SACK loss recovery (RFC 6675, `Recovery::Sack`) lives in [`super::sack::recovery`], an
 //! `impl TcpSender` block of its own: it shares this state, the timeout and the window
-//! arithmetic, and takes over each ACK and the end of each timeout (the fields and helpers it
-//! shares are visible within [`crate::tcp`] only). For a controller that runs on delivery-rate
-//! samples (BBR), the child module `rate` (sender/rate.rs) keeps their per-segment state and
-//! hands the controller a sample on every ACK; such a sender is always paced at the rate the
-//! controller sets.
+//! arithmetic, and takes over each ACK and the end of each timeout. For a controller that runs
+//! on delivery-rate samples (BBR), [`super::rate::sender`], another `impl TcpSender` block,
+//! keeps their per-segment state and hands the controller a sample on every ACK; such a sender
+//! is always paced at the rate the controller sets. The fields and helpers those two files
+//! share with this one are visible within [`crate::tcp`] only, never outside it.
 //!
 //! The sender never touches the scheduler. It appends packets to `out` and keeps the RTO
 //! deadline in `rto_deadline`; the simulator schedules a (lazy) timer event from it.
 
-mod rate;
-
 use super::cc::{Cc, CongestionControl, Window};
 use super::pacer::{Pacer, Pacing};
+use super::rate::sender::RateState;
 use super::rto::RttEstimator;
 use super::sack::recovery::SackRecovery;
 use super::{Recovery, TcpConfig, HEADER_BYTES};
@@ -124,7 +123,7 @@ pub struct TcpSender {
     /// other senders stay as small as before).
     pub(in crate::tcp) sack: Option<Box<SackRecovery>>,
     /// A controller that runs on delivery-rate samples only: their state (boxed likewise).
-    rate: Option<Box<rate::RateState>>,
+    pub(in crate::tcp) rate: Option<Box<RateState>>,
 }
 
 impl TcpSender {
@@ -171,7 +170,7 @@ impl TcpSender {
             ecn_high: None,
             cwr_reductions: 0,
             sack: (cfg.recovery == Recovery::Sack).then(Box::default),
-            rate: rate_based.then(|| Box::new(rate::RateState::new(&cfg))),
+            rate: rate_based.then(|| Box::new(RateState::new(&cfg))),
         }
     }
 
@@ -327,7 +326,7 @@ impl TcpSender {
     /// the pacer lets them go; a segment the pacer holds sets `pace_deadline`.
     fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
         // A rate-based controller's window counts what is in flight, and without SACK some of
-        // the outstanding segments have been delivered (sender/rate.rs); 0 for the others.
+        // the outstanding segments have been delivered (rate/sender.rs); 0 for the others.
         let wnd = (self.w.cwnd as u32 + self.delivered_above_una()).min(self.cfg.max_window).max(1);
         self.pace_deadline = None;
         while self.snd_nxt < self.limit && self.snd_nxt - self.snd_una < wnd {
