@@ -87,7 +87,7 @@ pub struct TcpSender {
     partial_acks: u32,
     pub rtt: RttEstimator,
     /// The segment being timed and when it was sent (one sample per round trip).
-    pub(in crate::tcp) timed: Option<(u32, Time)>,
+    timed: Option<(u32, Time)>,
     /// `snd_una` at the last timeout: a second RTO for the same segment keeps ssthresh.
     last_rto_una: Option<u32>,
     pub rto_deadline: Option<Time>,
@@ -374,7 +374,7 @@ impl TcpSender {
 
     /// Adds the payload bytes the cumulative ACK moving from `snd_una` to `ack` acknowledges
     /// to the statistics (the traces' `acked_bytes`).
-    pub(in crate::tcp) fn count_acked(&mut self, ack: u32) {
+    fn count_acked(&mut self, ack: u32) {
         let mut bytes = (ack - self.snd_una) as u64 * self.cfg.mss() as u64;
         if ack == self.limit {
             bytes -= (self.cfg.mss() - self.last_payload) as u64; // the short last segment
@@ -382,8 +382,14 @@ impl TcpSender {
         self.stats.acked_bytes += bytes;
     }
 
-    fn on_new_ack(&mut self, now: Time, ack: u32, out: &mut Vec<Packet>) {
+    /// The cumulative ACK moves to `ack` > `snd_una`: what every recovery (Reno, NewReno and
+    /// SACK's) does first — the RTT sample, the counters, `snd_una` and `snd_nxt`. Returns the
+    /// segments newly acknowledged. The timer is left to [`TcpSender::rearm_timer_on_ack`],
+    /// after the recovery's own rules, which may retransmit.
+    pub(in crate::tcp) fn advance_una(&mut self, now: Time, ack: u32) -> u32 {
         let acked = ack - self.snd_una;
+        // RFC 6298 §2–3: an RTT measurement once the timed segment is acknowledged (one per
+        // round trip). Karn's rule (§3): `emit` stopped timing it if anything was resent.
         if let Some((seq, sent)) = self.timed {
             if ack > seq {
                 self.rtt.sample(now - sent);
@@ -392,9 +398,28 @@ impl TcpSender {
         }
         self.count_acked(ack);
         self.snd_una = ack;
-        if self.snd_nxt < ack {
-            self.snd_nxt = ack;
+        // After a timeout `snd_nxt` went back to `snd_una` (go-back-N); what the receiver has
+        // acknowledged since is not sent again.
+        self.snd_nxt = self.snd_nxt.max(ack);
+        acked
+    }
+
+    /// The retransmission timer after a cumulative ACK of new data (`advance_una`) and the
+    /// recovery's rules for it. `restart`: whether this ACK restarts a timer still needed.
+    pub(in crate::tcp) fn rearm_timer_on_ack(&mut self, now: Time, restart: bool) {
+        // RFC 6298 §5.2: all data acknowledged: stop the timer. §5.3: otherwise restart it.
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+            if self.snd_una >= self.limit {
+                self.phase = Phase::Done;
+            }
+        } else if restart {
+            self.rto_deadline = Some(now + self.rtt.rto());
         }
+    }
+
+    fn on_new_ack(&mut self, now: Time, ack: u32, out: &mut Vec<Packet>) {
+        let acked = self.advance_una(now, ack);
         let mut restart_timer = true;
         if self.in_recovery {
             // RFC 6582 §3.2 step 3: a full acknowledgement covers everything up to and
@@ -428,15 +453,7 @@ impl TcpSender {
             self.dupacks = 0;
             self.cc.on_ack(&mut self.w, acked, now, self.rtt.srtt());
         }
-        // RFC 6298 §5.2: all data acknowledged: stop the timer. §5.3: otherwise restart it.
-        if self.snd_una >= self.snd_max {
-            self.rto_deadline = None;
-            if self.snd_una >= self.limit {
-                self.phase = Phase::Done;
-            }
-        } else if restart_timer {
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
+        self.rearm_timer_on_ack(now, restart_timer);
     }
 
     fn on_duplicate_ack(&mut self, now: Time, out: &mut Vec<Packet>) {

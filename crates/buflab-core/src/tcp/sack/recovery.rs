@@ -148,25 +148,11 @@ impl TcpSender {
 
     /// The cumulative ACK moves to `ack`: RTT sample, HighACK, the scoreboard and the timer.
     fn sack_cumulative(&mut self, now: Time, ack: u32) {
-        if let Some((seq, sent)) = self.timed {
-            if ack > seq {
-                self.rtt.sample(now - sent);
-                self.timed = None;
-            }
-        }
-        self.count_acked(ack);
-        self.snd_una = ack;
-        self.snd_nxt = self.snd_nxt.max(ack);
+        self.advance_una(now, ack);
         state(&mut self.sack).sb.advance(ack);
-        // RFC 6298 §5.2: all data acknowledged: stop the timer; §5.3: otherwise restart it.
-        if self.snd_una >= self.snd_max {
-            self.rto_deadline = None;
-            if self.snd_una >= self.limit {
-                self.phase = Phase::Done;
-            }
-        } else {
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
+        // RFC 6298 §5.2–5.3: stopped or restarted on every ACK of new data, in recovery too
+        // (see the module doc).
+        self.rearm_timer_on_ack(now, true);
     }
 
     /// RFC 6675 §5 step (4): fast retransmit and enter loss recovery.
