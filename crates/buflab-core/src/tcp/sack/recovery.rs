@@ -2,12 +2,12 @@
 //!
 //! Read first: RFC 6675 §2–5 (and RFC 2018 §8 on timeouts), then [`super::scoreboard`]
 //! for IsLost, SetPipe and NextSeg in segments. The rest of the sender (RTT, the timer, the
-//! window arithmetic in the congestion controller) is shared with Reno and NewReno: this file
-//! is an `impl` block of [`TcpSender`], using the sender's own fields and helpers (visible
-//! within [`crate::tcp`] only), and the sender hands it every ACK of a SACK flow and the end of
-//! every timeout. It owns the SACK state of a sender ([`SackRecovery`]) and the RFC 6675 §5
-//! rules; it must not know the Reno and NewReno rules (`on_new_ack`, `on_duplicate_ack`),
-//! the receiver or the simulator.
+//! advance of the cumulative ACK, the window arithmetic in the congestion controller) is
+//! shared with Reno and NewReno: this file is an `impl` block of [`TcpSender`], using the
+//! sender's own fields and helpers (visible within [`crate::tcp`] only), and the sender hands
+//! it every ACK of a SACK flow and the end of every timeout. It owns the SACK state of a sender
+//! ([`SackRecovery`]) and the RFC 6675 §5 rules; it must not know the Reno and NewReno rules
+//! (`on_new_ack`, `on_duplicate_ack`), the receiver or the simulator.
 //!
 //! Outline, per arriving ACK: Update() the scoreboard with the option's blocks (§5); a
 //! cumulative ACK resets DupAcks; outside recovery the controller grows cwnd. An ACK that SACKs
