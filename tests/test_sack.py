@@ -1,6 +1,6 @@
 """SACK loss recovery (`tcp = "sack"`) as the results report it. The algorithm's own tests are
-in Rust (crates/buflab-core/src/tcp/{sack,scoreboard}.rs, sender/sack.rs and the validation
-suite); this checks what a user reads."""
+in Rust (crates/buflab-core/src/tcp/sack/: option.rs, scoreboard.rs and recovery.rs, and the
+validation suite); this checks what a user reads."""
 
 from __future__ import annotations
 

@@ -66,8 +66,8 @@ pub struct Packet {
     /// ignore packets of an earlier connection still in flight.
     pub conn: u16,
     /// An ACK of a SACK flow that carries the SACK option: the option's serial number in the
-    /// flow's side channel (see `tcp::sack`; the blocks do not fit in the packet). 0 on every
-    /// other packet.
+    /// flow's side channel (see `tcp::sack::option`; the blocks do not fit in the packet). 0
+    /// on every other packet.
     pub sack: u16,
     pub hop: u8,
     pub kind: Kind,

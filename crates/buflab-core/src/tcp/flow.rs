@@ -5,7 +5,7 @@
 //! sender and receiver). This file owns the dispatch of a flow's packets and timers to its two
 //! ends: data to the receiver (a SYN-ACK completes the client's handshake), ACKs to the sender
 //! (a SYN is a client's request, left to the application; an ACK's SACK option comes through
-//! the receiver's side channel, see [`super::sack`]; ECN-Echo is a window reduction, RFC 3168
+//! the receiver's side channel, see [`super::sack::option`]; ECN-Echo is a window reduction, RFC 3168
 //! §6.1.2). It knows nothing of users or of the simulator; the application that drives
 //! finite transfers (`sim/users.rs`) calls [`TcpFlow::connect`] and [`TcpFlow::accept`].
 //!
@@ -76,7 +76,7 @@ impl TcpFlow {
             return Notice::REQUEST | Notice::TRACE;
         }
         // An ACK with the SACK option: its blocks wait in the receiver's side channel
-        // (tcp::sack). Taking them also discards those of ACKs lost on the way, of this
+        // (tcp::sack::option). Taking them also discards those of ACKs lost on the way, of this
         // connection or an earlier one.
         let sack = (pkt.sack != 0).then(|| self.receiver.sack_option(pkt.sack));
         let sender = &mut self.sender;

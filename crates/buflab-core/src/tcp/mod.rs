@@ -16,19 +16,21 @@
 //! Split of duties (as in Linux and ns-3): the [`sender`] owns sequence state, loss detection,
 //! recovery (Reno, NewReno or SACK), RTT estimation and timers; the [`cc`] module only does
 //! window arithmetic behind a small trait, one algorithm per file (BBR, which runs on
-//! delivery-rate samples instead, gets them from [`rate_sample`]). For SACK the [`receiver`]
-//! reports blocks ([`sack`]: the option and the side channel that carries it) and the sender
-//! keeps them on its [`scoreboard`].
+//! delivery-rate samples instead, gets them from [`rate`]: the samples in [`rate::sample`], the
+//! sender's part in [`rate::sender`]). For SACK the [`receiver`] reports blocks
+//! ([`sack::option`]: the option and the side channel that carries it), the sender keeps them
+//! on its [`sack::scoreboard`] and recovers by them ([`sack::recovery`]). The sender's part of
+//! SACK and of rate estimation are `impl TcpSender` blocks in those directories, sharing the
+//! sender's state, which is visible within this module only (`pub(in crate::tcp)`).
 
 pub mod ack_pacer;
 pub mod cc;
 pub mod flow;
 pub mod pacer;
-pub mod rate_sample;
+pub mod rate;
 pub mod receiver;
 pub mod rto;
 pub mod sack;
-pub mod scoreboard;
 pub mod sender;
 
 use crate::units::Time;

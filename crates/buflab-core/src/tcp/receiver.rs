@@ -1,5 +1,5 @@
 //! The TCP receiver: cumulative ACKs, out-of-order buffering, optional delayed ACKs, and for
-//! SACK flows the SACK option (RFC 2018; see [`super::sack`]).
+//! SACK flows the SACK option (RFC 2018; see [`super::sack::option`]).
 //!
 //! The application reads data as soon as it is in order, so the advertised window is always
 //! the configured `max_window` and is not carried in ACKs.
@@ -13,7 +13,7 @@
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
 use crate::tcp::ack_pacer::AckPacer;
-use crate::tcp::sack::{SackBlock, SackOption, SackReporter};
+use crate::tcp::sack::option::{SackBlock, SackOption, SackReporter};
 use crate::tcp::HEADER_BYTES;
 use crate::units::Time;
 

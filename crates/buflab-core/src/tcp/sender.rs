@@ -12,23 +12,23 @@
 //! Deliberate difference from ns-2 and Linux: the ACKs that echo ECE after the reaction grow
 //! cwnd as any ACK does (at most about one segment over the round trip they span), so that ECN
 //! stays apart from the ACK processing in `on_ack`.
-//! SACK loss recovery (RFC 6675, `Recovery::Sack`) lives in the child module `sack`
-//! (sender/sack.rs): it shares this state, the timeout and the window arithmetic, and takes
-//! over each ACK and the end of each timeout. For a controller that runs on delivery-rate
-//! samples (BBR), the child module `rate` (sender/rate.rs) keeps their per-segment state and
-//! hands the controller a sample on every ACK; such a sender is always paced at the rate the
-//! controller sets.
+//! SACK loss recovery (RFC 6675, `Recovery::Sack`) lives in [`super::sack::recovery`], an
+//! `impl TcpSender` block of its own: it shares this state, the timeout and the window
+//! arithmetic, and takes over each ACK and the end of each timeout. For a controller that runs
+//! on delivery-rate samples (BBR), [`super::rate::sender`], another `impl TcpSender` block,
+//! keeps their per-segment state and hands the controller a sample on every ACK; such a sender
+//! is always paced at the rate the controller sets. The fields and helpers those two files
+//! share with this one are visible within [`crate::tcp`] only, never outside it.
 //!
 //! The sender never touches the scheduler. It appends packets to `out` and keeps its two
 //! deadlines, the retransmission timer's and the pacer's; its flow ([`super::flow`]) states
 //! them to the simulator, which schedules a (lazy) timer event for each.
 
-mod rate;
-mod sack;
-
 use super::cc::{Cc, CongestionControl, Window};
 use super::pacer::{Pacer, Pacing};
+use super::rate::sender::RateState;
 use super::rto::RttEstimator;
+use super::sack::recovery::SackRecovery;
 use super::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::monitor::trace::TraceSample;
 use crate::monitor::MeasuredWindow;
@@ -70,7 +70,7 @@ pub struct TcpSender {
     pub cfg: TcpConfig,
     flow: u32,
     route: u32,
-    cc: Cc,
+    pub(in crate::tcp) cc: Cc,
     pub w: Window,
     /// Oldest unacknowledged segment.
     pub snd_una: u32,
@@ -79,12 +79,12 @@ pub struct TcpSender {
     /// One past the highest segment ever sent.
     pub snd_max: u32,
     /// Segments the application has to send (u32::MAX: unlimited).
-    limit: u32,
-    dupacks: u32,
-    in_recovery: bool,
+    pub(in crate::tcp) limit: u32,
+    pub(in crate::tcp) dupacks: u32,
+    pub(in crate::tcp) in_recovery: bool,
     /// RFC 6582 `recover`: the highest segment sent when the last fast retransmit or timeout
     /// happened; None before the first (see `covers_more_than_recover`).
-    recover: Option<u32>,
+    pub(in crate::tcp) recover: Option<u32>,
     partial_acks: u32,
     pub rtt: RttEstimator,
     /// The segment being timed and when it was sent (one sample per round trip).
@@ -92,16 +92,16 @@ pub struct TcpSender {
     /// `snd_una` at the last timeout: a second RTO for the same segment keeps ssthresh.
     last_rto_una: Option<u32>,
     /// When the retransmission timer expires, if it runs.
-    rto_deadline: Option<Time>,
-    pacer: Pacer,
+    pub(in crate::tcp) rto_deadline: Option<Time>,
+    pub(in crate::tcp) pacer: Pacer,
     /// When the pacer lets the next segment go, if the window has one waiting for it.
-    pace_deadline: Option<Time>,
+    pub(in crate::tcp) pace_deadline: Option<Time>,
     pub stats: SenderStats,
     /// The same counters for the current connection only.
     pub conn_stats: SenderStats,
     /// Connection number (finite transfers); packets carry it.
     conn: u16,
-    phase: Phase,
+    pub(in crate::tcp) phase: Phase,
     /// Payload bytes of the last segment of a finite transfer.
     last_payload: u32,
     /// When the SYN-ACK was first sent, for the handshake's RTT sample.
@@ -119,9 +119,9 @@ pub struct TcpSender {
     cwr_reductions: u64,
     /// `Recovery::Sack` only: the scoreboard and RFC 6675's recovery state (boxed, so that
     /// other senders stay as small as before).
-    sack: Option<Box<sack::SackRecovery>>,
+    pub(in crate::tcp) sack: Option<Box<SackRecovery>>,
     /// A controller that runs on delivery-rate samples only: their state (boxed likewise).
-    rate: Option<Box<rate::RateState>>,
+    pub(in crate::tcp) rate: Option<Box<RateState>>,
 }
 
 impl TcpSender {
@@ -166,7 +166,7 @@ impl TcpSender {
             ecn_high: None,
             cwr_reductions: 0,
             sack: (cfg.recovery == Recovery::Sack).then(Box::default),
-            rate: rate_based.then(|| Box::new(rate::RateState::new(&cfg))),
+            rate: rate_based.then(|| Box::new(RateState::new(&cfg))),
         }
     }
 
@@ -196,7 +196,7 @@ impl TcpSender {
     }
 
     #[inline]
-    fn count(&mut self, now: Time, bump: fn(&mut SenderStats)) {
+    pub(in crate::tcp) fn count(&mut self, now: Time, bump: fn(&mut SenderStats)) {
         bump(&mut self.stats);
         bump(&mut self.conn_stats);
         if self.window.contains(now) {
@@ -214,7 +214,7 @@ impl TcpSender {
     }
 
     /// FlightSize (RFC 5681 §2): sent but not yet cumulatively acknowledged, segments.
-    fn flight(&self) -> u32 {
+    pub(in crate::tcp) fn flight(&self) -> u32 {
         self.snd_max - self.snd_una
     }
 
@@ -276,7 +276,7 @@ impl TcpSender {
     }
 
     /// The client's ACK of the SYN-ACK: the connection is established.
-    fn establish(&mut self, now: Time, out: &mut Vec<Packet>) {
+    pub(in crate::tcp) fn establish(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.phase = Phase::Established;
         let rtt = self.syn_ack_sent.filter(|_| !self.syn_ack_retransmitted).map(|sent| now - sent);
         match rtt {
@@ -292,7 +292,7 @@ impl TcpSender {
 
     /// Puts segment `seq` on the wire. `retransmit`: it was sent before (decided by the
     /// caller before `snd_max` moves).
-    fn emit(&mut self, now: Time, seq: u32, retransmit: bool, out: &mut Vec<Packet>) {
+    pub(in crate::tcp) fn emit(&mut self, now: Time, seq: u32, retransmit: bool, out: &mut Vec<Packet>) {
         if retransmit {
             self.count(now, |s| s.retransmits += 1);
             // Karn's rule (RFC 6298 §3): a retransmission spoils the measurement in progress.
@@ -332,7 +332,7 @@ impl TcpSender {
     /// the pacer lets them go; a segment the pacer holds sets `pace_deadline`.
     fn send_allowed(&mut self, now: Time, out: &mut Vec<Packet>) {
         // A rate-based controller's window counts what is in flight, and without SACK some of
-        // the outstanding segments have been delivered (sender/rate.rs); 0 for the others.
+        // the outstanding segments have been delivered (rate/sender.rs); 0 for the others.
         let wnd = (self.w.cwnd as u32 + self.delivered_above_una()).min(self.cfg.max_window).max(1);
         self.pace_deadline = None;
         while self.snd_nxt < self.limit && self.snd_nxt - self.snd_una < wnd {
@@ -388,8 +388,14 @@ impl TcpSender {
         self.stats.acked_bytes += bytes;
     }
 
-    fn on_new_ack(&mut self, now: Time, ack: u32, out: &mut Vec<Packet>) {
+    /// The cumulative ACK moves to `ack` > `snd_una`: what every recovery (Reno, NewReno and
+    /// SACK's) does first — the RTT sample, the counters, `snd_una` and `snd_nxt`. Returns the
+    /// segments newly acknowledged. The timer is left to [`TcpSender::rearm_timer_on_ack`],
+    /// after the recovery's own rules, which may retransmit.
+    pub(in crate::tcp) fn advance_una(&mut self, now: Time, ack: u32) -> u32 {
         let acked = ack - self.snd_una;
+        // RFC 6298 §2–3: an RTT measurement once the timed segment is acknowledged (one per
+        // round trip). Karn's rule (§3): `emit` stopped timing it if anything was resent.
         if let Some((seq, sent)) = self.timed {
             if ack > seq {
                 self.rtt.sample(now - sent);
@@ -398,9 +404,28 @@ impl TcpSender {
         }
         self.count_acked(ack);
         self.snd_una = ack;
-        if self.snd_nxt < ack {
-            self.snd_nxt = ack;
+        // After a timeout `snd_nxt` went back to `snd_una` (go-back-N); what the receiver has
+        // acknowledged since is not sent again.
+        self.snd_nxt = self.snd_nxt.max(ack);
+        acked
+    }
+
+    /// The retransmission timer after a cumulative ACK of new data (`advance_una`) and the
+    /// recovery's rules for it. `restart`: whether this ACK restarts a timer still needed.
+    pub(in crate::tcp) fn rearm_timer_on_ack(&mut self, now: Time, restart: bool) {
+        // RFC 6298 §5.2: all data acknowledged: stop the timer. §5.3: otherwise restart it.
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+            if self.snd_una >= self.limit {
+                self.phase = Phase::Done;
+            }
+        } else if restart {
+            self.rto_deadline = Some(now + self.rtt.rto());
         }
+    }
+
+    fn on_new_ack(&mut self, now: Time, ack: u32, out: &mut Vec<Packet>) {
+        let acked = self.advance_una(now, ack);
         let mut restart_timer = true;
         if self.in_recovery {
             // RFC 6582 §3.2 step 3: a full acknowledgement covers everything up to and
@@ -428,21 +453,13 @@ impl TcpSender {
                     self.partial_acks += 1;
                     restart_timer = self.partial_acks == 1;
                 }
-                Recovery::Sack => unreachable!("SACK senders take their own path (sender/sack.rs)"),
+                Recovery::Sack => unreachable!("SACK senders take their own path (sack/recovery.rs)"),
             }
         } else {
             self.dupacks = 0;
             self.cc.on_ack(&mut self.w, acked, now, self.rtt.srtt());
         }
-        // RFC 6298 §5.2: all data acknowledged: stop the timer. §5.3: otherwise restart it.
-        if self.snd_una >= self.snd_max {
-            self.rto_deadline = None;
-            if self.snd_una >= self.limit {
-                self.phase = Phase::Done;
-            }
-        } else if restart_timer {
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
+        self.rearm_timer_on_ack(now, restart_timer);
     }
 
     fn on_duplicate_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -537,11 +554,11 @@ impl TcpSender {
 
     /// Whether data outstanding at the last fast retransmit or timeout is still unacknowledged:
     /// the sender is still repairing that congestion event (in fast recovery, or going back N).
-    fn repairing(&self) -> bool {
+    pub(in crate::tcp) fn repairing(&self) -> bool {
         self.recover.is_some_and(|r| self.snd_una <= r)
     }
 
-    fn exit_recovery(&mut self) {
+    pub(in crate::tcp) fn exit_recovery(&mut self) {
         self.in_recovery = false;
         self.dupacks = 0;
     }

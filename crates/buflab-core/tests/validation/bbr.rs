@@ -2,7 +2,7 @@
 //! full with a small queue, probes RTT every 10 s, and unlike Reno keeps a shallow buffer busy;
 //! runs are deterministic; and the invariants of `properties.rs` hold with BBR flows. The
 //! state machine and the filters are tested exactly beside the code (`tcp/cc/bbr.rs`), the
-//! delivery-rate samples in `tcp/rate_sample.rs`.
+//! delivery-rate samples in `tcp/rate/`.
 
 use buflab_core::endpoint::Endpoints;
 use buflab_core::result::RunResult;

@@ -228,7 +228,7 @@ fn check_sack_flows(net: &Network) -> SenderStats {
         // The path neither duplicates nor reorders, so a segment arriving twice was resent
         // needlessly. Without a timeout there is none: each retransmission answered a drop,
         // 1.00 per drop. (RFC 6675 as written resends copies still in flight when one recovery
-        // follows another at once; see HighRxt in sender/sack.rs.)
+        // follows another at once; see HighRxt in tcp/sack/recovery.rs.)
         if sender.stats.timeouts == 0 {
             flows_without_timeout += 1;
             assert_eq!(r.duplicates, 0, "needless resends without a timeout");

@@ -4,7 +4,7 @@
 //! Read first: Cardwell, Cheng, Gunn, Hassas Yeganeh, Jacobson, "BBR: Congestion-Based
 //! Congestion Control" (ACM Queue 14(5), 2016), then draft-cardwell-iccrg-bbr-congestion-
 //! control-00 (2017; "draft" below, its section numbers cited at each rule), then the delivery
-//! rate samples it runs on ([`crate::tcp::rate_sample`]). Linux's `net/ipv4/tcp_bbr.c` as first
+//! rate samples it runs on ([`crate::tcp::rate`]). Linux's `net/ipv4/tcp_bbr.c` as first
 //! released (4.9) is the reference for what the draft leaves open; the rules taken from it are
 //! marked "Linux".
 //!
@@ -56,7 +56,7 @@
 //!   (`extra_acked`); restarting from idle (§4.3.4.4: a long-lived flow is never idle, and a
 //!   finite transfer here starts a new connection, and a new controller, for each file).
 //! - The sender counts deliveries of a flow without SACK from duplicate ACKs, as Linux does
-//!   for Reno (see `tcp/sender/rate.rs`); ECN is not answered (BBR v1 ignores it; the scenario
+//!   for Reno (see `tcp/rate/sender.rs`); ECN is not answered (BBR v1 ignores it; the scenario
 //!   refuses `ecn` with `cc = "bbr"`).
 
 use super::{CaState, CongestionControl, RateAck, Window};
@@ -589,7 +589,7 @@ impl CongestionControl for Bbr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::rate_sample::{AckSample, RateSample};
+    use crate::tcp::rate::sample::{AckSample, RateSample};
 
     const PACKET: u32 = 1000;
 

@@ -11,7 +11,7 @@
 //!
 //! [`bbr`] (BBR v1) is of another kind, like Linux's `cong_control` algorithms: it ignores
 //! ssthresh and the ACK-by-ACK growth hooks, and instead sets the window and a pacing rate
-//! from delivery-rate samples ([`crate::tcp::rate_sample`]) on every ACK
+//! from delivery-rate samples ([`crate::tcp::rate`]) on every ACK
 //! ([`CongestionControl::on_rate_sample`]). A controller asks for those samples with
 //! [`CongestionControl::wants_rate_samples`]; the sender then keeps the per-segment state they
 //! need and paces at [`CongestionControl::pacing_rate_bps`]. The loss-based controllers leave
@@ -22,7 +22,7 @@ pub mod bic;
 pub mod cubic;
 pub mod reno;
 
-use super::rate_sample::AckSample;
+use super::rate::sample::AckSample;
 use super::TcpConfig;
 use crate::rng::Rng;
 use crate::units::Time;

@@ -1,16 +1,20 @@
 //! Delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation-00), for congestion
-//! controllers that run on them ([`super::cc::bbr`]).
+//! controllers that run on them ([`crate::tcp::cc::bbr`]).
 //!
 //! Read first: the draft's §2 (the idea: a rate is data delivered over the time it took, timed
 //! on both the send and the ACK side) and §3 (the algorithm, whose names are kept here: C.* is
 //! the connection's state, P.* a segment's, rs.* the sample). Linux's `net/ipv4/tcp_rate.c`
 //! implements the same draft; where the draft is silent this follows it, and says so.
 //!
+//! It owns the per-segment state and the arithmetic of a sample, and must not know TCP: not
+//! the sender's sequence state, SACK or loss recovery, nor the controller. The sender tells it
+//! which segments leave and which an ACK delivers ([`super::sender`]).
+//!
 //! **Units.** Data counts segments (the model's sequence space; the short last segment of a
 //! transfer counts as one, as Linux counts packets). Times are picoseconds, rates segments per
 //! second.
 //!
-//! **What the sender does** (`tcp/sender/rate.rs`): [`RateSampler::on_sent`] on every
+//! **What the sender does** ([`super::sender`]): [`RateSampler::on_sent`] on every
 //! transmission (§3.2); per ACK [`RateSampler::begin_ack`], then [`RateSampler::deliver`] for
 //! each segment the ACK newly acknowledges, cumulatively or by SACK (§3.3 UpdateRateSample),
 //! [`RateSampler::count`] for the segments it counts as delivered, and

@@ -2,10 +2,11 @@
 //! side channel that carries them from the receiver to the sender.
 //!
 //! Read first: RFC 2018 §3 (option format) and §4 (which blocks the receiver reports). The
-//! sender's use of the blocks is RFC 6675, in [`super::scoreboard`] and `sender/sack.rs`.
+//! sender's use of the blocks is RFC 6675, in [`super::scoreboard`] and [`super::recovery`];
+//! this file must not know it: it only says which blocks the receiver holds and carries them.
 //!
 //! **Units.** Blocks are half-open ranges `[start, end)` of segment numbers, the model's
-//! sequence space (see [`super`]); RFC 2018's blocks are byte ranges with the same meaning.
+//! sequence space (see [`crate::tcp`]); RFC 2018's blocks are byte ranges with the same meaning.
 //!
 //! **Why a side channel.** A packet is a 32-byte `Copy` value, too small for up to three
 //! blocks. An ACK that carries the option instead carries a serial number (`Packet::sack`,

@@ -1,10 +1,12 @@
 //! The SACK scoreboard of RFC 6675 (§3 Update, §4 IsLost, SetPipe and NextSeg), in segments.
 //!
 //! Read first: RFC 6675 §2–4. The sender that drives it (§5, entering and leaving recovery,
-//! the timeout) is `sender/sack.rs`; the blocks come from the receiver through
-//! [`super::sack`].
+//! the timeout) is [`super::recovery`]; the blocks come from the receiver through
+//! [`super::option`]. The scoreboard must not know the sender: it is handed the cumulative ACK
+//! and the highest segment sent, and the sender moves HighRxt, RescueRxt and the timeout's
+//! bound itself.
 //!
-//! **Units.** Everything counts segments, the model's sequence space (see [`super`]): SMSS is
+//! **Units.** Everything counts segments, the model's sequence space (see [`crate::tcp`]): SMSS is
 //! one segment, and a block is a half-open range `[start, end)` of segment numbers. RFC 6675's
 //! variables translate as HighACK + 1 = `una` (the first unacknowledged segment) and
 //! HighData + 1 = `high` (one past the highest segment sent); HighRxt and RescueRxt are kept
@@ -19,7 +21,7 @@
 //! the third-highest SACKed segment ([`Scoreboard::lost_bound`]); SetPipe and NextSeg use that
 //! bound instead of asking each segment.
 //!
-//! **After a timeout** (the sender's choice, see `sender/sack.rs`): every unSACKed segment
+//! **After a timeout** (the sender's choice, see [`super::recovery`]): every unSACKed segment
 //! below [`Scoreboard::lost_end`] also counts as lost, and NextSeg rule (1) then resends such
 //! segments even above the highest SACKed one (rule (1.b) does not apply to them).
 //!
@@ -27,7 +29,7 @@
 //! ranges, reused without allocation once grown. Queries are O(log n) or O(ranges touched),
 //! and a window rarely has more than a few holes.
 
-use super::sack::SackBlock;
+use super::option::SackBlock;
 
 /// RFC 6675 §2 DupThresh (and RFC 5681's three duplicate ACKs).
 pub const DUP_THRESH: u32 = 3;

@@ -2,8 +2,12 @@
 //! (`CongestionControl::wants_rate_samples`, BBR). Senders of the other controllers have no
 //! [`RateState`] (`TcpSender::rate` is None) and every function here returns at once for them.
 //!
-//! Read first: [`crate::tcp::rate_sample`] (the per-segment state and the samples) and the
-//! rate-based hooks of [`crate::tcp::cc`]. What the sender adds:
+//! Read first: [`super::sample`] (the per-segment state and the samples) and the rate-based
+//! hooks of [`crate::tcp::cc`]. This file is an `impl` block of [`TcpSender`], using the
+//! sender's own fields (visible within [`crate::tcp`] only): it owns [`RateState`] and the
+//! sender's side of the estimation below, and must not know how the controller uses a sample
+//! (it hands over a [`RateAck`]) nor decide anything about loss recovery, whose state it only
+//! reads. What the sender adds:
 //! - which segments an ACK delivers: those its cumulative ACK newly covers, and for SACK flows
 //!   those its blocks SACK for the first time (draft-cheng-iccrg-delivery-rate-estimation-00
 //!   §3.3 counts both). Without SACK the sender cannot name the segment behind a duplicate
@@ -30,16 +34,16 @@
 //! - application-limited marks (draft §3.4): when a finite transfer has nothing left to send
 //!   although the window has room, and while the controller holds itself back (ProbeRTT).
 //!
-//! Order per ACK: [`TcpSender::rate_ack_begin`] before the sender's own processing (the ring
-//! and the scoreboard still describe the segments the ACK covers), [`TcpSender::rate_ack_end`]
+//! Order per ACK: `TcpSender::rate_ack_begin` before the sender's own processing (the ring
+//! and the scoreboard still describe the segments the ACK covers), `TcpSender::rate_ack_end`
 //! after it and before anything is sent on it: the controller sets the window and the pacing
 //! rate there. SACK flows end it at the top of `sack_send`, where every path through their
 //! ACK processing sends.
 
-use super::TcpSender;
+use super::sample::{AckSample, RateSampler};
 use crate::tcp::cc::{CaState, CongestionControl, RateAck};
-use crate::tcp::rate_sample::{AckSample, RateSampler};
-use crate::tcp::sack::SackBlock;
+use crate::tcp::sack::option::SackBlock;
+use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
 use crate::units::Time;
 
@@ -134,7 +138,7 @@ impl TcpSender {
     /// no longer in flight (module doc): none in the loss state after a timeout, where going
     /// back N resends them and counts only what it resends; 0 for every other sender.
     #[inline]
-    pub(super) fn delivered_above_una(&self) -> u32 {
+    pub(in crate::tcp) fn delivered_above_una(&self) -> u32 {
         match self.rate.as_deref() {
             Some(r) if r.loss_high.is_none() => r.reno_sacked,
             _ => 0,
@@ -143,7 +147,7 @@ impl TcpSender {
 
     /// Draft §3.2: segment `seq` leaves (called for every transmission).
     #[inline]
-    pub(super) fn rate_on_sent(&mut self, now: Time, seq: u32, retransmit: bool) {
+    pub(in crate::tcp) fn rate_on_sent(&mut self, now: Time, seq: u32, retransmit: bool) {
         if let Some(r) = self.rate.as_deref_mut() {
             // New data at the cumulative ACK: nothing was outstanding before it.
             let idle = !retransmit && seq == self.snd_una;
@@ -154,7 +158,7 @@ impl TcpSender {
     /// Before the sender processes an ACK of `ack` with SACK `blocks`: the segments it
     /// delivers.
     #[inline]
-    pub(super) fn rate_ack_begin(&mut self, ack: u32, blocks: &[SackBlock]) {
+    pub(in crate::tcp) fn rate_ack_begin(&mut self, ack: u32, blocks: &[SackBlock]) {
         if self.rate.is_none() {
             return;
         }
@@ -215,7 +219,7 @@ impl TcpSender {
     /// After the sender processed the ACK, before it sends on it: the sample goes to the
     /// controller, which sets the window and the pacing rate.
     #[inline]
-    pub(super) fn rate_ack_end(&mut self, now: Time) {
+    pub(in crate::tcp) fn rate_ack_end(&mut self, now: Time) {
         if self.rate.as_deref().is_none_or(|r| r.pending.is_none()) {
             return;
         }
@@ -259,7 +263,7 @@ impl TcpSender {
     /// starts BBR here, with the handshake's RTT as its first min RTT and srtt setting its
     /// first pacing rate, so the initial window is paced over the RTT rather than over the
     /// nominal 1 ms. The controller gets it as an ACK that delivers nothing.
-    pub(super) fn rate_on_established(&mut self, now: Time, rtt: Option<Time>) {
+    pub(in crate::tcp) fn rate_on_established(&mut self, now: Time, rtt: Option<Time>) {
         let Some(r) = self.rate.as_deref_mut() else { return };
         if let Some(rtt) = rtt {
             r.sampler.on_rtt(rtt);
@@ -295,7 +299,7 @@ impl TcpSender {
     }
 
     /// A retransmission timeout, after the sender set cwnd to one segment and left recovery.
-    pub(super) fn rate_on_timeout(&mut self, now: Time) {
+    pub(in crate::tcp) fn rate_on_timeout(&mut self, now: Time) {
         let Some(r) = self.rate.as_deref_mut() else { return };
         // Linux `tcp_enter_loss`: every outstanding segment not SACKed counts as lost. Linux
         // also forgets the duplicate-ACK count here, and then counts the same segments again

@@ -1,8 +1,13 @@
 //! SACK loss recovery (`Recovery::Sack`): RFC 6675 §5 on the [`Scoreboard`].
 //!
-//! Read first: RFC 6675 §2–5 (and RFC 2018 §8 on timeouts), then [`crate::tcp::scoreboard`]
+//! Read first: RFC 6675 §2–5 (and RFC 2018 §8 on timeouts), then [`super::scoreboard`]
 //! for IsLost, SetPipe and NextSeg in segments. The rest of the sender (RTT, the timer, the
-//! window arithmetic in the congestion controller) is shared with Reno and NewReno.
+//! advance of the cumulative ACK, the window arithmetic in the congestion controller) is
+//! shared with Reno and NewReno: this file is an `impl` block of [`TcpSender`], using the
+//! sender's own fields and helpers (visible within [`crate::tcp`] only), and the sender hands
+//! it every ACK of a SACK flow and the end of every timeout. It owns the SACK state of a sender
+//! ([`SackRecovery`]) and the RFC 6675 §5 rules; it must not know the Reno and NewReno rules
+//! (`on_new_ack`, `on_duplicate_ack`), the receiver or the simulator.
 //!
 //! Outline, per arriving ACK: Update() the scoreboard with the option's blocks (§5); a
 //! cumulative ACK resets DupAcks; outside recovery the controller grows cwnd. An ACK that SACKs
@@ -43,11 +48,11 @@
 //!   cwnd − pipe, SACKed ones skipped, then new data; RecoveryPoint = HighData, and no new
 //!   recovery starts until the cumulative ACK passes it (RFC 6675 §5.1).
 
-use super::{Phase, TcpSender};
+use super::option::SackBlock;
+use super::scoreboard::{Rule, Scoreboard, DUP_THRESH};
 use crate::packet::Packet;
 use crate::tcp::cc::CongestionControl;
-use crate::tcp::sack::SackBlock;
-use crate::tcp::scoreboard::{Rule, Scoreboard, DUP_THRESH};
+use crate::tcp::sender::{Phase, TcpSender};
 use crate::units::Time;
 
 /// The SACK state of a sender (Reno and NewReno senders have none: `TcpSender::sack` is None).
@@ -83,7 +88,13 @@ impl TcpSender {
     }
 
     /// RFC 6675 §5 for one ACK (the connection is established).
-    pub(super) fn sack_on_ack(&mut self, now: Time, ack: u32, blocks: &[SackBlock], out: &mut Vec<Packet>) {
+    pub(in crate::tcp) fn sack_on_ack(
+        &mut self,
+        now: Time,
+        ack: u32,
+        blocks: &[SackBlock],
+        out: &mut Vec<Packet>,
+    ) {
         // A rate-based controller's sample: what the ACK delivers, before the scoreboard
         // learns it (ended in `sack_send`).
         self.rate_ack_begin(ack, blocks);
@@ -137,25 +148,11 @@ impl TcpSender {
 
     /// The cumulative ACK moves to `ack`: RTT sample, HighACK, the scoreboard and the timer.
     fn sack_cumulative(&mut self, now: Time, ack: u32) {
-        if let Some((seq, sent)) = self.timed {
-            if ack > seq {
-                self.rtt.sample(now - sent);
-                self.timed = None;
-            }
-        }
-        self.count_acked(ack);
-        self.snd_una = ack;
-        self.snd_nxt = self.snd_nxt.max(ack);
+        self.advance_una(now, ack);
         state(&mut self.sack).sb.advance(ack);
-        // RFC 6298 §5.2: all data acknowledged: stop the timer; §5.3: otherwise restart it.
-        if self.snd_una >= self.snd_max {
-            self.rto_deadline = None;
-            if self.snd_una >= self.limit {
-                self.phase = Phase::Done;
-            }
-        } else {
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
+        // RFC 6298 §5.2–5.3: stopped or restarted on every ACK of new data, in recovery too
+        // (see the module doc).
+        self.rearm_timer_on_ack(now, true);
     }
 
     /// RFC 6675 §5 step (4): fast retransmit and enter loss recovery.
@@ -188,7 +185,7 @@ impl TcpSender {
     /// them as fast as the pacer lets them go, retransmissions included (as Linux paces its
     /// retransmit queue); a segment the pacer holds sets `pace_deadline`. With a rate-based
     /// controller (BBR) the ACK's sample reaches the controller first.
-    pub(super) fn sack_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+    pub(in crate::tcp) fn sack_send(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.rate_ack_end(now);
         self.pace_deadline = None;
         let mut pipe = state(&mut self.sack).sb.pipe(self.snd_una, self.snd_max);
@@ -240,7 +237,7 @@ impl TcpSender {
     /// RecoveryPoint = HighData, recovery left, timer backed off): every unSACKed outstanding
     /// segment is lost, none resent yet; resend from the first (RFC 6298 §5.4), which restarts
     /// the timer (§5.6). The scoreboard is kept (see the module doc).
-    pub(super) fn sack_after_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+    pub(in crate::tcp) fn sack_after_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
         let st = state(&mut self.sack);
         (st.sb.lost_end, st.sb.high_rxt_end, st.limited) = (self.snd_max, self.snd_una, 0);
         self.rto_deadline = None;
