@@ -42,7 +42,6 @@ pub mod monitor;
 pub mod packet;
 pub mod queue;
 pub mod result;
-pub mod rng;
 pub mod scenario;
 pub mod sched;
 pub mod sim;
@@ -50,7 +49,8 @@ pub mod switch;
 pub mod tcp;
 pub mod topology;
 pub mod traffic;
-pub mod units;
+
+pub use buflab_base::{rng, units};
 
 /// The engine version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -75,6 +75,15 @@ pub struct Packet {
 }
 
 #[cfg(test)]
+impl Packet {
+    /// A packet for unit tests: of `kind`, flow `flow`, number `seq`, `size` bytes, sent at
+    /// time 0 on route 0, no flags.
+    pub(crate) fn for_test(kind: Kind, flow: u32, seq: u32, size: u32) -> Packet {
+        Packet { sent_at: Time::ZERO, flow, seq, size, route: 0, conn: 0, sack: 0, hop: 0, kind, flags: 0 }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     #[test]
     fn packet_stays_small() {

@@ -19,6 +19,9 @@ use crate::units::Time;
 pub enum Event {
     /// The packet at the head of a link's pipe reaches the end of the link.
     LinkExit(u32),
+    /// A link whose discipline holds its packets may send the next (lazy: stale when an
+    /// arrival at the same time served first).
+    LinkReady(u32),
     /// Timer `slot` of a flow's endpoint may be due (lazy: the endpoint checks its deadline
     /// when it fires).
     Timer(u32, u8),
@@ -52,6 +55,7 @@ impl Event {
             Event::Arrival(v) => (2, v),
             Event::Autosize => (3, 0),
             Event::SwitchSlot(v) => (4, v),
+            Event::LinkReady(v) => (5, v),
             Event::Timer(v, slot) => {
                 debug_assert!((slot as usize) < MAX_TIMER_SLOTS);
                 (TIMER_KIND + slot as u64, v)
@@ -68,7 +72,8 @@ impl Event {
             2 => Event::Arrival(v),
             3 => Event::Autosize,
             4 => Event::SwitchSlot(v),
-            // Only `pack` makes keys: kinds 5 to 7 never occur.
+            5 => Event::LinkReady(v),
+            // Only `pack` makes keys: kinds 6 and 7 never occur.
             k => Event::Timer(v, (k - TIMER_KIND) as u8),
         }
     }
@@ -275,6 +280,7 @@ mod tests {
             Event::Arrival(5),
             Event::Autosize,
             Event::SwitchSlot(MAX_ID),
+            Event::LinkReady(7),
         ];
         for e in all {
             assert_eq!(Event::unpack(e.pack()), e);

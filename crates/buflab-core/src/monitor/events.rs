@@ -23,6 +23,9 @@ pub enum QueueEvent {
     /// The packet just enqueued was marked CE by the queue discipline (RFC 3168): it follows
     /// that packet's enqueue at the same time and occupancy, and is not an arrival of its own.
     Mark = 3,
+    /// A discipline that holds its packets dropped one it held (a head drop; an AQM that
+    /// drops at dequeue): a drop that is not an arrival, leaving the occupancy after it.
+    Purge = 4,
 }
 
 /// A run of events, columnar: row i of every column is one event.
@@ -162,18 +165,7 @@ mod tests {
     }
 
     fn packet() -> Packet {
-        Packet {
-            sent_at: Time::ZERO,
-            flow: 3,
-            seq: 7,
-            size: 1500,
-            route: 0,
-            conn: 0,
-            sack: 0,
-            hop: 0,
-            kind: crate::packet::Kind::Data,
-            flags: 0,
-        }
+        Packet::for_test(crate::packet::Kind::Data, 3, 7, 1500)
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //!
 //! A link reports three things to its monitor, in time order: an *enqueue* (a packet admitted,
 //! with the occupancy after it and how long it will wait), a *dequeue* (service starts, with
-//! the serialization time) and a *drop*; a queue discipline adds a fourth, a *mark* (an
-//! admitted packet was given CE, reported right after its enqueue; it is not a drop). Everything in a run's summary about the bottleneck —
+//! the serialization time) and a *drop*; a queue discipline adds a *mark* (an admitted packet
+//! was given CE, reported right after its enqueue; it is not a drop) and, if it holds its
+//! packets, a *purge* (it dropped a packet it held: a drop, but not a new arrival) and the
+//! queueing delay with the dequeue (it is not known at the enqueue). Everything in a run's summary about the bottleneck —
 //! utilization, drop rate, occupancy, queueing delay — is computed here from those reports and
 //! nowhere else. A link without a monitor pays nothing.
 //!
@@ -248,8 +250,23 @@ impl QueueMonitor {
         self.cur_bytes = bytes;
     }
 
+    /// A packet admitted at `t`, leaving `pkts` and `bytes` waiting, that will wait `wait`.
     #[inline]
     pub fn on_enqueue(&mut self, t: Time, p: &Packet, pkts: u64, bytes: u64, wait: Time) {
+        self.admitted(t, p, pkts, bytes);
+        if self.in_window {
+            self.delay.record(wait.0);
+        }
+    }
+
+    /// A packet admitted at `t` whose wait is not known yet: a discipline that holds its
+    /// packets decides later when it leaves, and `record_wait` reports it then.
+    pub fn on_enqueue_unknown_wait(&mut self, t: Time, p: &Packet, pkts: u64, bytes: u64) {
+        self.admitted(t, p, pkts, bytes);
+    }
+
+    #[inline(always)]
+    fn admitted(&mut self, t: Time, p: &Packet, pkts: u64, bytes: u64) {
         self.set_occupancy(t, pkts, bytes);
         self.cum.arrivals += 1;
         self.max_pkts_ever = self.max_pkts_ever.max(pkts);
@@ -258,7 +275,6 @@ impl QueueMonitor {
         if self.in_window {
             self.totals.max_pkts = self.totals.max_pkts.max(pkts);
             self.totals.max_bytes = self.totals.max_bytes.max(bytes);
-            self.delay.record(wait.0);
         }
         let ser = self.rate.serialization(p.size as u64);
         self.mix.on_stored(t, p.flow, ser, self.in_window);
@@ -288,6 +304,27 @@ impl QueueMonitor {
         self.mix.on_arrival(p.flow, self.in_window);
         if let Some(log) = self.log.as_mut() {
             log.record(t, QueueEvent::Drop, p, pkts, bytes);
+        }
+    }
+
+    /// The queueing delay of a packet that arrived at `arrived` and started service at `start`,
+    /// counted when it arrived in the measured window (as `on_enqueue` counts a known one).
+    #[inline]
+    pub fn record_wait(&mut self, arrived: Time, start: Time) {
+        if self.window.contains(arrived) {
+            self.delay.record((start - arrived).0);
+        }
+    }
+
+    /// A discipline dropped a packet it held, at `t`, leaving `pkts` and `bytes` waiting: a
+    /// drop, but not an arrival (the packet was counted when it arrived).
+    #[inline]
+    pub fn on_purge(&mut self, t: Time, p: &Packet, pkts: u64, bytes: u64) {
+        self.set_occupancy(t, pkts, bytes);
+        self.cum.drops += 1;
+        self.first_drop.get_or_insert(t);
+        if let Some(log) = self.log.as_mut() {
+            log.record(t, QueueEvent::Purge, p, pkts, bytes);
         }
     }
 

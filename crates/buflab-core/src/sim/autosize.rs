@@ -40,8 +40,9 @@ impl Sim {
     /// limit for the next interval (None for the first event, which only takes the baseline).
     fn autosize_tick(&mut self, now: Time) -> Option<u64> {
         let a = self.autosize.as_mut()?;
-        let totals =
-            self.links[a.link as usize].running_totals(now).expect("the auto-sized link is monitored");
+        let totals = self.links[a.link as usize]
+            .running_totals(now, &mut self.sched, a.link)
+            .expect("the auto-sized link is monitored");
         a.tick(now, totals)
     }
 }

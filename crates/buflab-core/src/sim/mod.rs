@@ -260,8 +260,8 @@ impl Sim {
             self.dispatch(now, ev);
         }
         self.finish_autosize(end);
-        for l in &mut self.links {
-            l.finish(end);
+        for (id, l) in self.links.iter_mut().enumerate() {
+            l.finish(end, &mut self.sched, id as u32);
         }
         self.close_open_transfers();
         self.counts.in_flight += self.links.iter().map(|l| l.in_flight() as u64).sum::<u64>();
@@ -276,6 +276,7 @@ impl Sim {
     fn dispatch(&mut self, now: Time, ev: Event) {
         match ev {
             Event::LinkExit(l) => self.on_link_exit(now, l),
+            Event::LinkReady(l) => self.links[l as usize].on_ready(now, &mut self.sched, l),
             Event::Timer(f, slot) => self.on_timer_event(now, f, slot as usize),
             Event::FlowStart(f) => self.start_flow(now, f),
             Event::Arrival(i) => self.on_arrival(now, i),

@@ -8,7 +8,7 @@
 use super::plan::Step;
 use super::Sim;
 use crate::endpoint::{Notice, Side};
-use crate::link::Admission;
+use crate::link::Outcome;
 use crate::packet::{Kind, Packet};
 use crate::units::Time;
 
@@ -54,9 +54,9 @@ impl Sim {
                 }
                 Step::Queue(l) => {
                     match self.links[l as usize].arrive(t, pkt, &mut self.sched, l) {
-                        Admission::Accepted => {}
-                        Admission::Dropped => self.counts.queue_drops += 1,
-                        Admission::Relayed(exit, flags) => {
+                        Outcome::Accepted => {}
+                        Outcome::Dropped => self.counts.queue_drops += 1,
+                        Outcome::Relayed(exit, flags) => {
                             pkt.flags = flags; // as admitted: perhaps marked CE
                             pkt.hop += 1;
                             self.deliver(exit, pkt);

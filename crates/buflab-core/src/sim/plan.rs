@@ -274,7 +274,7 @@ impl Sim {
     /// `data[r]` says whether route r is a flow's data (or UDP) route. The test costs one pass
     /// over the routes and the flows (a switch has a relay link per output, each tested).
     fn can_relay(&self, l: u32, facts: &[Facts], data: &[bool]) -> bool {
-        if self.plan.express[l as usize] {
+        if self.plan.express[l as usize] || !self.links[l as usize].can_relay() {
             return false;
         }
         let routes = &self.routes;

@@ -30,18 +30,7 @@ type Arrival = (u64, u32, u32, u32);
 type Handed = Vec<(Time, u32, u32)>;
 
 fn packet(seq: u32, output: u32, size: u32) -> Packet {
-    Packet {
-        sent_at: Time::ZERO,
-        flow: output,
-        seq,
-        size,
-        route: 0,
-        conn: 0,
-        sack: 0,
-        hop: 0,
-        kind: Kind::Data,
-        flags: 0,
-    }
+    Packet::for_test(Kind::Data, output, seq, size)
 }
 
 /// Drives `sw` through `arrivals` (each delivered by an event at its time, as the simulator

@@ -123,18 +123,7 @@ mod tests {
     use crate::packet::Kind;
 
     fn ack(seq: u32) -> Packet {
-        Packet {
-            sent_at: Time::ZERO,
-            flow: 0,
-            seq,
-            size: 40,
-            route: 0,
-            conn: 0,
-            sack: 0,
-            hop: 0,
-            kind: Kind::Ack,
-            flags: 0,
-        }
+        Packet::for_test(Kind::Ack, 0, seq, 40)
     }
 
     fn ms(x: u64) -> Time {

@@ -13,6 +13,7 @@ pub mod switch;
 
 use crate::autosize::AutoSizer;
 use crate::link::Link;
+use crate::link::Queue;
 use crate::monitor::trace::FlowTracer;
 use crate::monitor::EventSink;
 use crate::queue::red::Red;
@@ -97,6 +98,7 @@ pub fn build(s: &Scenario) -> Network {
 /// from that hop's own stream.
 fn set_queue(link: &mut Link, spec: &LinkSpec, seed: u64, hop: usize) {
     if let QueueSpec::Red(config) = spec.queue {
-        link.set_red(Red::new(config, spec.rate, Rng::stream(seed, Stream::Queue, hop as u64)));
+        let red = Red::new(config, spec.rate, Rng::stream(seed, Stream::Queue, hop as u64));
+        link.set_queue(Queue::Admission(Box::new(red)));
     }
 }

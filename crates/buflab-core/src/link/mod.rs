@@ -28,11 +28,17 @@
 //! more than the limit in force when the newest waiting packet was admitted", and over a run,
 //! never more than the largest limit in force.
 //!
-//! **Queue disciplines.** Without one the queue is drop-tail, checked inline. With one (RED,
-//! see [`crate::queue`]) the discipline sees every arrival, after the lazy dequeue, with the
-//! waiting count and `busy_until`, and admits, marks (sets CE) or drops it; the buffer limit
-//! still drops whatever it refuses. A marked packet is admitted: it is counted in `marks`
-//! and reported to the monitor after its enqueue.
+//! **Queue disciplines** ([`crate::queue`]; the contract is the `buflab-queue` crate's), in
+//! two forms:
+//! - An *admission* decides only at arrivals and keeps the queue FIFO: the link keeps the
+//!   timetable above and asks it at every arrival, after the lazy dequeue, with the waiting
+//!   count and `busy_until`; it admits, marks (sets CE) or drops. The buffer limit still drops
+//!   whatever it refuses. A marked packet is admitted: it is counted in `marks` and reported to
+//!   the monitor after its enqueue. Drop-tail is the first, fast arm: checked inline, no call.
+//! - A *held* discipline keeps the waiting packets itself and picks each departure (head
+//!   drop, and later pacers, schedulers, AQMs that drop at dequeue): see `held.rs`. Its
+//!   departures are not known on arrival, so such a link is never express and never relays,
+//!   and it has one more pending event, [`Event::LinkReady`], when its serializer frees up.
 //!
 //! **Express links.** A link with an unlimited buffer and no monitor never drops and reports
 //! nothing, so it keeps no waiting state at all; the simulator may even compute a packet's
@@ -44,14 +50,27 @@
 //! packets still waiting, for the drop decision and the dequeue reports, and the link
 //! schedules no events at all.
 
+mod held;
+
 use std::collections::VecDeque;
+
+pub use held::Waiting;
 
 use crate::monitor::QueueMonitor;
 use crate::packet::{flags, Packet};
-use crate::queue::red::Red;
-use crate::queue::Verdict;
+use crate::queue::{Admission, Arrival, Discipline, Verdict};
 use crate::sched::{Event, Scheduler};
 use crate::units::{BufferLimit, Rate, Time};
+
+/// A link's queue discipline (see the module doc).
+pub enum Queue {
+    /// Drop-tail, checked inline: the fast path.
+    DropTail,
+    /// Decides at arrivals; the queue stays FIFO and the link keeps the timetable.
+    Admission(Box<dyn Admission>),
+    /// Holds the waiting packets and picks each departure.
+    Held(Box<dyn Discipline<Waiting>>),
+}
 
 /// An admitted packet and its timetable.
 #[derive(Clone, Copy, Debug)]
@@ -65,7 +84,7 @@ struct InFlight {
 
 /// What happened to an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admission {
+pub enum Outcome {
     /// In the ring; a `LinkExit` event will deliver it.
     Accepted,
     Dropped,
@@ -100,8 +119,11 @@ pub struct Link {
     pub drops: u64,
     /// ECT packets admitted with CE set by the queue discipline (whole run).
     pub marks: u64,
-    /// The queue discipline; None: drop-tail.
-    red: Option<Box<Red>>,
+    queue: Queue,
+    /// A held discipline's pending `LinkReady` event, and the packets it drops from its queue
+    /// (reused).
+    ready_at: Option<Time>,
+    purged: Vec<Waiting>,
     /// Arrivals at the same picosecond as the previous one. Their order is the order their
     /// events were scheduled; a count above zero signals phase effects (deterministic
     /// delays lining flows up), which send jitter breaks.
@@ -128,7 +150,9 @@ impl Link {
             departures: 0,
             drops: 0,
             marks: 0,
-            red: None,
+            queue: Queue::DropTail,
+            ready_at: None,
+            purged: Vec::new(),
             simultaneous_arrivals: 0,
             last_arrival: Time::MAX,
         }
@@ -150,19 +174,29 @@ impl Link {
     /// The monitor's running totals as of `t` (now), after reporting every dequeue due by
     /// then; None without a monitor. Reports stay in time order because every arrival at a
     /// monitored link comes at the global time of its event (see `Sim::forward`).
-    pub fn running_totals(&mut self, t: Time) -> Option<crate::monitor::Cumulative> {
+    pub fn running_totals(
+        &mut self,
+        t: Time,
+        sched: &mut Scheduler,
+        id: u32,
+    ) -> Option<crate::monitor::Cumulative> {
         self.monitor.as_ref()?;
         self.flush(t);
+        self.catch_up(t, sched, id);
         self.monitor.as_deref_mut().map(|m| m.running_totals(t))
     }
 
-    /// Makes this link's queue RED instead of drop-tail (the buffer limit stays the hard limit).
-    pub fn set_red(&mut self, red: Red) {
-        self.red = Some(Box::new(red));
+    /// Gives the link a queue discipline other than drop-tail (the buffer limit stays the
+    /// hard limit).
+    pub fn set_queue(&mut self, queue: Queue) {
+        debug_assert!(self.ring.is_empty());
+        self.queue = queue;
     }
 
-    pub fn red(&self) -> Option<&Red> {
-        self.red.as_deref()
+    /// Whether its departures are fixed on admission, so that it may relay (see `set_relay`):
+    /// not under a held discipline, which picks them later.
+    pub fn can_relay(&self) -> bool {
+        !matches!(self.queue, Queue::Held(_))
     }
 
     pub fn attach_monitor(&mut self, m: QueueMonitor) {
@@ -179,7 +213,9 @@ impl Link {
 
     /// True when the link can neither drop, mark nor report: no waiting state is kept.
     pub fn is_express(&self) -> bool {
-        self.limit == BufferLimit::Unlimited && self.monitor.is_none() && self.red.is_none()
+        self.limit == BufferLimit::Unlimited
+            && self.monitor.is_none()
+            && matches!(self.queue, Queue::DropTail)
     }
 
     /// Switches the link to relay mode (see `Sim::forward`): its packets are delivered as soon
@@ -192,10 +228,14 @@ impl Link {
     /// Packets in the link not yet handed on (waiting, in service or propagating). A relay
     /// link has handed every admitted packet on already.
     pub fn in_flight(&self) -> usize {
+        let held = match &self.queue {
+            Queue::Held(d) => d.backlog().0 as usize,
+            _ => 0,
+        };
         if self.relay {
             0
         } else {
-            self.ring.len()
+            self.ring.len() + held
         }
     }
 
@@ -238,33 +278,40 @@ impl Link {
     }
 
     /// A packet arrives at time `t` (now, or later for a link fed only by one FIFO upstream).
-    pub fn arrive(&mut self, t: Time, mut pkt: Packet, sched: &mut Scheduler, id: u32) -> Admission {
+    pub fn arrive(&mut self, t: Time, mut pkt: Packet, sched: &mut Scheduler, id: u32) -> Outcome {
+        if let Queue::Held(_) = self.queue {
+            return self.arrive_held(t, pkt, sched, id);
+        }
         if t == self.last_arrival {
             self.simultaneous_arrivals += 1;
         }
         self.last_arrival = t;
         self.flush(t);
         let busy = self.busy_until > t;
-        let full = busy
-            && match self.limit {
-                BufferLimit::Packets(b) => self.waiting_pkts >= b,
-                BufferLimit::Bytes(b) => self.waiting_bytes + pkt.size as u64 > b,
-                BufferLimit::Unlimited => false,
-            };
-        let mut marked = false;
-        if let Some(red) = self.red.as_deref_mut() {
-            let ect = pkt.flags & flags::ECT != 0;
-            match red.on_arrival(t, self.waiting_pkts, self.busy_until, full, ect) {
-                Verdict::Admit => {}
-                Verdict::Mark => {
-                    pkt.flags |= flags::CE;
-                    marked = true;
-                }
-                Verdict::Drop => return self.drop(t, &pkt),
+        let full = busy && !buflab_queue::fits(self.limit, self.waiting_pkts, self.waiting_bytes, pkt.size);
+        let verdict = match &mut self.queue {
+            Queue::DropTail if full => Verdict::Drop,
+            Queue::DropTail => Verdict::Admit,
+            Queue::Admission(a) => a.on_arrival(&Arrival {
+                now: t,
+                waiting: self.waiting_pkts,
+                waiting_bytes: self.waiting_bytes,
+                busy_until: self.busy_until,
+                limit: self.limit,
+                full,
+                size: pkt.size,
+                ect: pkt.flags & flags::ECT != 0,
+            }),
+            Queue::Held(_) => unreachable!("held disciplines arrive in held.rs"),
+        };
+        let marked = match verdict {
+            Verdict::Admit => false,
+            Verdict::Mark => {
+                pkt.flags |= flags::CE;
+                true
             }
-        } else if full {
-            return self.drop(t, &pkt);
-        }
+            Verdict::Drop => return self.drop(t, &pkt),
+        };
         let start = t.max(self.busy_until);
         let ser = self.serialization(pkt.size);
         self.busy_until = start + ser;
@@ -280,10 +327,7 @@ impl Link {
             m.on_enqueue(t, &pkt, self.waiting_pkts, self.waiting_bytes, start - t);
         }
         if marked {
-            self.marks += 1;
-            if let Some(m) = self.monitor.as_deref_mut() {
-                m.on_mark(t, &pkt, self.waiting_pkts, self.waiting_bytes);
-            }
+            self.report_mark(t, &pkt);
         }
         if !busy {
             // Straight into service: dequeued at its arrival instant, never counted waiting.
@@ -296,23 +340,32 @@ impl Link {
             }
         }
         if self.relay {
-            return Admission::Relayed(exit, pkt.flags);
+            return Outcome::Relayed(exit, pkt.flags);
         }
         if !self.head_scheduled {
             self.head_scheduled = true;
             sched.schedule(exit, Event::LinkExit(id));
         }
-        Admission::Accepted
+        Outcome::Accepted
+    }
+
+    /// Counts a packet just admitted with CE and reports it after its enqueue.
+    #[inline]
+    fn report_mark(&mut self, t: Time, pkt: &Packet) {
+        self.marks += 1;
+        if let Some(m) = self.monitor.as_deref_mut() {
+            m.on_mark(t, pkt, self.waiting_pkts, self.waiting_bytes);
+        }
     }
 
     /// Refuses an arriving packet (buffer full, or the discipline's decision).
     #[inline]
-    fn drop(&mut self, t: Time, pkt: &Packet) -> Admission {
+    fn drop(&mut self, t: Time, pkt: &Packet) -> Outcome {
         self.drops += 1;
         if let Some(m) = self.monitor.as_deref_mut() {
             m.on_drop(t, pkt, self.waiting_pkts, self.waiting_bytes);
         }
-        Admission::Dropped
+        Outcome::Dropped
     }
 
     /// Processes the dequeue of every waiting packet whose service has started by `t`.
@@ -368,8 +421,9 @@ impl Link {
     }
 
     /// Reports every dequeue up to `t` (end of run) to the monitor.
-    pub fn finish(&mut self, t: Time) {
+    pub fn finish(&mut self, t: Time, sched: &mut Scheduler, id: u32) {
         self.flush(t);
+        self.catch_up(t, sched, id);
         if let Some(m) = self.monitor.as_deref_mut() {
             m.finish(t, self.waiting_pkts, self.waiting_bytes);
         }
@@ -382,18 +436,7 @@ mod tests {
     use crate::packet::Kind;
 
     fn pkt(seq: u32, size: u32) -> Packet {
-        Packet {
-            sent_at: Time::ZERO,
-            flow: 0,
-            seq,
-            size,
-            route: 0,
-            conn: 0,
-            sack: 0,
-            hop: 0,
-            kind: Kind::Udp,
-            flags: 0,
-        }
+        Packet::for_test(Kind::Udp, 0, seq, size)
     }
 
     #[test]
@@ -402,14 +445,11 @@ mod tests {
         // one goes into service, two wait, the fourth is dropped.
         let mut s = Scheduler::new();
         let mut l = Link::new(Rate::mbps(8), Time::from_ms(10), BufferLimit::Packets(2));
-        let r: Vec<Admission> = (0..4).map(|i| l.arrive(Time::ZERO, pkt(i, 1000), &mut s, 0)).collect();
-        assert_eq!(
-            r,
-            vec![Admission::Accepted, Admission::Accepted, Admission::Accepted, Admission::Dropped]
-        );
+        let r: Vec<Outcome> = (0..4).map(|i| l.arrive(Time::ZERO, pkt(i, 1000), &mut s, 0)).collect();
+        assert_eq!(r, vec![Outcome::Accepted, Outcome::Accepted, Outcome::Accepted, Outcome::Dropped]);
         // At 1 ms the second packet starts service, so one slot is free again.
-        assert_eq!(l.arrive(Time::from_ms(1), pkt(4, 1000), &mut s, 0), Admission::Accepted);
-        assert_eq!(l.arrive(Time::from_ms(1), pkt(5, 1000), &mut s, 0), Admission::Dropped);
+        assert_eq!(l.arrive(Time::from_ms(1), pkt(4, 1000), &mut s, 0), Outcome::Accepted);
+        assert_eq!(l.arrive(Time::from_ms(1), pkt(5, 1000), &mut s, 0), Outcome::Dropped);
     }
 
     #[test]
@@ -434,14 +474,14 @@ mod tests {
         let mut s = Scheduler::new();
         let mut l = Link::new(Rate::mbps(8), Time::ZERO, BufferLimit::Packets(10));
         for i in 0..5 {
-            assert_eq!(l.arrive(Time::ZERO, pkt(i, 1000), &mut s, 0), Admission::Accepted);
+            assert_eq!(l.arrive(Time::ZERO, pkt(i, 1000), &mut s, 0), Outcome::Accepted);
         }
         l.set_limit(BufferLimit::Packets(1));
-        assert_eq!(l.arrive(Time::ZERO, pkt(5, 1000), &mut s, 0), Admission::Dropped);
+        assert_eq!(l.arrive(Time::ZERO, pkt(5, 1000), &mut s, 0), Outcome::Dropped);
         assert_eq!(l.in_flight(), 5);
         // At 4 ms the fifth packet is in service and none waits: one may queue again.
-        assert_eq!(l.arrive(Time::from_ms(4), pkt(6, 1000), &mut s, 0), Admission::Accepted);
-        assert_eq!(l.arrive(Time::from_ms(4), pkt(7, 1000), &mut s, 0), Admission::Dropped);
+        assert_eq!(l.arrive(Time::from_ms(4), pkt(6, 1000), &mut s, 0), Outcome::Accepted);
+        assert_eq!(l.arrive(Time::from_ms(4), pkt(7, 1000), &mut s, 0), Outcome::Dropped);
     }
 
     fn red_link(relay: bool) -> Link {
@@ -458,7 +498,11 @@ mod tests {
             packet: 1000,
         };
         let mut l = Link::new(Rate::mbps(8), Time::ZERO, BufferLimit::Packets(20));
-        l.set_red(Red::new(cfg, Rate::mbps(8), Rng::stream(1, Stream::Queue, 0)));
+        l.set_queue(Queue::Admission(Box::new(Red::new(
+            cfg,
+            Rate::mbps(8),
+            Rng::stream(1, Stream::Queue, 0),
+        ))));
         if relay {
             l.set_relay();
         }
@@ -475,14 +519,12 @@ mod tests {
         for i in 0..30 {
             let mut p = pkt(i, 1000);
             p.flags = if i.is_multiple_of(2) { flags::ECT } else { 0 };
-            if l.arrive(Time::ZERO, p, &mut s, 0) == Admission::Accepted {
+            if l.arrive(Time::ZERO, p, &mut s, 0) == Outcome::Accepted {
                 admitted.push(i);
             }
         }
-        let stats = l.red().unwrap().stats;
-        assert!(l.marks > 0 && stats.early_drops > 0, "{stats:?}");
-        assert_eq!(l.marks, stats.marks);
-        assert_eq!(l.drops, stats.early_drops + stats.forced_drops + stats.overflows);
+        // The buffer of 20 never fills: every drop is RED's (its own tests count them by kind).
+        assert!(l.marks > 0 && l.drops > 0, "marks {}, drops {}", l.marks, l.drops);
         assert_eq!(admitted.len() as u64 + l.drops, 30);
         // Every packet leaves with the flags it was admitted with: CE only on even (ECT) ones.
         let mut ce = 0;
@@ -498,7 +540,7 @@ mod tests {
         for i in 0..30 {
             let mut p = pkt(i, 1000);
             p.flags = flags::ECT;
-            if let Admission::Relayed(_, f) = r.arrive(Time::ZERO, p, &mut s, 0) {
+            if let Outcome::Relayed(_, f) = r.arrive(Time::ZERO, p, &mut s, 0) {
                 relayed_ce += u64::from(f & flags::CE != 0);
             }
         }
@@ -510,10 +552,10 @@ mod tests {
     fn byte_limit_counts_waiting_bytes() {
         let mut s = Scheduler::new();
         let mut l = Link::new(Rate::mbps(8), Time::ZERO, BufferLimit::Bytes(1500));
-        assert_eq!(l.arrive(Time::ZERO, pkt(0, 1000), &mut s, 0), Admission::Accepted); // in service
-        assert_eq!(l.arrive(Time::ZERO, pkt(1, 1000), &mut s, 0), Admission::Accepted); // 1000 waiting
-        assert_eq!(l.arrive(Time::ZERO, pkt(2, 1000), &mut s, 0), Admission::Dropped); // 2000 > 1500
-        assert_eq!(l.arrive(Time::ZERO, pkt(3, 500), &mut s, 0), Admission::Accepted);
+        assert_eq!(l.arrive(Time::ZERO, pkt(0, 1000), &mut s, 0), Outcome::Accepted); // in service
+        assert_eq!(l.arrive(Time::ZERO, pkt(1, 1000), &mut s, 0), Outcome::Accepted); // 1000 waiting
+        assert_eq!(l.arrive(Time::ZERO, pkt(2, 1000), &mut s, 0), Outcome::Dropped); // 2000 > 1500
+        assert_eq!(l.arrive(Time::ZERO, pkt(3, 500), &mut s, 0), Outcome::Accepted);
         // exactly 1500
     }
 }

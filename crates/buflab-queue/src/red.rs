@@ -3,7 +3,7 @@
 //!
 //! Heads up: read the paper's §4 (the algorithm of its Fig. 2) and §7 (spreading the marks
 //! out with `count`), Floyd's note on `gentle_` RED (2000), and RFC 3168 §5 and §7 before
-//! editing; [`super`] says how a discipline plugs into the link.
+//! editing; [`crate`] says how a discipline plugs into a link.
 //!
 //! On each arrival RED updates the average queue `avg`, an EWMA of the instantaneous queue
 //! `q` with weight `w_q`, and decides:
@@ -50,9 +50,10 @@
 //! - Exponentiation is repeated squaring on IEEE doubles, not `powf`, so runs are identical
 //!   on every platform (STYLE: no libm in model code).
 
-use super::Verdict;
-use crate::rng::Rng;
-use crate::units::{Rate, Time};
+use buflab_base::rng::Rng;
+use buflab_base::units::Rate;
+
+use crate::{Admission, Arrival, Time, Verdict};
 
 /// RED's parameters, as the scenario gives them (`network.bottleneck.red_*`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,26 +121,6 @@ impl Red {
         } else {
             self.cfg.max_th
         }
-    }
-
-    /// One arrival: updates `avg`, then decides (see the module doc and [`super`] for the
-    /// arguments).
-    #[inline]
-    pub fn on_arrival(
-        &mut self,
-        now: Time,
-        waiting: u64,
-        busy_until: Time,
-        full: bool,
-        ect: bool,
-    ) -> Verdict {
-        self.update_average(now, waiting, busy_until);
-        if full {
-            self.count = 0;
-            self.stats.overflows += 1;
-            return Verdict::Drop;
-        }
-        self.decide(ect)
     }
 
     /// The average queue at an arrival at `now` (paper Fig. 2, "calculate the new average
@@ -210,6 +191,20 @@ impl Red {
     }
 }
 
+impl Admission for Red {
+    /// One arrival: updates `avg`, then decides (see the module doc).
+    #[inline]
+    fn on_arrival(&mut self, a: &Arrival) -> Verdict {
+        self.update_average(a.now, a.waiting, a.busy_until);
+        if a.full {
+            self.count = 0;
+            self.stats.overflows += 1;
+            return Verdict::Drop;
+        }
+        self.decide(a.ect)
+    }
+}
+
 /// x^m by repeated squaring: IEEE multiplications only, hence the same on every platform.
 fn pow(mut x: f64, mut m: u64) -> f64 {
     let mut r = 1.0;
@@ -229,7 +224,7 @@ mod tests {
     //! (w_q = 1/4, max_p = 1/4, thresholds 4 and 12), so every value below is exact and
     //! compared with `==`.
     use super::*;
-    use crate::rng::Stream;
+    use buflab_base::rng::Stream;
 
     /// 8000 b/s: a 1000-B typical packet takes exactly 1 s to send.
     const RATE: Rate = Rate(8_000);
@@ -340,7 +335,9 @@ mod tests {
         let mut r = red(true, true);
         r.count = 5;
         let busy = Time::from_secs(100);
-        assert_eq!(r.on_arrival(Time::ZERO, 8, busy, true, true), Verdict::Drop);
+        let a = Arrival::new(Time::ZERO, 8, 8000, busy, crate::Limit::Packets(8), 1000, true);
+        assert!(a.full);
+        assert_eq!(r.on_arrival(&a), Verdict::Drop);
         assert_eq!((r.count, r.avg, r.stats.overflows), (0, 2.0, 1));
         // The stream was not touched: the next draw is the stream's first.
         assert_eq!(r.rng.next_u64(), Rng::stream(1, Stream::Queue, 0).next_u64());

@@ -1,0 +1,13 @@
+//! # buflab-base
+//!
+//! The vocabulary every buflab crate speaks, and nothing else: integer time, rates and sizes
+//! with their parsing from scenario strings ([`units`]), and the seeded random streams that
+//! make runs reproducible ([`rng`]).
+//!
+//! Read first: [`units`] (time is an integer count of picoseconds; nothing in a model uses
+//! floating-point time). This crate must not know about packets, queues, links or the event
+//! loop: the queue disciplines (`buflab-queue`), the simulator (`buflab-core`) and the
+//! emulator's datapath all stand on it.
+
+pub mod rng;
+pub mod units;

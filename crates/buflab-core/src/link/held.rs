@@ -1,0 +1,353 @@
+//! A link whose discipline holds the waiting packets: the discipline picks each departure.
+//!
+//! Read first: [`super`] (the timetable, which this replaces for such links) and the
+//! `buflab-queue` crate's contract. This file owns how a held discipline meets the link's
+//! serializer and pipe; it must not know any one discipline.
+//!
+//! The serializer asks the discipline for a packet whenever it is free: at once when a packet
+//! arrives at an idle link, and otherwise at a `LinkReady` event, kept one at a time like a
+//! lazy timer (`ready_at`): at the end of each service while packets wait, or at the time a
+//! discipline asked to be asked again. A packet, once dequeued, is in the pipe with a known
+//! exit time, as on every link, so exits still need one pending event for the head.
+//!
+//! Equal times keep the timetable's rule: a service due at time t starts before an arrival at
+//! t (`catch_up` runs a `LinkReady` due now before the arrival, and that event then finds
+//! nothing to do). A FIFO discipline held this way therefore gives exactly what the
+//! timetable gives (a test checks it), including the order of the monitor's reports.
+//!
+//! Queueing delay is known only when a packet leaves the queue, so it is reported with the
+//! dequeue (for packets that arrived in the measured window); packets the discipline drops
+//! from its queue are reported as purges, drops that are not new arrivals.
+
+use super::{InFlight, Link, Queue};
+use crate::packet::{flags, Packet};
+use crate::queue::{Arrival, Dequeue, Queued, Verdict};
+use crate::sched::{Event, Scheduler};
+use crate::units::Time;
+
+/// A packet waiting in a held discipline, with its arrival time (for its queueing delay).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    pub pkt: Packet,
+    pub arrived: Time,
+}
+
+impl Queued for Waiting {
+    #[inline]
+    fn size(&self) -> u32 {
+        self.pkt.size
+    }
+    #[inline]
+    fn ect(&self) -> bool {
+        self.pkt.flags & flags::ECT != 0
+    }
+    #[inline]
+    fn mark_ce(&mut self) {
+        self.pkt.flags |= flags::CE;
+    }
+}
+
+impl Link {
+    fn held_backlog(&self) -> (u64, u64) {
+        match &self.queue {
+            Queue::Held(d) => d.backlog(),
+            _ => (0, 0),
+        }
+    }
+
+    /// A packet arrives at a held link at `t` (always the global time: a held link is never
+    /// express, so nothing enters it ahead).
+    pub(super) fn arrive_held(
+        &mut self,
+        t: Time,
+        pkt: Packet,
+        sched: &mut Scheduler,
+        id: u32,
+    ) -> super::Outcome {
+        if t == self.last_arrival {
+            self.simultaneous_arrivals += 1;
+        }
+        self.last_arrival = t;
+        self.catch_up(t, sched, id);
+        let (waiting, bytes) = self.held_backlog();
+        let ect = pkt.flags & flags::ECT != 0;
+        let a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, pkt.size, ect);
+        let mut purged = std::mem::take(&mut self.purged);
+        let Queue::Held(d) = &mut self.queue else { unreachable!("a held link") };
+        let verdict = d.enqueue(&a, Waiting { pkt, arrived: t }, &mut purged);
+        (self.waiting_pkts, self.waiting_bytes) = d.backlog();
+        self.report_purged(t, &mut purged);
+        self.purged = purged;
+        if verdict == Verdict::Drop {
+            return self.drop(t, &pkt);
+        }
+        let mut admitted = pkt;
+        if verdict == Verdict::Mark {
+            admitted.flags |= flags::CE;
+        }
+        // An idle serializer asks at once (the discipline may still say wait), and the service
+        // is reported after the enqueue, with the occupancy it leaves, as the timetable does;
+        // a busy one asks when it frees up.
+        let started = if self.busy_until <= t {
+            self.start_next(t, sched, id)
+        } else {
+            self.ready_by(self.busy_until, sched, id);
+            None
+        };
+        let (after_pkts, after_bytes) = (self.waiting_pkts, self.waiting_bytes);
+        if let Some(m) = self.monitor.as_deref_mut() {
+            m.on_enqueue_unknown_wait(t, &admitted, after_pkts, after_bytes);
+        }
+        if verdict == Verdict::Mark {
+            self.report_mark(t, &admitted);
+        }
+        self.report_start(t, started);
+        super::Outcome::Accepted
+    }
+
+    /// The `LinkReady` event at `now`: the serializer asks for its next packet, unless the
+    /// event is stale (an arrival at the same time served first, see `catch_up`).
+    pub fn on_ready(&mut self, now: Time, sched: &mut Scheduler, id: u32) {
+        if self.ready_at == Some(now) {
+            self.ready_at = None;
+            self.serve(now, sched, id);
+        }
+    }
+
+    /// Runs a `LinkReady` due at `t` before anything else happens at `t` (only ever one due
+    /// exactly now: an earlier one would have fired as an event). The pending event finds
+    /// `ready_at` moved on and does nothing.
+    pub(super) fn catch_up(&mut self, t: Time, sched: &mut Scheduler, id: u32) {
+        if let Some(r) = self.ready_at.filter(|&r| r <= t) {
+            self.ready_at = None;
+            self.serve(r, sched, id);
+        }
+    }
+
+    /// The serializer is free at `now` (or frees up then): starts the next packet the
+    /// discipline gives, or arranges to ask again.
+    fn serve(&mut self, now: Time, sched: &mut Scheduler, id: u32) {
+        if self.busy_until > now {
+            return self.ready_by(self.busy_until, sched, id);
+        }
+        let started = self.start_next(now, sched, id);
+        self.report_start(now, started);
+    }
+
+    /// Asks the discipline for the next packet at `now` (the serializer is free) and starts
+    /// serializing it; returns it and its serialization time, for `report_start`.
+    fn start_next(&mut self, now: Time, sched: &mut Scheduler, id: u32) -> Option<(Waiting, Time)> {
+        let mut purged = std::mem::take(&mut self.purged);
+        let Queue::Held(d) = &mut self.queue else { unreachable!("a held link") };
+        let next = d.dequeue(now, &mut purged);
+        (self.waiting_pkts, self.waiting_bytes) = d.backlog();
+        self.report_purged(now, &mut purged);
+        self.purged = purged;
+        match next {
+            Dequeue::Send(w) => {
+                let ser = self.serialization(w.pkt.size);
+                self.busy_until = now + ser;
+                let exit = self.busy_until + self.delay;
+                self.ring.push_back(InFlight { start: now, exit, pkt: w.pkt });
+                // Dequeued already: keep the timetable's cursor level with the ring.
+                self.dequeued += 1;
+                self.departures += 1;
+                if !self.head_scheduled {
+                    self.head_scheduled = true;
+                    sched.schedule(exit, Event::LinkExit(id));
+                }
+                if self.waiting_pkts > 0 {
+                    self.ready_by(self.busy_until, sched, id);
+                }
+                Some((w, ser))
+            }
+            Dequeue::Wait(at) => {
+                assert!(at > now, "a discipline asked to wait until {at:?}, not after now ({now:?})");
+                self.ready_by(at, sched, id);
+                None
+            }
+            Dequeue::Idle => None,
+        }
+    }
+
+    /// Reports a service started at `now` to the monitor, with its queueing delay.
+    fn report_start(&mut self, now: Time, started: Option<(Waiting, Time)>) {
+        let (Some((w, ser)), Some(m)) = (started, self.monitor.as_deref_mut()) else { return };
+        m.on_dequeue(now, &w.pkt, self.waiting_pkts, self.waiting_bytes, ser);
+        m.record_wait(w.arrived, now);
+    }
+
+    /// Makes sure a `LinkReady` event is pending at or before `at`.
+    fn ready_by(&mut self, at: Time, sched: &mut Scheduler, id: u32) {
+        if self.ready_at.is_none_or(|r| r > at) {
+            self.ready_at = Some(at);
+            sched.schedule(at, Event::LinkReady(id));
+        }
+    }
+
+    /// Reports (and counts) the packets a held discipline dropped from its queue.
+    fn report_purged(&mut self, t: Time, purged: &mut Vec<Waiting>) {
+        for w in purged.drain(..) {
+            self.drops += 1;
+            if let Some(m) = self.monitor.as_deref_mut() {
+                m.on_purge(t, &w.pkt, self.waiting_pkts, self.waiting_bytes);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A FIFO held by the link must give exactly what the timetable gives for the same
+    //! admission: the same exits at the same times with the same marks, and the same monitor
+    //! reports in the same order (event log, delays, totals). That is the contract's claim that
+    //! the two forms of discipline agree, and it checks the held path against the fast one.
+    use super::*;
+    use crate::link::Outcome;
+    use crate::monitor::{MeasuredWindow, QueueMonitor};
+    use crate::packet::Kind;
+    use crate::queue::drop_tail::DropTail;
+    use crate::queue::red::{Red, RedConfig};
+    use crate::queue::Fifo;
+    use crate::rng::{Rng, Stream};
+    use crate::units::{BufferLimit, Rate};
+
+    const RATE: Rate = Rate(100_000_000);
+
+    fn red() -> Red {
+        let cfg = RedConfig {
+            min_th: 3.0,
+            max_th: 9.0,
+            max_p: 0.2,
+            weight: 0.05,
+            gentle: true,
+            ecn: true,
+            packet: 1500,
+        };
+        Red::new(cfg, RATE, Rng::stream(7, Stream::Queue, 0))
+    }
+
+    /// Arrivals: Poisson at about 1.3 times the link's rate, sizes 40 to 1500 B, every other
+    /// packet ECN-capable, some at the same picosecond as the previous one.
+    fn arrivals(seed: u64) -> Vec<(Time, Packet)> {
+        let mut r = Rng::stream(seed, Stream::Topology, 0);
+        let mut t = Time::ZERO;
+        (0..3000u32)
+            .map(|i| {
+                if !r.bernoulli(0.1) {
+                    t += Time(r.exponential(60_000_000.0) as u64);
+                }
+                let size = r.range_u64(40, 1500) as u32;
+                let flags = if i % 2 == 0 { flags::ECT } else { 0 };
+                let pkt = Packet { sent_at: t, flags, ..Packet::for_test(Kind::Data, i % 7, i, size) };
+                (t, pkt)
+            })
+            .collect()
+    }
+
+    /// Runs the arrivals through `link`; returns its exits (time, seq, flags) and the link.
+    fn run(mut link: Link, arrivals: &[(Time, Packet)]) -> (Vec<(Time, u32, u8)>, Link) {
+        let end = Time::from_ms(300);
+        let window = MeasuredWindow { start: Time::from_ms(20), end };
+        link.attach_monitor(QueueMonitor::new(RATE, window, Time::from_ms(10), true));
+        let mut s = Scheduler::new();
+        for (k, &(t, _)) in arrivals.iter().enumerate() {
+            s.schedule(t, Event::Arrival(k as u32));
+        }
+        let mut exits = Vec::new();
+        while let Some((now, ev)) = s.pop() {
+            if now >= end {
+                break;
+            }
+            match ev {
+                Event::Arrival(k) => {
+                    let outcome = link.arrive(now, arrivals[k as usize].1, &mut s, 0);
+                    assert_ne!(outcome, Outcome::Relayed(Time::ZERO, 0));
+                }
+                Event::LinkExit(_) => {
+                    let p = link.pop_exit(now, &mut s, 0);
+                    exits.push((now, p.seq, p.flags));
+                }
+                Event::LinkReady(_) => link.on_ready(now, &mut s, 0),
+                e => panic!("unexpected {e:?}"),
+            }
+        }
+        link.finish(end, &mut s, 0);
+        (exits, link)
+    }
+
+    /// Asserts that two sequences are equal, naming the first difference (they are long).
+    fn same<T: std::fmt::Debug + PartialEq>(what: &str, a: &[T], b: &[T]) {
+        let first = a.iter().zip(b).position(|(x, y)| x != y);
+        assert!(
+            first.is_none() && a.len() == b.len(),
+            "{what} differ from {first:?}: {:?} vs {:?} (lengths {} and {})",
+            first.map(|i| &a[i.saturating_sub(2)..=i]),
+            first.map(|i| &b[i.saturating_sub(2)..=i]),
+            a.len(),
+            b.len()
+        );
+    }
+
+    /// The admission both links run: drop-tail or RED.
+    #[derive(Clone, Copy)]
+    enum Rule {
+        DropTail,
+        Red,
+    }
+
+    fn agree(rule: Rule, limit: BufferLimit) {
+        for seed in 1..=3 {
+            let a = arrivals(seed);
+            let make = |q| {
+                let mut l = Link::new(RATE, Time::from_us(500), limit);
+                l.set_queue(q);
+                l
+            };
+            let (timetable, held): (Queue, Queue) = match rule {
+                Rule::DropTail => {
+                    (Queue::DropTail, Queue::Held(Box::new(Fifo::<DropTail, Waiting>::new(DropTail))))
+                }
+                Rule::Red => (
+                    Queue::Admission(Box::new(red())),
+                    Queue::Held(Box::new(Fifo::<Red, Waiting>::new(red()))),
+                ),
+            };
+            let (exits_t, mut lt) = run(make(timetable), &a);
+            let (exits_h, mut lh) = run(make(held), &a);
+            assert!(exits_t.len() > 1000 && lt.drops > 50, "the test must congest the link");
+            same(&format!("seed {seed}: exits"), &exits_t, &exits_h);
+            assert_eq!((lt.drops, lt.marks, lt.departures), (lh.drops, lh.marks, lh.departures));
+            let (mt, mh) = (lt.take_monitor().unwrap(), lh.take_monitor().unwrap());
+            let rows = |m: &QueueMonitor| -> Vec<(Time, u8, u32, u64, u64)> {
+                let l = &m.log.as_ref().unwrap().pending;
+                (0..l.len())
+                    .map(|i| (l.time[i], l.event[i], l.seq[i], l.queue_pkts[i], l.queue_bytes[i]))
+                    .collect()
+            };
+            same(&format!("seed {seed}: event logs"), &rows(&mt), &rows(&mh));
+            assert_eq!((mt.delay.count(), mt.delay.mean()), (mh.delay.count(), mh.delay.mean()));
+            assert_eq!(mt.delay.quantile(0.99), mh.delay.quantile(0.99));
+            assert_eq!(mt.totals.busy_ps, mh.totals.busy_ps);
+            assert_eq!(mt.totals.occupancy_pkt_ps, mh.totals.occupancy_pkt_ps);
+        }
+    }
+
+    #[test]
+    fn a_held_fifo_gives_exactly_the_timetable_under_drop_tail() {
+        agree(Rule::DropTail, BufferLimit::Packets(8));
+        agree(Rule::DropTail, BufferLimit::Bytes(6000));
+    }
+
+    #[test]
+    fn a_held_fifo_gives_exactly_the_timetable_under_red_with_marks() {
+        agree(Rule::Red, BufferLimit::Packets(20));
+    }
+
+    #[test]
+    fn a_held_link_never_relays_and_is_never_express() {
+        let mut l = Link::new(RATE, Time::ZERO, BufferLimit::Unlimited);
+        l.set_queue(Queue::Held(Box::new(Fifo::<DropTail, Waiting>::new(DropTail))));
+        assert!(!l.can_relay() && !l.is_express());
+    }
+}

@@ -1,0 +1,162 @@
+//! # buflab-queue
+//!
+//! Queue disciplines, sans-IO: time and packet in, verdict out. Each discipline is one file,
+//! written once and run unchanged by the simulator's links (`buflab-core`) and by the
+//! emulator's datapath on real packets. Nothing here knows an event loop, a scheduler, a
+//! link's pipe or a socket: the caller owns the clock, the serializer and the buffer's hard
+//! limit, and asks.
+//!
+//! Read first: this page (the contract), then one discipline ([`drop_tail`] is the shortest,
+//! [`red`] the most complete).
+//!
+//! ## The contract
+//!
+//! A queue sits in front of a serializer (a link's transmitter). The **buffer limit**
+//! ([`Limit`]) is the hard limit under every discipline: it counts the packets (or bytes)
+//! *waiting*, not the one being serialized, as ns-2's drop-tail does, so a buffer of B packets
+//! holds at most B + 1. A discipline decides at two moments:
+//!
+//! - **At each arrival**, after the caller has brought its queue up to the arrival instant
+//!   (every service due by then has started; a service that starts at time t happens before
+//!   an arrival at t), it gets an [`Arrival`]: the time, the waiting packets and bytes, when
+//!   the serializer frees up, whether the hard limit refuses the packet anyway, and the
+//!   packet's size and ECN capability. It answers with a [`Verdict`]: `Admit`; `Mark` (admit
+//!   with Congestion Experienced set, RFC 3168 §5; only ever for an ECN-capable packet); or
+//!   `Drop`. A packet that finds the buffer full is dropped whatever the discipline would
+//!   have decided, unless the discipline makes room (see head drop below).
+//! - **At each departure**, when the serializer is free: which waiting packet goes next, or
+//!   that none may go before a given time (a pacer's release, a scheduled departure), or
+//!   that none waits.
+//!
+//! Two forms of discipline implement those moments:
+//!
+//! 1. [`Admission`]: decides only at arrivals, and the queue is first in, first out. Every
+//!    admitted packet is sent, in arrival order, as soon as the serializer is free. Such a
+//!    discipline holds no packets: the caller keeps them, and may compute each packet's
+//!    departure the moment it is admitted (the simulator does, which is what makes it fast).
+//!    Drop-tail ([`drop_tail`]) and RED ([`red`]) are admissions.
+//! 2. [`Discipline`]: holds the waiting packets itself. At an arrival it may also drop packets
+//!    it holds (a head drop makes room for the newcomer), reported in `purged`; at a
+//!    departure it picks the next packet, may drop packets it holds (an AQM that drops at
+//!    dequeue), or asks to be asked again at a later time: that time is its timer, and the
+//!    caller must ask no later than it. [`Fifo`] runs any admission as a discipline (the
+//!    emulator's datapath holds its packets, and the simulator checks its fast path against
+//!    it); [`drop_head`] is a discipline of its own.
+//!
+//! Units: time in picoseconds ([`Time`]), sizes in bytes on the wire, queues in packets
+//! unless a field says bytes. A discipline that draws random numbers gets its own stream
+//! ([`buflab_base::rng::Rng`]), so its draws never shift anyone else's.
+//!
+//! ## Adding a discipline
+//!
+//! Write it in its own file here, implementing [`Admission`] if it only decides at arrivals
+//! and keeps the queue FIFO, [`Discipline`] otherwise; then add one line to the simulator's
+//! list of disciplines (`buflab-core`'s `queue` module), which names it for scenario files.
+
+pub mod drop_tail;
+mod fifo;
+pub mod red;
+
+pub use buflab_base::units::{BufferLimit as Limit, Time};
+pub use fifo::Fifo;
+
+/// What a discipline decides for an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Admit it unchanged.
+    Admit,
+    /// Admit it with Congestion Experienced set (RFC 3168 §5); only for ECT packets.
+    Mark,
+    /// Refuse it.
+    Drop,
+}
+
+/// What the caller knows when a packet arrives, its queue brought up to the arrival instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// The arrival time.
+    pub now: Time,
+    /// Packets and bytes waiting (the one being serialized not counted, as the limit counts).
+    pub waiting: u64,
+    pub waiting_bytes: u64,
+    /// When the serializer finishes its last packet: a time not after `now` means it has been
+    /// idle since then.
+    pub busy_until: Time,
+    /// The buffer's hard limit, in force now (it may change during a run).
+    pub limit: Limit,
+    /// Whether the hard limit refuses this packet: the serializer is busy and the waiting
+    /// packets leave no room for it.
+    pub full: bool,
+    /// The packet's size on the wire, bytes.
+    pub size: u32,
+    /// The packet is ECN-capable (ECT, RFC 3168 §5).
+    pub ect: bool,
+}
+
+impl Arrival {
+    /// The arrival of a `size`-byte packet (ECN-capable if `ect`) at `now`, with `waiting`
+    /// packets of `waiting_bytes` bytes queued, the serializer busy until `busy_until` and
+    /// buffer limit `limit`; `full` follows from them.
+    pub fn new(
+        now: Time,
+        waiting: u64,
+        waiting_bytes: u64,
+        busy_until: Time,
+        limit: Limit,
+        size: u32,
+        ect: bool,
+    ) -> Arrival {
+        let full = busy_until > now && !fits(limit, waiting, waiting_bytes, size);
+        Arrival { now, waiting, waiting_bytes, busy_until, limit, full, size, ect }
+    }
+}
+
+/// Whether a `size`-byte packet fits beside `waiting` packets of `waiting_bytes` bytes under
+/// `limit` (a packet limit counts packets; a byte limit, bytes including the newcomer's).
+#[inline]
+pub fn fits(limit: Limit, waiting: u64, waiting_bytes: u64, size: u32) -> bool {
+    match limit {
+        Limit::Packets(b) => waiting < b,
+        Limit::Bytes(b) => waiting_bytes + size as u64 <= b,
+        Limit::Unlimited => true,
+    }
+}
+
+/// A discipline that decides only at arrivals, the queue staying FIFO (see the crate doc).
+pub trait Admission {
+    /// Decides for the packet described by `a`. `a.full` packets must be dropped.
+    fn on_arrival(&mut self, a: &Arrival) -> Verdict;
+}
+
+/// A packet as a discipline holding it sees it.
+pub trait Queued: Copy {
+    /// Size on the wire, bytes.
+    fn size(&self) -> u32;
+    /// Whether it is ECN-capable (ECT).
+    fn ect(&self) -> bool;
+    /// Sets Congestion Experienced (a `Mark` verdict).
+    fn mark_ce(&mut self);
+}
+
+/// What a discipline answers when the serializer is free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dequeue<P> {
+    /// Serialize this packet now.
+    Send(P),
+    /// Nothing waits.
+    Idle,
+    /// Packets wait, but none may go before this time (later than now): ask again then.
+    Wait(Time),
+}
+
+/// A discipline that holds the waiting packets (see the crate doc).
+pub trait Discipline<P: Queued> {
+    /// A packet arrives. `Admit` or `Mark` keeps it (a marked packet gets CE); `Drop` does
+    /// not. Packets it held and drops now (to make room) go to `purged`, oldest first.
+    fn enqueue(&mut self, a: &Arrival, pkt: P, purged: &mut Vec<P>) -> Verdict;
+    /// The serializer is free at `now`: the packet to send, if any may go. Packets it drops
+    /// instead of sending go to `purged`.
+    fn dequeue(&mut self, now: Time, purged: &mut Vec<P>) -> Dequeue<P>;
+    /// Packets and bytes it holds.
+    fn backlog(&self) -> (u64, u64);
+}
