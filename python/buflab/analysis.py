@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from buflab.events import (
+from buflab.engine.events import (
     DEQUEUE,
     DROP,
     ENQUEUE,

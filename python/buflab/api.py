@@ -37,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 from buflab.engine import ScenarioError, core, run_engine, scenario_json
-from buflab.events import (
+from buflab.engine.events import (
     EventLogCollector,
     EventLogWriter,
     LogFacts,
@@ -46,14 +46,14 @@ from buflab.events import (
     with_seconds,
     write_events,
 )
-from buflab.scenario import (
+from buflab.engine.scenario import (
     Overrides,
     Scenario,
     ScenarioSource,
     apply_overrides,
     kwargs_overrides,
 )
-from buflab.scenario import load_scenario as _load
+from buflab.engine.scenario import load_scenario as _load
 from buflab.sizing import (
     DEFAULT_KEY,
     Probe,
@@ -173,7 +173,7 @@ class Result:
     ports: pd.DataFrame = field(default_factory=lambda: typed_frame(None, PORT_COLUMNS))
     traces: pd.DataFrame = field(default_factory=lambda: typed_frame(None, TRACE_COLUMNS))
     # The event log streamed to a file (`run(..., events_to=...)`), in place of `events`, and
-    # the queue's facts that reading either needs (`buflab.events.LogFacts`).
+    # the queue's facts that reading either needs (`buflab.engine.events.LogFacts`).
     events_file: Path | None = None
     events_facts: LogFacts | None = None
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from buflab.scenario import Overrides, Scenario, ScenarioSource, get_key
+from buflab.engine.scenario import Overrides, Scenario, ScenarioSource, get_key
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -20,7 +20,7 @@ import click
 
 from buflab import __version__, theory
 from buflab.engine import EngineMissing, ScenarioError, core
-from buflab.units import (
+from buflab.engine.units import (
     UnitError,
     format_bytes,
     format_percent,
@@ -116,7 +116,7 @@ def run(
     --point picks."""
     from buflab.api import run as run_scenario
     from buflab.console import links_table, ports_table, stdout, summary_table, transfers_table
-    from buflab.scenario import get_key
+    from buflab.engine.scenario import get_key
     from buflab.transfers import by_size_bin
 
     # The event log streams straight into OUT, so a long run's log never sits in memory.
@@ -270,7 +270,7 @@ def _scenario_of(
     (so `buflab run t1.toml` runs its base point and `buflab load t1.toml` reports that point's
     load), except for the `points` picked from it, applied before the overrides."""
     from buflab import recipes
-    from buflab.scenario import apply_overrides, parse_value
+    from buflab.engine.scenario import apply_overrides, parse_value
 
     scenario, header = recipes.load(file)
     point = {}

@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from buflab.units import format_bytes, format_percent, format_rate, format_time
+from buflab.engine.units import format_bytes, format_percent, format_rate, format_time
 
 if TYPE_CHECKING:
     import pandas as pd

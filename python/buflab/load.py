@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from buflab.scenario import Overrides, Scenario, ScenarioSource, get_key
-from buflab.units import parse_bytes, parse_rate, parse_time, parse_time_range
+from buflab.engine.scenario import Overrides, Scenario, ScenarioSource, get_key
+from buflab.engine.units import parse_bytes, parse_rate, parse_time, parse_time_range
 
 HEADER_BYTES = 40  # TCP/IP headers of a data segment; also the size of SYN-ACK and ACKs
 DRAWS = 200_000  # Monte Carlo draws of file sizes per traffic entry
@@ -386,7 +386,7 @@ def unconstrained(scenario: ScenarioSource, overrides: Overrides = None) -> Scen
     """The scenario with its bottleneck 100 times faster and an unlimited buffer (IMC
     footnote 8's "capacity increased to infinity"; 100 times leaves it idle nearly always)."""
     from buflab.api import load_scenario
-    from buflab.scenario import set_key
+    from buflab.engine.scenario import set_key
 
     tree = load_scenario(scenario, overrides=overrides)
     rate = parse_rate(get_key(tree, "network.bottleneck.rate"))
@@ -441,7 +441,7 @@ def users_for_load(
       monotone in users.
     """
     from buflab.api import load_scenario
-    from buflab.scenario import set_key
+    from buflab.engine.scenario import set_key
 
     if target <= 0:
         raise ValueError(f"target load {target} must be positive")

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import ScalarFormatter  # noqa: E402
 
-from buflab.units import KINDS, UnitError, parse_quantity  # noqa: E402
+from buflab.engine.units import KINDS, UnitError, parse_quantity  # noqa: E402
 
 AXIS_UNITS = {"packets": "packets", "bytes": "bytes", "rate": "bit/s", "time": "s"}
 

@@ -18,11 +18,11 @@ from rich.table import Table
 from buflab import __version__, plots, theory
 from buflab.console import progress_bar
 from buflab.engine import core, scenario_json
+from buflab.engine.scenario import Scenario, apply_overrides
+from buflab.engine.units import format_rate, format_time, parse_rate
 from buflab.plots import Line, Mark
 from buflab.recipes import DEFAULT_METRICS, Published, SweepHeader
-from buflab.scenario import Scenario, apply_overrides
 from buflab.sweep import Plan, SweepOutcome, run_sweep
-from buflab.units import format_rate, format_time, parse_rate
 
 # Varied keys that change RTT·C or N, so one mark could not stand for every line.
 _CHANGES_BDP = ("network.bottleneck.rate", "network.rtt", "traffic")

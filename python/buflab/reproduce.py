@@ -15,6 +15,7 @@ import pandas as pd
 
 from buflab import __version__, recipes, theory
 from buflab.engine import core, scenario_json
+from buflab.engine.scenario import Overrides
 from buflab.plots import axis_value
 from buflab.report import (
     Comparison,
@@ -25,7 +26,6 @@ from buflab.report import (
     point_value,
     run_and_report,
 )
-from buflab.scenario import Overrides
 from buflab.sweep import Vary
 from buflab.threshold import write_thresholds
 

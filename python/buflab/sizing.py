@@ -40,7 +40,7 @@ import pandas as pd
 
 from buflab import theory
 from buflab.engine import ScenarioError, core, scenario_json
-from buflab.scenario import Scenario, apply_overrides
+from buflab.engine.scenario import Scenario, apply_overrides
 from buflab.stats import mean_ci
 from buflab.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
 

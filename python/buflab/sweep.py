@@ -25,7 +25,7 @@ import pandas as pd
 
 from buflab._worker import ignore_sigint, run_summary
 from buflab.engine import ScenarioError, core, scenario_json
-from buflab.scenario import Scenario, apply_overrides, parse_value
+from buflab.engine.scenario import Scenario, apply_overrides, parse_value
 from buflab.stats import mean_ci
 
 # The engine's default seed (docs/scenario.md); a test checks that they agree.

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from buflab.scenario import get_key
-from buflab.units import parse_bytes, parse_quantity, parse_rate, parse_time_range
+from buflab.engine.scenario import get_key
+from buflab.engine.units import parse_bytes, parse_quantity, parse_rate, parse_time_range
 
 
 def bdp_packets(rate_bps: float, rtt_s: float, packet_bytes: float) -> float:

@@ -62,9 +62,9 @@ from pathlib import Path
 from typing import Any
 
 from buflab.engine import ScenarioError
-from buflab.scenario import Overrides, Scenario, apply_overrides, load_scenario
+from buflab.engine.scenario import Overrides, Scenario, apply_overrides, load_scenario
+from buflab.engine.units import KINDS, UnitError, parse_quantity
 from buflab.sweep import Plan, Vary
-from buflab.units import KINDS, UnitError, parse_quantity
 
 HEADER_KEYS = {"runs", "vary", "labels", "theory", "cases", "metrics", "published", "threshold"}
 THRESHOLD_KEYS = {"metric", "target", "times"}

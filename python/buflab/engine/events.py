@@ -106,7 +106,7 @@ class LogFacts:
     def from_summary(cls, summary: dict[str, Any], scenario: dict[str, Any], link: str) -> LogFacts:
         """From a run's summary and its validated scenario (durations in seconds are exact
         whole picoseconds, so rounding them back loses nothing)."""
-        from buflab.units import parse_time
+        from buflab.engine.units import parse_time
 
         return cls(
             rate_bps=int(summary["bottleneck_rate_bps"]),

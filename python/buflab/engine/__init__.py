@@ -1,8 +1,14 @@
-"""The one door to the compiled engine, `buflab._core`.
+"""The engine layer, the bottom of buflab, and its one door to the compiled engine `buflab._core`.
 
 Everything that needs the engine asks `core()` for it, so a missing build is reported once,
 as a sentence that says how to build it, instead of as an ImportError deep in a traceback.
 Modules that do not simulate (theory, units, override parsing) work without the engine.
+No other module of buflab imports `_core`.
+
+The layer's modules are what the rest of buflab knows of the engine: `units` (the unit
+strings scenarios are written in), `scenario` (loading scenarios, overrides) and `events` (the
+event log on disk). This layer stands on nothing else in buflab: it must not know the
+experiments, analyses, plots or the command line built on it.
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ def run_engine(
     scenario_text: str, event_sink: Callable[[dict[str, bytes]], None] | None = None
 ) -> dict[str, Any]:
     """One engine run, with the run statistics only the process can see added to the summary.
-    `event_sink` receives the event log in batches (`buflab.events`) instead of the result."""
+    `event_sink` receives the event log in batches (`buflab.engine.events`) instead of the
+    result."""
     raw = core().run(scenario_text, event_sink)
     if raw.get("events_error"):
         raise EventLogError(f"the event log could not be written: {raw['events_error']}")
