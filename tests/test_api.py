@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import buflab
-from buflab.api import LINK_COLUMNS
+from buflab.engine.result import LINK_COLUMNS
 from buflab.sweep import DEFAULT_SEED
 from conftest import TINY_SCENARIO
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import buflab
 from buflab import theory
-from buflab.api import PORT_COLUMNS, Result
 from buflab.cli import cli
+from buflab.engine.result import PORT_COLUMNS, Result
 
 pytestmark = pytest.mark.engine
 

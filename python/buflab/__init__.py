@@ -23,16 +23,10 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 if TYPE_CHECKING:
     from buflab import autosize, load, theory
-    from buflab.api import (
-        Result,
-        load_scenario,
-        run,
-        size,
-        size_curve,
-        size_curves,
-        validate,
-    )
     from buflab.engine import ScenarioError
+    from buflab.engine.result import Result
+    from buflab.engine.runner import load_scenario, run, validate
+    from buflab.size_api import size, size_curve, size_curves
 
 __all__ = [
     "Result",
@@ -52,13 +46,13 @@ __all__ = [
 # The API is imported on first use: pandas and pyarrow take most of a second to import, and
 # neither the command line's start (help, theory, a Ctrl-C) nor sweep workers need them.
 _LAZY = {
-    "Result": "buflab.api",
-    "load_scenario": "buflab.api",
-    "run": "buflab.api",
-    "size": "buflab.api",
-    "size_curve": "buflab.api",
-    "size_curves": "buflab.api",
-    "validate": "buflab.api",
+    "Result": "buflab.engine.result",
+    "load_scenario": "buflab.engine.runner",
+    "run": "buflab.engine.runner",
+    "validate": "buflab.engine.runner",
+    "size": "buflab.size_api",
+    "size_curve": "buflab.size_api",
+    "size_curves": "buflab.size_api",
     "ScenarioError": "buflab.engine",
 }
 

@@ -23,7 +23,8 @@ def run_summary(scenario_text: str) -> dict[str, Any]:
     raw = run_engine(scenario_text)
     summary = raw["summary"]
     if raw.get("transfers") and raw["transfers"].get("flow"):
-        from buflab.api import TRANSFER_COLUMNS, typed_frame
+        # start-up time: pandas only for runs with downloads (workers start once per sweep)
+        from buflab.engine.result import TRANSFER_COLUMNS, typed_frame
         from buflab.transfers import sweep_metrics
 
         summary.update(

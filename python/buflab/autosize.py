@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from buflab.engine.result import Result
+from buflab.engine.runner import load_scenario, run
 from buflab.engine.scenario import Overrides, Scenario, ScenarioSource, get_key
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from buflab.api import Result
 
 # Scenario keys of the [autosize] table that the options set.
 _OPTION_KEYS = {
@@ -67,8 +67,6 @@ def run_autosize(
 ) -> Result:
     """Run `scenario` once with the live auto-sizer aiming at `target` utilization; the steps
     are `Result.autosize`. Options as `autosize_scenario`; raises ScenarioError for bad ones."""
-    from buflab.api import load_scenario, run
-
     tree = load_scenario(scenario, overrides=overrides)
     return run(autosize_scenario(tree, target, **options))
 

@@ -114,8 +114,8 @@ def run(
     on a switch, every port; with closed-loop traffic, completion times and throughput by file
     size). FILE may name a shipped recipe (t6); it runs the recipe's base point, or the one
     --point picks."""
-    from buflab.api import run as run_scenario
     from buflab.console import links_table, ports_table, stdout, summary_table, transfers_table
+    from buflab.engine.runner import run as run_scenario
     from buflab.engine.scenario import get_key
     from buflab.transfers import by_size_bin
 
@@ -311,8 +311,8 @@ def sweep(
     them, so an interrupted sweep resumes. Writes results.csv, summary.csv and sweep.png/svg.
     """
     from buflab import recipes
-    from buflab.api import load_scenario
     from buflab.console import stdout
+    from buflab.engine.runner import load_scenario
     from buflab.report import run_and_report
     from buflab.sweep import Vary
     from buflab.threshold import write_thresholds
@@ -420,7 +420,7 @@ def _theory_inputs(
 ) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     if file is not None or overrides:
-        from buflab.api import validate
+        from buflab.engine.runner import validate
 
         known = theory.LinkFacts.from_scenario(validate(file or {}, overrides=overrides))
         facts = dict(vars(known))
@@ -553,7 +553,7 @@ def size(
     second --vary draws one such curve per value of its key, overlaid (e.g. --vary
     flows=1,10,100 --vary traffic.0.pacing=off,window), each kept in OUT/KEY2-VALUE2.
     """
-    from buflab import api
+    from buflab import size_api as api
     from buflab.console import answer_lines, probe_line, sizes_table, stdout
     from buflab.sizing import check_target, eq21_notes
 

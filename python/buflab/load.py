@@ -24,7 +24,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from buflab.engine.scenario import Overrides, Scenario, ScenarioSource, get_key
+from buflab.engine.runner import load_scenario, run, validate
+from buflab.engine.scenario import Overrides, Scenario, ScenarioSource, get_key, set_key
 from buflab.engine.units import parse_bytes, parse_rate, parse_time, parse_time_range
 
 HEADER_BYTES = 40  # TCP/IP headers of a data segment; also the size of SYN-ACK and ACKs
@@ -251,8 +252,6 @@ def offered_load(
     min(class rate, NIC rate) and the total is capped at what the machines' NICs and class
     queues can carry (`capped` is then true).
     """
-    from buflab.api import validate
-
     tree = validate(scenario, overrides=overrides)
     switch = get_key(tree, "network.topology") == "switch"
     if switch:
@@ -385,9 +384,6 @@ def _closed_loop(
 def unconstrained(scenario: ScenarioSource, overrides: Overrides = None) -> Scenario:
     """The scenario with its bottleneck 100 times faster and an unlimited buffer (IMC
     footnote 8's "capacity increased to infinity"; 100 times leaves it idle nearly always)."""
-    from buflab.api import load_scenario
-    from buflab.engine.scenario import set_key
-
     tree = load_scenario(scenario, overrides=overrides)
     rate = parse_rate(get_key(tree, "network.bottleneck.rate"))
     set_key(tree, "network.bottleneck.rate", f"{rate * POTENTIAL_SCALE:.0f}bps")
@@ -405,8 +401,6 @@ def potential_load(
     warm-up: closed-loop users all start in the first second, so give it a warm-up of a
     few think times and enough files for a stable mean (a Pareto size with shape 1.5 has
     infinite variance: its sample mean converges slowly and is usually low)."""
-    from buflab.api import load_scenario, run
-
     tree = load_scenario(scenario, overrides=overrides)
     rate = parse_rate(get_key(tree, "network.bottleneck.rate"))
     fast = unconstrained(tree)
@@ -440,9 +434,6 @@ def users_for_load(
       `rel_tol` of it (or one user). Runs share the seed, so the measurements are nearly
       monotone in users.
     """
-    from buflab.api import load_scenario
-    from buflab.engine.scenario import set_key
-
     if target <= 0:
         raise ValueError(f"target load {target} must be positive")
     tree = load_scenario(scenario, overrides=overrides)

@@ -41,6 +41,7 @@ import pandas as pd
 from buflab import theory
 from buflab.engine import ScenarioError, core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides
+from buflab.load import offered_load
 from buflab.stats import mean_ci
 from buflab.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
 
@@ -191,8 +192,6 @@ def rule_sizes(scenario: Scenario, target: float) -> RuleSizes:
     an RTT), ρ from `buflab.load.offered_load` (the mean offered load of all the traffic,
     standing in for the thesis's peak load) and the target as the link utilization θρ.
     """
-    from buflab.load import offered_load  # numpy-heavy; only needed here
-
     normalised = core().validate(scenario_json(scenario))
     facts = theory.LinkFacts.from_scenario(normalised)
     rtt_c = theory.bdp_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes)
