@@ -40,6 +40,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from buflab import __version__
+from buflab.engine.units import parse_time
+
 EVENT_NAMES = ("enqueue", "dequeue", "drop", "mark")
 ENQUEUE, DEQUEUE, DROP, MARK = range(4)
 METADATA_KEY = b"buflab"
@@ -106,8 +109,6 @@ class LogFacts:
     def from_summary(cls, summary: dict[str, Any], scenario: dict[str, Any], link: str) -> LogFacts:
         """From a run's summary and its validated scenario (durations in seconds are exact
         whole picoseconds, so rounding them back loses nothing)."""
-        from buflab.engine.units import parse_time
-
         return cls(
             rate_bps=int(summary["bottleneck_rate_bps"]),
             window_start_ps=round(summary["warmup_s"] * PS_PER_S),
@@ -118,7 +119,7 @@ class LogFacts:
             link=link,
             scenario=str(summary["name"]),
             seed=int(summary["seed"]),
-            version=_version(),
+            version=__version__,
         )
 
     def serialization_ps(self, size: np.ndarray) -> np.ndarray:
@@ -126,12 +127,6 @@ class LogFacts:
         engine rounds it."""
         bits_ps = size.astype(np.int64) * 8 * PS_PER_S
         return -(-bits_ps // self.rate_bps)
-
-
-def _version() -> str:
-    from buflab import __version__
-
-    return __version__
 
 
 def batch_frame(raw: dict[str, bytes]) -> pd.DataFrame:
