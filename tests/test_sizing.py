@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
-from buflab import theory
+from buflab.analysis import theory
 from buflab.cli import cli
 from buflab.sizing import curve_vary, minimum_buffer, value_directory
 from buflab.sweep import Vary

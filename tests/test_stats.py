@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from buflab.stats import mean_ci, t_quantile_two_sided
+from buflab.analysis.stats import mean_ci, t_quantile_two_sided
 from buflab.sweep import summarize
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from buflab import theory
+from buflab.analysis import theory
 from buflab.engine.units import UnitError, parse_bytes, parse_quantity, parse_rate, parse_time
 
 

@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
+from buflab.analysis.transfers import COLUMNS, SIZE_BINS, by_size_bin, short_and_long
 from buflab.cli import cli
 from buflab.engine.result import TRANSFER_COLUMNS, Result
-from buflab.transfers import COLUMNS, SIZE_BINS, by_size_bin, short_and_long
 from conftest import TINY_SCENARIO
 
 SIZE_LABELS = ["< 30 KB", "30–50 KB", "50–100 KB", "100–200 KB", "200–500 KB", "≥ 500 KB"]

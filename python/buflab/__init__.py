@@ -22,7 +22,8 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:
-    from buflab import autosize, load, theory
+    from buflab import autosize, load
+    from buflab.analysis import theory
     from buflab.engine import ScenarioError
     from buflab.engine.result import Result
     from buflab.engine.runner import load_scenario, run, validate
@@ -56,12 +57,19 @@ _LAZY = {
     "ScenarioError": "buflab.engine",
 }
 
+# Modules that are attributes of the package, as `buflab.theory.bdp_packets(...)`.
+_MODULES = {
+    "theory": "buflab.analysis.theory",
+    "load": "buflab.load",
+    "autosize": "buflab.autosize",
+}
+
 
 def __getattr__(name: str) -> Any:
     import importlib
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in ("theory", "load", "autosize"):
-        return importlib.import_module(f"buflab.{name}")
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
     raise AttributeError(f"module 'buflab' has no attribute {name!r}")

@@ -19,13 +19,14 @@ def ignore_sigint() -> None:
 
 def run_summary(scenario_text: str) -> dict[str, Any]:
     """One run, keeping only the summary (a sweep stores nothing else); runs with downloads
-    add their completion-time and throughput metrics (`buflab.transfers.sweep_metrics`)."""
+    add their completion-time and throughput metrics
+    (`buflab.analysis.transfers.sweep_metrics`)."""
     raw = run_engine(scenario_text)
     summary = raw["summary"]
     if raw.get("transfers") and raw["transfers"].get("flow"):
         # start-up time: pandas only for runs with downloads (workers start once per sweep)
+        from buflab.analysis.transfers import sweep_metrics
         from buflab.engine.result import TRANSFER_COLUMNS, typed_frame
-        from buflab.transfers import sweep_metrics
 
         summary.update(
             sweep_metrics(typed_frame(raw["transfers"], TRANSFER_COLUMNS), summary["warmup_s"])

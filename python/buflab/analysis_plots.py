@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from buflab.analysis import Distribution, QueueAnalysis
+from buflab.analysis.queue import Distribution, QueueAnalysis
 from buflab.engine.events import PS_PER_S
 from buflab.plots import add_footer, plt, save
 

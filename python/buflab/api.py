@@ -5,15 +5,15 @@
     >>> result = buflab.run("examples/dumbbell.toml", network__bottleneck__buffer="50pkt", seed=2)
     >>> result.summary["utilization"], result.flows.head()
 
-Closed-loop traffic adds `result.transfers`, one row per file transfer; `buflab.transfers`
-summarises it by file size. `result.links` has one row per monitored link: the dumbbell's
-bottleneck, every hop of a parking lot (whose summary describes `network.summary_hop`), or every
-output line of a switch. A switch run adds `result.ports`, one row per port: its input's VOQs
-beside its output line (the summary's utilization is then the mean over the outputs).
-A scenario with `[autosize]` adds `result.autosize`, one row per step of the live auto-sizer
-(`buflab.autosize` runs one and plots it). `monitor.trace_flows` adds `result.traces`: the
-traced TCP senders' congestion window, ssthresh, smoothed RTT, pacing rate and bytes
-acknowledged over time (`buflab.trace_plots` draws them).
+Closed-loop traffic adds `result.transfers`, one row per file transfer;
+`buflab.analysis.transfers` summarises it by file size. `result.links` has one row per
+monitored link: the dumbbell's bottleneck, every hop of a parking lot (whose summary describes
+`network.summary_hop`), or every output line of a switch. A switch run adds `result.ports`,
+one row per port: its input's VOQs beside its output line (the summary's utilization is then
+the mean over the outputs). A scenario with `[autosize]` adds `result.autosize`, one row per
+step of the live auto-sizer (`buflab.autosize` runs one and plots it). `monitor.trace_flows`
+adds `result.traces`: the traced TCP senders' congestion window, ssthresh, smoothed RTT,
+pacing rate and bytes acknowledged over time (`buflab.trace_plots` draws them).
 
 Keyword overrides use `__` for the dots of a key (`traffic__0__flows=10`); `overrides` takes
 a mapping of dotted keys or a list of "KEY=VALUE" strings, as `--set` does on the command line.
@@ -21,8 +21,8 @@ Keyword overrides are applied after `overrides`.
 
 With `monitor.events = true` the bottleneck's event log is recorded: `run(..., events_to=PATH)`
 streams it to a Parquet file as the run goes (memory stays bounded; `result.events_file`),
-without a path it is kept in memory as `result.events`. `buflab.analysis.analyze` rebuilds the
-queue from it.
+without a path it is kept in memory as `result.events`. `buflab.analysis.queue.analyze`
+rebuilds the queue from it.
 
 This module only re-exports; each name lives in its layer: `run`, `validate` and
 `load_scenario` in `buflab.engine.runner`, `Result` and the table columns in

@@ -18,7 +18,8 @@ from typing import Any
 
 import click
 
-from buflab import __version__, theory
+from buflab import __version__
+from buflab.analysis import theory
 from buflab.engine import EngineMissing, ScenarioError, core
 from buflab.engine.units import (
     UnitError,
@@ -114,10 +115,10 @@ def run(
     on a switch, every port; with closed-loop traffic, completion times and throughput by file
     size). FILE may name a shipped recipe (t6); it runs the recipe's base point, or the one
     --point picks."""
+    from buflab.analysis.transfers import by_size_bin
     from buflab.console import links_table, ports_table, stdout, summary_table, transfers_table
     from buflab.engine.runner import run as run_scenario
     from buflab.engine.scenario import get_key
-    from buflab.transfers import by_size_bin
 
     # The event log streams straight into OUT, so a long run's log never sits in memory.
     events_to = out / "events.parquet" if out is not None else None
@@ -178,8 +179,8 @@ def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) ->
     runs overlaid."""
     import pandas as pd
 
-    from buflab.analysis import analyze as analyze_log
-    from buflab.analysis import cdf_frame, check_summary
+    from buflab.analysis.queue import analyze as analyze_log
+    from buflab.analysis.queue import cdf_frame, check_summary
     from buflab.analysis_plots import save_analysis_figure
     from buflab.console import analysis_table, rebuild_table, stdout
     from buflab.plots import footer_text

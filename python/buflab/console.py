@@ -240,8 +240,8 @@ def ports_table(ports: pd.DataFrame, summary_port: int, title: str = "switch por
 
 
 def transfers_table(bins: pd.DataFrame, title: str = "transfers by file size") -> Table:
-    """A table from `buflab.transfers.by_size_bin` (or `short_and_long`); – where no transfer
-    completed."""
+    """A table from `buflab.analysis.transfers.by_size_bin` (or `short_and_long`); – where no
+    transfer completed."""
 
     def shown(value: float, formatter: Callable[[float], str]) -> str:
         return formatter(value) if math.isfinite(value) else "–"

@@ -208,7 +208,7 @@ Parquet (and CSV with `--csv`).
   `traffic`, `conn` (1, 2, … per flow), `start_s` (the client's request), `end_s` (last byte
   received; NaN if the run ended first), `bytes`, `fct_s`, `throughput_bps` (bytes·8/fct),
   `retransmits`, `timeouts` (the server's, for that connection), `complete`.
-  `buflab.transfers.by_size_bin()` and `short_and_long()` summarise it.
+  `buflab.analysis.transfers.by_size_bin()` and `short_and_long()` summarise it.
 - **autosize** (only with `[autosize]`; one row per step of the live auto-sizer):
   `time_s` (end of the interval, when the step decided), `buffer_pkts` (the limit during
   the interval), `utilization`, `drops`, `arrivals` (at the bottleneck queue, over the
@@ -223,8 +223,9 @@ Parquet (and CSV with `--csv`).
   memory add `time_s`. `buflab run --out DIR` streams it into `DIR/events.parquet` in batches
   as the run goes (memory stays bounded; the file is `events.parquet.partial` until the run
   ends), with the link's rate, the measured window and the interval in the file's metadata.
-  `buflab analyze DIR` (`buflab.analysis.analyze`) rebuilds the queue from it, checks it against
-  the summary and plots the CDFs of inter-arrival times, burst sizes and queueing delays.
+  `buflab analyze DIR` (`buflab.analysis.queue.analyze`) rebuilds the queue from it, checks it
+  against the summary and plots the CDFs of inter-arrival times, burst sizes and queueing
+  delays.
 
 A sweep (`buflab sweep`, `buflab reproduce`) writes `runs/<id>.json` per run, `results.csv`
 (one row per run: the varied keys, the seed and every summary value) and `summary.csv` (per

@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 from rich.table import Table
 
-from buflab import __version__, plots, theory
+from buflab import __version__, plots
+from buflab.analysis import theory
 from buflab.console import progress_bar
 from buflab.engine import core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from buflab import __version__, recipes, theory
+from buflab import __version__, recipes
+from buflab.analysis import theory
 from buflab.engine import core, scenario_json
 from buflab.engine.scenario import Overrides
 from buflab.plots import axis_value

@@ -38,11 +38,11 @@ from typing import Any
 
 import pandas as pd
 
-from buflab import theory
+from buflab.analysis import theory
+from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides
 from buflab.load import offered_load
-from buflab.stats import mean_ci
 from buflab.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
 
 DEFAULT_KEY = "network.bottleneck.buffer"

@@ -1,6 +1,6 @@
 """Summaries of finite transfers: completion time and throughput, grouped by file size.
 
-    >>> from buflab.transfers import by_size_bin, short_and_long
+    >>> from buflab.analysis.transfers import by_size_bin, short_and_long
     >>> by_size_bin(result.transfers)      # one row per size bin (thesis Fig. 4.6)
     >>> short_and_long(result.transfers)   # short < 50 KB, long > 1,000 KB (IMC Fig. 5c, 5d)
 
