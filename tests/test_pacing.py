@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
-from buflab.trace_plots import jain_index, on_grid
+from buflab.plots.traces import jain_index, on_grid
 
 pytestmark = pytest.mark.engine
 

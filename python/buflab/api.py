@@ -13,7 +13,7 @@ one row per port: its input's VOQs beside its output line (the summary's utiliza
 the mean over the outputs). A scenario with `[autosize]` adds `result.autosize`, one row per
 step of the live auto-sizer (`buflab.autosize` runs one and plots it). `monitor.trace_flows`
 adds `result.traces`: the traced TCP senders' congestion window, ssthresh, smoothed RTT,
-pacing rate and bytes acknowledged over time (`buflab.trace_plots` draws them).
+pacing rate and bytes acknowledged over time (`buflab.plots.traces` draws them).
 
 Keyword overrides use `__` for the dots of a key (`traffic__0__flows=10`); `overrides` takes
 a mapping of dotted keys or a list of "KEY=VALUE" strings, as `--set` does on the command line.

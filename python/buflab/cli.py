@@ -130,7 +130,7 @@ def run(
         result.to_dir(out, csv=csv)
         if len(result.traces) > 0:
             from buflab.plots import footer_text
-            from buflab.trace_plots import write_trace_figure
+            from buflab.plots.traces import write_trace_figure
 
             summary = result.summary
             footer = footer_text(str(summary["name"]), [int(summary["seed"])], __version__)
@@ -181,9 +181,9 @@ def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) ->
 
     from buflab.analysis.queue import analyze as analyze_log
     from buflab.analysis.queue import cdf_frame, check_summary
-    from buflab.analysis_plots import save_analysis_figure
     from buflab.console import analysis_table, rebuild_table, stdout
     from buflab.plots import footer_text
+    from buflab.plots.queue import save_analysis_figure
 
     names = _run_names(runs, labels)
     analyses = {}
@@ -239,7 +239,7 @@ def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> 
 
     from buflab.console import stdout, traces_table
     from buflab.plots import footer_text
-    from buflab.trace_plots import write_trace_figure
+    from buflab.plots.traces import write_trace_figure
 
     names = _run_names(runs, labels)
     frames, summaries = {}, {}

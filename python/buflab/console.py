@@ -308,7 +308,7 @@ def analysis_table(analyses: dict[str, Any]) -> Table:
 def traces_table(frames: dict[str, pd.DataFrame], summaries: dict[str, dict[str, Any]]) -> Table:
     """Per run: the traced flows, what they had acknowledged by the end, Jain's index of
     those totals, their mean window at the end, and the bottleneck's first drop."""
-    from buflab.trace_plots import jain_index
+    from buflab.plots.traces import jain_index
 
     table = _table(
         "flow traces",

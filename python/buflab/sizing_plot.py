@@ -21,7 +21,7 @@ from typing import Any
 
 import matplotlib
 
-matplotlib.use("Agg")  # before pyplot, as in plots.py: figures are files, no display needed
+matplotlib.use("Agg")  # before pyplot, as in buflab.plots: figures are files, no display needed
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402

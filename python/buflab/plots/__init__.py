@@ -1,8 +1,14 @@
-"""Sweep figures: utilization and drop rate against the first varied key.
+"""The plots layer, and what every figure shares: the sweep figure (utilization and drop rate
+against the first varied key), axes from unit strings, the legend below, the footer, saving.
 
 Figures are drawn with the Agg backend (files only, no display needed) and saved as PNG
 and SVG. Every figure carries a footer naming the scenario, the seeds and the buflab version,
 so a figure found later still says what made it.
+
+The layer's other modules draw what the analysis layer computes: `traces` (per-flow TCP
+traces) and `queue` (the event log's CDFs). The layer stands on the engine and analysis
+layers; it must not know how the numbers it draws were produced (sweeps, searches) or how
+the command line prints them: the experiments draw their own figures with these helpers.
 """
 
 from __future__ import annotations
