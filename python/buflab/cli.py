@@ -312,7 +312,7 @@ def sweep(
     them, so an interrupted sweep resumes. Writes results.csv, summary.csv and sweep.png/svg.
     """
     from buflab import recipes
-    from buflab.console import stdout
+    from buflab.console import progress_bar, stdout
     from buflab.engine.runner import load_scenario
     from buflab.report import run_and_report
     from buflab.sweep import Vary
@@ -325,7 +325,7 @@ def sweep(
         raise BadInput("nothing to sweep: give at least one --vary KEY=V1,V2,...")
     title = f"{Path(file).stem}: utilization and drop rate"
     with _exit_when_interrupted():
-        report = run_and_report(plan, header, out, jobs, "sweep", title)
+        report = run_and_report(plan, header, out, jobs, "sweep", title, progress_bar)
     stdout.print(report.view.table(title))
     thresholds, figures = write_thresholds(report.view, out, "sweep", __version__)
     report.figures.extend(figures)
@@ -803,7 +803,7 @@ def reproduce(
     Finished runs are kept in OUT/runs and reused, so an interrupted reproduction resumes.
     """
     from buflab import recipes
-    from buflab.console import stdout
+    from buflab.console import progress_bar, stdout
     from buflab.report import comparison_table
     from buflab.reproduce import reproduce as run_recipe
     from buflab.sweep import Vary
@@ -817,7 +817,15 @@ def reproduce(
     out = out or Path("out") / Path(name).stem
     parsed = [Vary.parse(text) for text in varies]
     with _exit_when_interrupted():
-        done = run_recipe(name, out, jobs=jobs, runs=runs, overrides=overrides, varies=parsed)
+        done = run_recipe(
+            name,
+            out,
+            jobs=jobs,
+            runs=runs,
+            overrides=overrides,
+            varies=parsed,
+            progress=progress_bar,
+        )
     report = done.report
     stdout.print(report.view.table(f"{Path(name).stem}: {report.view.plan.base.get('name', '')}"))
     _print_thresholds(report.view, done.thresholds)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,6 @@ from rich.table import Table
 
 from buflab import __version__, plots
 from buflab.analysis import theory
-from buflab.console import progress_bar
 from buflab.engine import core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides
 from buflab.engine.units import format_rate, format_time, parse_rate
@@ -352,15 +353,31 @@ class SweepReport:
     figures: list[Path]
 
 
+# How a caller shows a sweep's progress: given a description, a context that yields the
+# `on_progress(done, total)` of `run_sweep` (the command line's progress bar) or None.
+Progress = Callable[[str], AbstractContextManager[Callable[[int, int], None] | None]]
+
+
 def run_and_report(
-    plan: Plan, header: SweepHeader, out: Path, jobs: int | None, stem: str, title: str
+    plan: Plan,
+    header: SweepHeader,
+    out: Path,
+    jobs: int | None,
+    stem: str,
+    title: str,
+    progress: Progress | None = None,
 ) -> SweepReport:
-    """Run the plan under a progress bar, then draw `stem`.png/.svg in OUT.
+    """Run the plan, its progress shown by `progress` (nothing shown without), then draw
+    `stem`.png/.svg in OUT.
 
     Raises SweepInterrupted on Ctrl-C (finished runs and the CSV tables are kept)."""
-    with progress_bar(f"{stem}: {len(plan.runs)} runs") as update:
+    with (progress or _unshown)(f"{stem}: {len(plan.runs)} runs") as update:
         outcome = run_sweep(plan, out, jobs, update)
     view = SweepView(plan, header, outcome.summary)
     marks = theory_marks(view, plan.base)
     figures = write_figure(view, marks, out, stem, title, __version__)
     return SweepReport(outcome, view, marks, figures)
+
+
+def _unshown(description: str) -> AbstractContextManager[None]:
+    return nullcontext()

@@ -20,6 +20,7 @@ from buflab.engine.scenario import Overrides
 from buflab.plots import axis_value
 from buflab.report import (
     Comparison,
+    Progress,
     SweepReport,
     SweepView,
     compare_published,
@@ -49,14 +50,16 @@ def reproduce(
     runs: int | None = None,
     overrides: Overrides = None,
     varies: list[Vary] | None = None,
+    progress: Progress | None = None,
 ) -> Reproduction:
     """Run a recipe's sweep (`varies` replace the recipe's lists for the same keys, e.g. to
-    run fewer buffer sizes) and compare it with the published numbers."""
+    run fewer buffer sizes; `progress` shows it, as in `run_and_report`) and compare it with
+    the published numbers."""
     scenario, header = recipes.load(name, overrides)
     plan = header.plan(scenario, varies or [], runs)
     stem = Path(name).stem
     title = str(scenario.get("name", stem))
-    report = run_and_report(plan, header, out, jobs, stem, title)
+    report = run_and_report(plan, header, out, jobs, stem, title, progress)
     comparisons = compare_published(report.view)
     if comparisons:
         comparison_frame(comparisons).to_csv(out / "published.csv", index=False)
