@@ -59,7 +59,7 @@ def cases(full: bool) -> Iterator[Case]:
     point, and the dumbbell with its event log and flow traces on. The full set: every point
     of every recipe as well."""
     from buflab.engine.scenario import apply_overrides, load_scenario
-    from buflab.recipes import load, names
+    from buflab.experiments.recipes import load, names
 
     for path in sorted((ROOT / "examples").glob("*.toml")):
         tree = load_scenario(path)

@@ -10,7 +10,7 @@ import pytest
 
 import buflab
 from buflab.engine.result import LINK_COLUMNS
-from buflab.sweep import DEFAULT_SEED
+from buflab.experiments.sweep import DEFAULT_SEED
 from conftest import TINY_SCENARIO
 
 pytestmark = pytest.mark.engine

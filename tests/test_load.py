@@ -1,4 +1,4 @@
-"""Offered load, potential load and users for a target load (buflab.load)."""
+"""Offered load, potential load and users for a target load (buflab.experiments.load)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import buflab
 from buflab.cli import cli
 from buflab.engine.units import parse_bytes
-from buflab.load import (
+from buflab.experiments.load import (
     TcpPath,
     _distribution,
     download_time,

@@ -22,12 +22,12 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:
-    from buflab import autosize, load
     from buflab.analysis import theory
     from buflab.engine import ScenarioError
     from buflab.engine.result import Result
     from buflab.engine.runner import load_scenario, run, validate
-    from buflab.size_api import size, size_curve, size_curves
+    from buflab.experiments import autosize, load
+    from buflab.experiments.size import size, size_curve, size_curves
 
 __all__ = [
     "Result",
@@ -51,17 +51,17 @@ _LAZY = {
     "load_scenario": "buflab.engine.runner",
     "run": "buflab.engine.runner",
     "validate": "buflab.engine.runner",
-    "size": "buflab.size_api",
-    "size_curve": "buflab.size_api",
-    "size_curves": "buflab.size_api",
+    "size": "buflab.experiments.size",
+    "size_curve": "buflab.experiments.size",
+    "size_curves": "buflab.experiments.size",
     "ScenarioError": "buflab.engine",
 }
 
 # Modules that are attributes of the package, as `buflab.theory.bdp_packets(...)`.
 _MODULES = {
     "theory": "buflab.analysis.theory",
-    "load": "buflab.load",
-    "autosize": "buflab.autosize",
+    "load": "buflab.experiments.load",
+    "autosize": "buflab.experiments.autosize",
 }
 
 

@@ -26,7 +26,7 @@ rebuilds the queue from it.
 
 This module only re-exports; each name lives in its layer: `run`, `validate` and
 `load_scenario` in `buflab.engine.runner`, `Result` and the table columns in
-`buflab.engine.result`, `size`, `size_curve` and `size_curves` in `buflab.size_api`.
+`buflab.engine.result`, `size`, `size_curve` and `size_curves` in `buflab.experiments.size`.
 Nothing inside buflab imports it.
 """
 
@@ -43,7 +43,7 @@ from buflab.engine.result import (
     typed_frame,
 )
 from buflab.engine.runner import load_scenario, run, validate
-from buflab.size_api import size, size_curve, size_curves
+from buflab.experiments.size import size, size_curve, size_curves
 
 __all__ = [
     "AUTOSIZE_COLUMNS",

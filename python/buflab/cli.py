@@ -270,8 +270,8 @@ def _scenario_of(
     `[sweep]` header is left out, since it describes a sweep of the scenario, not the scenario
     (so `buflab run t1.toml` runs its base point and `buflab load t1.toml` reports that point's
     load), except for the `points` picked from it, applied before the overrides."""
-    from buflab import recipes
     from buflab.engine.scenario import apply_overrides, parse_value
+    from buflab.experiments import recipes
 
     scenario, header = recipes.load(file)
     point = {}
@@ -311,12 +311,12 @@ def sweep(
     Each finished run is saved at once in OUT/runs/; running the same command again skips
     them, so an interrupted sweep resumes. Writes results.csv, summary.csv and sweep.png/svg.
     """
-    from buflab import recipes
     from buflab.console import progress_bar, stdout
     from buflab.engine.runner import load_scenario
-    from buflab.report import run_and_report
-    from buflab.sweep import Vary
-    from buflab.threshold import write_thresholds
+    from buflab.experiments import recipes
+    from buflab.experiments.report import run_and_report
+    from buflab.experiments.sweep import Vary
+    from buflab.experiments.threshold import write_thresholds
 
     tree = load_scenario(file, overrides=overrides)
     scenario, header = recipes.split_header(tree)
@@ -336,7 +336,7 @@ def sweep(
 @contextmanager
 def _exit_when_interrupted() -> Iterator[None]:
     """Ctrl-C in a sweep: one line saying what was kept, exit status 130."""
-    from buflab.sweep import SweepInterrupted
+    from buflab.experiments.sweep import SweepInterrupted
 
     try:
         yield
@@ -348,7 +348,7 @@ def _exit_when_interrupted() -> Iterator[None]:
 def _print_thresholds(view: Any, frame: Any) -> None:
     """The `[sweep.threshold]` table, when the recipe asks for one."""
     from buflab.console import stdout
-    from buflab.threshold import threshold_table
+    from buflab.experiments.threshold import threshold_table
 
     if frame is not None:
         stdout.print()
@@ -554,9 +554,9 @@ def size(
     second --vary draws one such curve per value of its key, overlaid (e.g. --vary
     flows=1,10,100 --vary traffic.0.pacing=off,window), each kept in OUT/KEY2-VALUE2.
     """
-    from buflab import size_api as api
     from buflab.console import answer_lines, probe_line, sizes_table, stdout
-    from buflab.sizing import check_target, eq21_notes
+    from buflab.experiments import size as api
+    from buflab.experiments.sizing import check_target, eq21_notes
 
     check_target(target)  # before reading FILE: a bad target is the first thing to say
     if len(varies) > 2:
@@ -637,9 +637,9 @@ def autosize(
     grows if not, a binary search over whole packets. Prints every step and the converged
     buffer; writes the tables (autosize.parquet among them) and autosize.png/svg to OUT.
     The other [autosize] keys (settle, tolerance, recheck) take --set autosize.KEY=VALUE."""
-    from buflab import autosize as live
     from buflab.console import autosize_table, stdout
-    from buflab.sizing import rule_sizes
+    from buflab.experiments import autosize as live
+    from buflab.experiments.sizing import rule_sizes
 
     scenario = _scenario_of(file, overrides)
     out = out or Path("out") / f"autosize-{Path(file).stem}"
@@ -707,8 +707,8 @@ def load_command(
     """Offered load of FILE's traffic (its mean rate with no drops and no queueing), per
     traffic entry and in total; optionally the measured potential load and the number of
     users for a target load."""
-    from buflab import load
     from buflab.console import stdout
+    from buflab.experiments import load
 
     tree = _scenario_of(file, overrides)
     offered = load.offered_load(tree)
@@ -802,11 +802,11 @@ def reproduce(
 
     Finished runs are kept in OUT/runs and reused, so an interrupted reproduction resumes.
     """
-    from buflab import recipes
     from buflab.console import progress_bar, stdout
-    from buflab.report import comparison_table
-    from buflab.reproduce import reproduce as run_recipe
-    from buflab.sweep import Vary
+    from buflab.experiments import recipes
+    from buflab.experiments.report import comparison_table
+    from buflab.experiments.reproduce import reproduce as run_recipe
+    from buflab.experiments.sweep import Vary
 
     if list_recipes or name is None:
         if name is None and not list_recipes:

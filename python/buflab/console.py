@@ -27,7 +27,7 @@ from buflab.engine.units import format_bytes, format_percent, format_rate, forma
 if TYPE_CHECKING:
     import pandas as pd
 
-    from buflab.sizing import Probe, SizeCurve, Sizing
+    from buflab.experiments.sizing import Probe, SizeCurve, Sizing
 
 # A log file or pipe (a long sweep's output kept with nohup, CI) gets 160 columns unless
 # COLUMNS says otherwise: rich's default of 80 squeezes the wide sweep tables into ellipses.

@@ -42,8 +42,8 @@ from buflab.analysis import theory
 from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides
-from buflab.load import offered_load
-from buflab.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
+from buflab.experiments.load import offered_load
+from buflab.experiments.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
 
 DEFAULT_KEY = "network.bottleneck.buffer"
 # Doubling past RTT·C this many times before giving up: 16·RTT·C holds any TCP window the
@@ -189,8 +189,9 @@ def rule_sizes(scenario: Scenario, target: float) -> RuleSizes:
     """RTT·C, RTT·C/√N and eq. 2.1 for the scenario's bottleneck (`theory.LinkFacts`).
 
     Eq. 2.1 takes W_max from LinkFacts (the max window, or what the access link carries in
-    an RTT), ρ from `buflab.load.offered_load` (the mean offered load of all the traffic,
-    standing in for the thesis's peak load) and the target as the link utilization θρ.
+    an RTT), ρ from `buflab.experiments.load.offered_load` (the mean offered load of all the
+    traffic, standing in for the thesis's peak load) and the target as the link utilization
+    θρ.
     """
     normalised = core().validate(scenario_json(scenario))
     facts = theory.LinkFacts.from_scenario(normalised)

@@ -1,6 +1,6 @@
 """A sweep read as a threshold: per line, the smallest swept x whose mean metric reaches a
 target — the y axis of figures like thesis Fig 3.4 ("minimum buffer for 80 % utilization vs
-switch size"). A recipe asks for it with `[sweep.threshold]` (see `buflab.recipes`).
+switch size"). A recipe asks for it with `[sweep.threshold]` (see `buflab.experiments.recipes`).
 
 The minimum is the smallest x *that ran*: the grid's resolution is the answer's, and a line
 that never reaches the target has none (its largest x is printed as a lower bound).
@@ -20,8 +20,8 @@ from matplotlib.ticker import ScalarFormatter
 from rich.table import Table
 
 from buflab import plots
-from buflab.recipes import short_key
-from buflab.report import SweepView, format_metric, metric_label
+from buflab.experiments.recipes import short_key
+from buflab.experiments.report import SweepView, format_metric, metric_label
 
 
 def threshold_frame(view: SweepView) -> pd.DataFrame | None:

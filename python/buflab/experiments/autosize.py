@@ -7,7 +7,7 @@ bottleneck's utilization, shrinks the buffer if the step passed and grows it oth
 records the step. This module sets the table up from options, says what the search found,
 and draws the trajectory.
 
-    >>> from buflab.autosize import run_autosize, outcome
+    >>> from buflab.experiments.autosize import run_autosize, outcome
     >>> result = run_autosize("examples/dumbbell.toml", 0.98, interval="3s")
     >>> result.autosize            # one row per step
     >>> outcome(result).buffer_pkts

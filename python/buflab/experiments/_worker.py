@@ -1,4 +1,4 @@
-"""What a sweep's worker processes run. Kept apart from `buflab.sweep` so that a worker
+"""What a sweep's worker processes run. Kept apart from `buflab.experiments.sweep` so that a worker
 imports only the engine (and pandas only for runs with downloads): workers start once per
 sweep, and a fresh interpreter (the "spawn" start method) imports everything it needs again."""
 

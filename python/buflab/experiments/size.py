@@ -1,10 +1,10 @@
 """`buflab.size`, `size_curve` and `size_curves`: the smallest buffer meeting a target
 utilization, with the rules of thumb beside it and the figures drawn.
 
-The search itself is `buflab.sizing` (bisection over sweep runs); the figures are
-`buflab.sizing_plot`. This module joins them for the Python API and the `size` command: it
-loads the scenario, searches, adds `rule_sizes` and writes the figures. It must not know how
-the answer is printed.
+The search itself is `sizing` (bisection over sweep runs); the figures are `sizing_plot`.
+This module joins them for the Python API and the `size` command: it loads the scenario,
+searches, adds `rule_sizes` and writes the figures. It must not know how the answer is
+printed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pandas as pd
 from buflab.engine import ScenarioError
 from buflab.engine.runner import load_scenario
 from buflab.engine.scenario import Overrides, ScenarioSource
-from buflab.sizing import (
+from buflab.experiments.sizing import (
     DEFAULT_KEY,
     Probe,
     SizeCurve,
@@ -31,7 +31,7 @@ from buflab.sizing import (
     value_directory,
     value_scenarios,
 )
-from buflab.sizing import size_curve as sizing_size_curve
+from buflab.experiments.sizing import size_curve as sizing_size_curve
 
 
 def size(
@@ -47,10 +47,11 @@ def size(
     on_probe: Callable[[Probe], None] | None = None,
 ) -> Sizing:
     """The smallest buffer meeting a target mean utilization, by bisection
-    (`buflab.sizing.minimum_buffer`), with the rules of thumb beside it (`Sizing.rules`) and
-    OUT/size.png/svg. Probes are sweep runs kept in OUT/runs, so a repeated search reuses
-    them."""
-    from buflab import sizing_plot  # matplotlib: imported only when there is a figure to draw
+    (`buflab.experiments.sizing.minimum_buffer`), with the rules of thumb beside it
+    (`Sizing.rules`) and OUT/size.png/svg. Probes are sweep runs kept in OUT/runs, so a
+    repeated search reuses them."""
+    # start-up time: matplotlib is imported only when there is a figure to draw
+    from buflab.experiments import sizing_plot
 
     tree = load_scenario(scenario, overrides=overrides)
     sizing = minimum_buffer(
@@ -80,7 +81,8 @@ def size_curve(
     "traffic.0.flows=1,10,100"). Each value's search is kept in OUT/KEY-VALUE with its own
     size.png; OUT/sizes.csv holds `SizeCurve.frame()` and OUT/size_curve.png/svg plots the
     minimum buffer against the value beside RTT·C/√N, RTT·C and eq. 2.1."""
-    from buflab import sizing_plot  # matplotlib: imported only when there is a figure to draw
+    # start-up time: matplotlib is imported only when there is a figure to draw
+    from buflab.experiments import sizing_plot
 
     tree = load_scenario(scenario, overrides=overrides)
     resolved = curve_vary(tree, vary, key)
@@ -126,7 +128,8 @@ def size_curves(
     Each curve lives in OUT/SERIES_KEY-VALUE as `size_curve` leaves it; OUT/sizes.csv has
     every row with the series key's column, OUT/size_curve.png/svg one line per value.
     `on_series(curve)` is called as each curve is done; other keywords go to `size_curve`."""
-    from buflab import sizing_plot  # matplotlib: imported only when there is a figure to draw
+    # start-up time: matplotlib is imported only when there is a figure to draw
+    from buflab.experiments import sizing_plot
 
     tree = load_scenario(scenario, overrides=overrides)
     resolved = curve_vary(tree, series, kw.get("key", DEFAULT_KEY))

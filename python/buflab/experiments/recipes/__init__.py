@@ -64,7 +64,7 @@ from typing import Any
 from buflab.engine import ScenarioError
 from buflab.engine.scenario import Overrides, Scenario, apply_overrides, load_scenario
 from buflab.engine.units import KINDS, UnitError, parse_quantity
-from buflab.sweep import Plan, Vary
+from buflab.experiments.sweep import Plan, Vary
 
 HEADER_KEYS = {"runs", "vary", "labels", "theory", "cases", "metrics", "published", "threshold"}
 THRESHOLD_KEYS = {"metric", "target", "times"}

@@ -31,7 +31,7 @@ from matplotlib.ticker import LogFormatter, NullLocator  # noqa: E402
 from buflab import __version__, plots  # noqa: E402
 from buflab.engine.scenario import Scenario  # noqa: E402
 from buflab.engine.units import format_percent  # noqa: E402
-from buflab.sizing import RuleSizes, SizeCurve, Sizing, eq21_notes, seeds_of  # noqa: E402
+from buflab.experiments.sizing import RuleSizes, SizeCurve, Sizing, eq21_notes, seeds_of  # noqa: E402
 
 SEARCH_STEM = "size"
 CURVE_STEM = "size_curve"

@@ -22,9 +22,9 @@ from buflab.analysis import theory
 from buflab.engine import core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides
 from buflab.engine.units import format_rate, format_time, parse_rate
+from buflab.experiments.recipes import DEFAULT_METRICS, Published, SweepHeader
+from buflab.experiments.sweep import Plan, SweepOutcome, run_sweep
 from buflab.plots import Line, Mark
-from buflab.recipes import DEFAULT_METRICS, Published, SweepHeader
-from buflab.sweep import Plan, SweepOutcome, run_sweep
 
 # Varied keys that change RTT·C or N, so one mark could not stand for every line.
 _CHANGES_BDP = ("network.bottleneck.rate", "network.rtt", "traffic")

@@ -23,10 +23,10 @@ from typing import Any
 
 import pandas as pd
 
-from buflab._worker import ignore_sigint, run_summary
 from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides, parse_value
+from buflab.experiments._worker import ignore_sigint, run_summary
 
 # The engine's default seed (docs/scenario.md); a test checks that they agree.
 DEFAULT_SEED = 1

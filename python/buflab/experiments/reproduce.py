@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from buflab import __version__, recipes
+from buflab import __version__
 from buflab.analysis import theory
 from buflab.engine import core, scenario_json
 from buflab.engine.scenario import Overrides
-from buflab.plots import axis_value
-from buflab.report import (
+from buflab.experiments import recipes
+from buflab.experiments.report import (
     Comparison,
     Progress,
     SweepReport,
@@ -28,8 +28,9 @@ from buflab.report import (
     point_value,
     run_and_report,
 )
-from buflab.sweep import Vary
-from buflab.threshold import write_thresholds
+from buflab.experiments.sweep import Vary
+from buflab.experiments.threshold import write_thresholds
+from buflab.plots import axis_value
 
 
 @dataclass
