@@ -308,6 +308,7 @@ def analysis_table(analyses: dict[str, Any]) -> Table:
 def traces_table(frames: dict[str, pd.DataFrame], summaries: dict[str, dict[str, Any]]) -> Table:
     """Per run: the traced flows, what they had acknowledged by the end, Jain's index of
     those totals, their mean window at the end, and the bottleneck's first drop."""
+    # start-up time: the traces module imports pandas and matplotlib
     from buflab.plots.traces import jain_index
 
     table = _table(

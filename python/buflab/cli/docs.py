@@ -1,14 +1,19 @@
-"""The scenario reference (docs/scenario.md), generated from the engine's own schema.
+"""`buflab docs`: the scenario reference (docs/scenario.md), generated from the engine's own
+schema.
 
 The key tables come from `_core.schema()`, so they cannot drift from what the engine
 accepts; the prose around them (units, ranges, what a buffer counts, the result columns)
 is kept here. `buflab docs > docs/scenario.md` regenerates the file; a test checks that
-the committed copy is current.
+the committed copy is current. It must not know anything of buflab but the engine's schema.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+import click
+
+from buflab.engine import core
 
 INTRO = """\
 # Scenario reference
@@ -279,3 +284,9 @@ def results_section() -> str:
 def scenario_reference(schema: Iterable[dict[str, str]]) -> str:
     """The whole of docs/scenario.md."""
     return INTRO + key_tables(schema) + results_section()
+
+
+@click.command()
+def docs() -> None:
+    """Print the scenario reference (markdown) generated from the engine's schema."""
+    click.echo(scenario_reference(core().schema()), nl=False)
