@@ -20,6 +20,9 @@ length), and returns a `QueueAnalysis`:
 Everything is over the measured window (warm-up excluded), with the engine's conventions: an
 event at the window's start counts, one at its end does not; a burst straddling the start
 begins afresh there.
+
+It reads the log through `buflab.engine.events` and must not know how runs are organised,
+drawn (`buflab.plots.queue`) or printed.
 """
 
 from __future__ import annotations

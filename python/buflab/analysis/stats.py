@@ -4,6 +4,8 @@ Sweeps repeat each point with a handful of seeds, so the interval must use the t
 distribution with n − 1 degrees of freedom; with n = 3 the normal 1.96 would be 2.2× too
 narrow. The t quantile is found by bisection on the exact closed-form distribution for an
 integer number of degrees of freedom (Abramowitz and Stegun 26.7.3–26.7.4).
+
+Plain arithmetic: it must not know buflab's runs or results.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@
 
 Rates are bits/s, times seconds, sizes bytes; results are real numbers of packets (round
 up to size a buffer).
+
+Formulas over a link's facts: it must not run anything, nor know how its numbers are shown.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ statistics, because an unfinished transfer has no completion time. Throughput is
 over transfers, bytes·8/fct each, as the thesis averages "the throughput of all flows in a
 given flow size bin". Sizes are in bytes and KB is 1000 bytes. Given no transfers, both
 functions return a table with the columns and no rows.
+
+It must not know how the table was produced or how its summaries are printed.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Terminal output: the progress bar of long work and the tables that summarise a run.
 
 Progress goes to stderr so that stdout stays clean for what a command reports.
+
+It formats what it is given and must not compute any of it.
 """
 
 from __future__ import annotations

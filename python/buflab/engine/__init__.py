@@ -6,9 +6,10 @@ Modules that do not simulate (theory, units, override parsing) work without the 
 No other module of buflab imports `_core`.
 
 The layer's modules are what the rest of buflab knows of the engine: `units` (the unit
-strings scenarios are written in), `scenario` (loading scenarios, overrides) and `events` (the
-event log on disk). This layer stands on nothing else in buflab: it must not know the
-experiments, analyses, plots or the command line built on it.
+strings scenarios are written in), `scenario` (loading scenarios, overrides), `events` (the
+event log on disk), `result` (`Result` and the description of its tables) and `runner`
+(`run`, `validate`, `load_scenario`). This layer stands on nothing else in buflab: it must
+not know the analyses, plots, experiments or the command line built on it.
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ not an arrival of its own and not a drop; logs of drop-tail queues have none.
 
 The file's metadata (`buflab` key, JSON) holds what rebuilding the queue needs beyond the
 events: the link's rate, the measured window, the time-series interval and the buffer.
+
+It must not know what the log is for: `buflab.analysis.queue` reads the queue out of it.
 """
 
 from __future__ import annotations

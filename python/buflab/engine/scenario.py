@@ -3,6 +3,9 @@
 A scenario is the plain tree a TOML file parses to. This module only reads it and edits it;
 whether a key exists or a value makes sense is the engine's call (`buflab.validate`), so the
 rules live in one place and the messages are the same from Python, the CLI and sweeps.
+
+It stands on the engine's door alone (for `ScenarioError`) and must not know what any key
+means, beyond the CDF files it reads in for `DISTRIBUTION_KEYS`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ The engine parses scenario values itself; this module is for the Python side onl
 engine accepts (see docs/scenario.md): decimal prefixes are powers of 1000 (KB = 1000 B,
 Gbps = 1e9 b/s), binary ones powers of 1024 (KiB = 1024 B), rates may be written Mb/s and in
 any case. A bare number is taken in the base unit (bits/s, seconds, bytes, packets).
+
+It stands on nothing in buflab and must not know scenarios or results: strings in, numbers
+out, and back.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
-"""What a sweep's worker processes run. Kept apart from `buflab.experiments.sweep` so that a worker
-imports only the engine (and pandas only for runs with downloads): workers start once per
-sweep, and a fresh interpreter (the "spawn" start method) imports everything it needs again."""
+"""What a sweep's worker processes run. Kept apart from `buflab.experiments.sweep` so that a
+worker imports only the engine (and pandas only for runs with downloads): workers start once per
+sweep, and a fresh interpreter (the "spawn" start method) imports everything it needs again.
+
+It must not know plans or files: one scenario text in, one summary out.
+"""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@
 
 Rates are bit/s on the wire (headers included, as the summary's `throughput_bps` and a UDP
 source's `rate` count them), times seconds, sizes bytes.
+
+It must not know how its numbers are printed (`buflab load` does that).
 """
 
 from __future__ import annotations

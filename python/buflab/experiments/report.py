@@ -2,6 +2,9 @@
 
 The x axis is the first varied key; each combination of the other varied keys is one line
 (a column group in the table). Used by `buflab sweep` and `buflab reproduce`.
+
+It must not know the command line: the caller shows the progress (`progress`) and prints
+the tables.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Every recipe gets the same table and figure as a sweep; a recipe may also have a reader
 below that writes one paragraph comparing its numbers with the published ones.
+
+It returns what it found; printing it is the command line's.
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ OUT/traffic.0.flows-10), so values never share probes, a resumed curve reuses ev
 and `--set KEY=VALUE --out OUT/KEY-VALUE` repeats one value's search alone. Beside each
 answer are the rules of thumb for that value's scenario (`rule_sizes`): RTT·C, RTT·C/√N and
 eq. 2.1 when it applies; the table is written to OUT/sizes.csv as each search finishes.
+
+It must not know how probes and answers are drawn (`sizing_plot`) or printed (the command
+line, through `on_probe`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@
 Saved like the sweep figures (`plots.save`: PNG and SVG), with the footer of `plots.footer_text`
 naming the scenario, the seeds and the buflab version. Rules that do not apply are said so in
 a note under the axes rather than drawn.
+
+It draws a finished search and must not know how the search ran.
 """
 
 from __future__ import annotations

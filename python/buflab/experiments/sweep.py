@@ -5,6 +5,9 @@ the varied values and the seed. That file is the unit of resumption: a sweep ski
 run whose file exists, so Ctrl-C loses only the runs in flight and re-running the same
 command finishes the rest. `results.csv` (one row per run) and `summary.csv` (mean and
 95 % Student-t interval per point) are rebuilt from the run files at the end, or on Ctrl-C.
+
+It must not know what a sweep is for (searches, recipes and reports build on it) or how its
+progress is shown (`on_progress`).
 """
 
 from __future__ import annotations

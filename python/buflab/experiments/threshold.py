@@ -5,6 +5,8 @@ switch size"). A recipe asks for it with `[sweep.threshold]` (see `buflab.experi
 The minimum is the smallest x *that ran*: the grid's resolution is the answer's, and a line
 that never reaches the target has none (its largest x is printed as a lower bound).
 `buflab size` searches one line finely instead.
+
+It reads a finished sweep and must not know how the sweep ran.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ four settings on one axes):
 - burst size, runs of successive packets of one flow (thesis Fig 4.12 top);
 - queueing delay of stored packets;
 - occupancy over time (the queue rebuilt from the log).
+
+It draws a `QueueAnalysis` (`buflab.analysis.queue`) and must not know how the log was
+recorded.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ every flow gets its own line; with more, a run is drawn as the mean window, the 
 acknowledged and the mean RTT of its flows, so that fifty flows still make a readable figure.
 Jain's index (Jain, Chiu, Hawe 1984) of the flows' cumulative throughput measures fairness:
 1 when every flow has had the same share, 1/n when one flow had it all.
+
+It draws the traces it is given and must not know how they were recorded or printed.
 """
 
 from __future__ import annotations

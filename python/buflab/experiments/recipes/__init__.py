@@ -51,6 +51,8 @@ optionally that value times another varied key (VOQ size × ports = buffer per i
 
 The shipped recipes are the `*.toml` files beside this module (`buflab reproduce NAME`);
 `buflab sweep FILE` reads the same header from any scenario file.
+
+It must not know how a sweep runs or is reported: it turns a recipe into a `Plan`.
 """
 
 from __future__ import annotations
