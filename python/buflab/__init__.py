@@ -8,10 +8,30 @@
 The engine is Rust (`buflab._core`); this package loads scenarios, applies overrides, turns
 results into DataFrames, runs sweeps, draws plots and holds the theory and the recipes.
 See docs/scenario.md for every scenario key and result column.
+
+The package is laid out in layers, bottom to top; a module imports only from the layers
+below its own and from its own layer without forming a loop (tests/test_layers.py checks
+it, and that only the engine's door imports `_core`):
+
+    engine → analysis → plots → experiments → cli
+
+- `buflab.engine`: the door to `_core`, units, scenarios and overrides, the event log,
+  `Result` and its table columns, `run` and `validate`.
+- `buflab.analysis`: the sizing rules (`theory`), statistics, transfers, the queue rebuilt
+  from the event log.
+- `buflab.plots`: the shared figure helpers, and the figures of analyses.
+- `buflab.experiments`: sweeps, size searches, the live auto-sizer, load, recipes and the
+  reports that compare them with published numbers.
+- `buflab.cli`: the `buflab` command and its terminal output.
+
+This module and `buflab.api` are the Python API, on top beside the command line: they only
+point at where each name lives, and nothing in the package imports them (but
+`__version__`, defined here first).
 """
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 from typing import TYPE_CHECKING, Any
@@ -66,8 +86,6 @@ _MODULES = {
 
 
 def __getattr__(name: str) -> Any:
-    import importlib
-
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _MODULES:

@@ -17,6 +17,9 @@ one interval of a live run is a noisier measurement than a whole run, so a singl
 ends anywhere in that noise. The engine's answer is therefore the median of every size the
 search converged to (it searches afresh whenever the converged size fails, and with
 `recheck` also below a size that keeps passing); a longer `interval` or run steadies it.
+
+The search is the engine's: this module must not redo it, nor know how the steps are
+printed.
 """
 
 from __future__ import annotations
@@ -124,7 +127,9 @@ def pass_threshold(scenario: Scenario) -> float:
 def figure(result: Result, version: str) -> Figure:
     """Buffer limit over time (a step plot: each limit holds until the next step) above the
     utilization of each interval, with the target and the pass threshold."""
+    # start-up time: matplotlib only when a figure is drawn, not for a run
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     from buflab import plots
 
@@ -193,8 +198,6 @@ def figure(result: Result, version: str) -> Figure:
         Line2D([], [], marker="o", color="tab:red", linestyle="", label="step failed"),
     ]
     if warmup > 0:
-        from matplotlib.patches import Patch
-
         handles.append(Patch(color="gray", alpha=0.12, label="warm-up"))
     plots.legend_below(fig, handles, [h.get_label() for h in handles], 0.02, ncol=4)
     top.set_title(
@@ -210,7 +213,7 @@ def figure(result: Result, version: str) -> Figure:
 
 def save_figure(result: Result, out: str | Path, version: str) -> list[Path]:
     """Write autosize.png and autosize.svg into `out`."""
-    from buflab import plots
+    from buflab import plots  # start-up time: matplotlib only when a figure is drawn
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
