@@ -58,8 +58,8 @@ def cases(full: bool) -> Iterator[Case]:
     """The fast set: every example at three seeds, each recipe's first, middle and last
     point, and the dumbbell with its event log and flow traces on. The full set: every point
     of every recipe as well."""
-    from buflab.recipes import load, names
-    from buflab.scenario import apply_overrides, load_scenario
+    from buflab.engine.scenario import apply_overrides, load_scenario
+    from buflab.experiments.recipes import load, names
 
     for path in sorted((ROOT / "examples").glob("*.toml")):
         tree = load_scenario(path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import buflab
-from buflab import theory
+from buflab.analysis import theory
 
 pytestmark = pytest.mark.engine
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import buflab
-from buflab.api import LINK_COLUMNS
-from buflab.sweep import DEFAULT_SEED
+from buflab.engine.result import LINK_COLUMNS
+from buflab.experiments.sweep import DEFAULT_SEED
 from conftest import TINY_SCENARIO
 
 pytestmark = pytest.mark.engine

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
-from buflab.api import AUTOSIZE_COLUMNS, Result, typed_frame
-from buflab.autosize import autosize_scenario, outcome, run_autosize
 from buflab.cli import cli
+from buflab.engine.result import AUTOSIZE_COLUMNS, Result, typed_frame
+from buflab.experiments.autosize import autosize_scenario, outcome, run_autosize
 from conftest import TINY_SCENARIO
 
 

@@ -99,7 +99,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def test_output_to_a_log_is_wide_enough_for_sweep_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """A sweep's output kept in a file (nohup, CI) is not a terminal: rich would squeeze its
     tables into 80 columns of ellipses. It gets 160 unless COLUMNS says otherwise."""
-    from buflab import console
+    from buflab.cli import console
 
     monkeypatch.delenv("COLUMNS", raising=False)
     assert console._console().width == console.LOG_WIDTH

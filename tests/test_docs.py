@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
-from buflab.docs import SUMMARY_KEYS, key_tables
+from buflab.cli.docs import SUMMARY_KEYS, key_tables
 from conftest import TINY_SCENARIO
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scenario.md"

@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
-from buflab.analysis import analyze, check_summary
+from buflab.analysis.queue import analyze, check_summary
 from buflab.cli import cli
-from buflab.events import PS_PER_S, EventLogWriter, LogFacts, read_events
+from buflab.engine.events import PS_PER_S, EventLogWriter, LogFacts, read_events
 from conftest import TINY_SCENARIO
 
 pytestmark = pytest.mark.engine

@@ -1,4 +1,4 @@
-"""Offered load, potential load and users for a target load (buflab.load)."""
+"""Offered load, potential load and users for a target load (buflab.experiments.load)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
-from buflab.load import (
+from buflab.engine.units import parse_bytes
+from buflab.experiments.load import (
     TcpPath,
     _distribution,
     download_time,
@@ -21,7 +22,6 @@ from buflab.load import (
     unconstrained,
     users_for_load,
 )
-from buflab.units import parse_bytes
 
 # 50 users on 20 Mb/s, RTTs 50..150 ms, 10 Mb/s access links: lognormal files (mean 50 KB),
 # exponential think times (0.5 s). Offered load ≈ 108 %. Each run takes well under a second.

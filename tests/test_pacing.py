@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
-from buflab.trace_plots import jain_index, on_grid
+from buflab.plots.traces import jain_index, on_grid
 
 pytestmark = pytest.mark.engine
 
@@ -163,8 +163,8 @@ def test_jain_index_bounds() -> None:
 
 def recipe_point(name: str, **point: Any) -> dict[str, Any]:
     """A shipped recipe's scenario at one point of its sweep (keys with dots as `__`)."""
-    from buflab import recipes
-    from buflab.scenario import apply_overrides
+    from buflab.engine.scenario import apply_overrides
+    from buflab.experiments import recipes
 
     base, header = recipes.load(name)
     wanted = {key.replace("__", "."): value for key, value in point.items()}

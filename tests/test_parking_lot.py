@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
-from buflab.api import LINK_COLUMNS, Result
 from buflab.cli import cli
+from buflab.engine.result import LINK_COLUMNS, Result
 from conftest import TINY_SCENARIO
 
 pytestmark = pytest.mark.engine

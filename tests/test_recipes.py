@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from buflab import recipes
 from buflab.cli import cli
 from buflab.engine import ScenarioError, core, scenario_json
-from buflab.recipes import SweepHeader, split_header
-from buflab.report import SweepView, compare_published
-from buflab.scenario import load_scenario
-from buflab.sweep import Vary, run_id
-from buflab.threshold import threshold_frame, threshold_table, write_thresholds
+from buflab.engine.scenario import load_scenario
+from buflab.experiments import recipes
+from buflab.experiments.recipes import SweepHeader, split_header
+from buflab.experiments.report import SweepView, compare_published
+from buflab.experiments.sweep import Vary, run_id
+from buflab.experiments.threshold import threshold_frame, threshold_table, write_thresholds
 from conftest import TINY_SCENARIO
 
 CASES = """

@@ -8,7 +8,7 @@ import pytest
 
 import buflab
 from buflab.engine import ScenarioError
-from buflab.scenario import apply_overrides, load_scenario, parse_override, parse_value
+from buflab.engine.scenario import apply_overrides, load_scenario, parse_override, parse_value
 
 BASE = {
     "seed": 1,

@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
-from buflab import theory
+from buflab.analysis import theory
 from buflab.cli import cli
-from buflab.sizing import curve_vary, minimum_buffer, value_directory
-from buflab.sweep import Vary
+from buflab.experiments.sizing import curve_vary, minimum_buffer, value_directory
+from buflab.experiments.sweep import Vary
 from conftest import TINY_SCENARIO
 from test_cli import assert_one_line_error
 
@@ -32,7 +32,7 @@ def fake_runs(monkeypatch: pytest.MonkeyPatch, utilization: Callable[[int], floa
         results = pd.DataFrame({"utilization": [utilization(buffer)]})
         return SimpleNamespace(results=results, executed=len(results))
 
-    monkeypatch.setattr("buflab.sizing.run_sweep", run_sweep)
+    monkeypatch.setattr("buflab.experiments.sizing.run_sweep", run_sweep)
     return probed
 
 
@@ -269,7 +269,7 @@ def test_a_second_vary_draws_one_curve_per_value(
         utilization = min(1.0, buffer / (40 if paced else 20))
         return SimpleNamespace(results=pd.DataFrame({"utilization": [utilization]}), executed=1)
 
-    monkeypatch.setattr("buflab.sizing.run_sweep", run_sweep)
+    monkeypatch.setattr("buflab.experiments.sizing.run_sweep", run_sweep)
     curves = buflab.size_curves(
         TINY_SCENARIO, 0.9, tmp_path, "flows=2,8", ("traffic.0.pacing", ["off", "window"])
     )

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from buflab.stats import mean_ci, t_quantile_two_sided
-from buflab.sweep import summarize
+from buflab.analysis.stats import mean_ci, t_quantile_two_sided
+from buflab.experiments.sweep import summarize
 
 
 @pytest.mark.parametrize(

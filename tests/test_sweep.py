@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from buflab.cli import cli
-from buflab.scenario import load_scenario
-from buflab.sweep import Plan, SweepConflict, Vary, run_id, run_sweep
+from buflab.engine.scenario import load_scenario
+from buflab.experiments.sweep import Plan, SweepConflict, Vary, run_id, run_sweep
 from conftest import TINY_SCENARIO
 
 

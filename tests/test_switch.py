@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
-from buflab import theory
-from buflab.api import PORT_COLUMNS, Result
+from buflab.analysis import theory
 from buflab.cli import cli
+from buflab.engine.result import PORT_COLUMNS, Result
 
 pytestmark = pytest.mark.engine
 
@@ -127,7 +127,7 @@ def test_run_prints_the_ports_and_marks_the_summary_port() -> None:
 
 
 def test_the_summary_ports_event_log_rebuilds_its_output_exactly(tmp_path: Path) -> None:
-    from buflab.analysis import analyze, check_summary
+    from buflab.analysis.queue import analyze, check_summary
 
     result = buflab.run(
         EXAMPLE,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import buflab
-from buflab import recipes
+from buflab.experiments import recipes
 
 pytestmark = pytest.mark.engine
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from buflab import theory
-from buflab.units import UnitError, parse_bytes, parse_quantity, parse_rate, parse_time
+from buflab.analysis import theory
+from buflab.engine.units import UnitError, parse_bytes, parse_quantity, parse_rate, parse_time
 
 
 def test_f1_rule_of_thumb() -> None:

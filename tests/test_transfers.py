@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
-from buflab.api import TRANSFER_COLUMNS, Result
+from buflab.analysis.transfers import COLUMNS, SIZE_BINS, by_size_bin, short_and_long
 from buflab.cli import cli
-from buflab.transfers import COLUMNS, SIZE_BINS, by_size_bin, short_and_long
+from buflab.engine.result import TRANSFER_COLUMNS, Result
 from conftest import TINY_SCENARIO
 
 SIZE_LABELS = ["< 30 KB", "30–50 KB", "50–100 KB", "100–200 KB", "200–500 KB", "≥ 500 KB"]
@@ -214,7 +214,7 @@ def test_run_prints_the_bins_and_json_stays_the_summary(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     result = result_from({"transfers": columns((40_000, 0.5), (600_000, None))})
-    monkeypatch.setattr("buflab.api.run", lambda *args, **kwargs: result)
+    monkeypatch.setattr("buflab.engine.runner.run", lambda *args, **kwargs: result)
     scenario = tmp_path / "any.toml"  # read, but not run: the run is the hand-made result
     scenario.write_text(TINY_SCENARIO)
 
@@ -232,7 +232,7 @@ def test_run_prints_the_bins_and_json_stays_the_summary(
 def test_run_without_transfers_prints_no_bins(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr("buflab.api.run", lambda *args, **kwargs: result_from({}))
+    monkeypatch.setattr("buflab.engine.runner.run", lambda *args, **kwargs: result_from({}))
     scenario = tmp_path / "any.toml"
     scenario.write_text(TINY_SCENARIO)
     readable = CliRunner().invoke(cli, ["run", str(scenario)])

@@ -8,10 +8,30 @@
 The engine is Rust (`buflab._core`); this package loads scenarios, applies overrides, turns
 results into DataFrames, runs sweeps, draws plots and holds the theory and the recipes.
 See docs/scenario.md for every scenario key and result column.
+
+The package is laid out in layers, bottom to top; a module imports only from the layers
+below its own and from its own layer without forming a loop (tests/test_layers.py checks
+it, and that only the engine's door imports `_core`):
+
+    engine → analysis → plots → experiments → cli
+
+- `buflab.engine`: the door to `_core`, units, scenarios and overrides, the event log,
+  `Result` and its table columns, `run` and `validate`.
+- `buflab.analysis`: the sizing rules (`theory`), statistics, transfers, the queue rebuilt
+  from the event log.
+- `buflab.plots`: the shared figure helpers, and the figures of analyses.
+- `buflab.experiments`: sweeps, size searches, the live auto-sizer, load, recipes and the
+  reports that compare them with published numbers.
+- `buflab.cli`: the `buflab` command and its terminal output.
+
+This module and `buflab.api` are the Python API, on top beside the command line: they only
+point at where each name lives, and nothing in the package imports them (but
+`__version__`, defined here first).
 """
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 from typing import TYPE_CHECKING, Any
@@ -22,17 +42,12 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:
-    from buflab import autosize, load, theory
-    from buflab.api import (
-        Result,
-        load_scenario,
-        run,
-        size,
-        size_curve,
-        size_curves,
-        validate,
-    )
+    from buflab.analysis import theory
     from buflab.engine import ScenarioError
+    from buflab.engine.result import Result
+    from buflab.engine.runner import load_scenario, run, validate
+    from buflab.experiments import autosize, load
+    from buflab.experiments.size import size, size_curve, size_curves
 
 __all__ = [
     "Result",
@@ -52,22 +67,27 @@ __all__ = [
 # The API is imported on first use: pandas and pyarrow take most of a second to import, and
 # neither the command line's start (help, theory, a Ctrl-C) nor sweep workers need them.
 _LAZY = {
-    "Result": "buflab.api",
-    "load_scenario": "buflab.api",
-    "run": "buflab.api",
-    "size": "buflab.api",
-    "size_curve": "buflab.api",
-    "size_curves": "buflab.api",
-    "validate": "buflab.api",
+    "Result": "buflab.engine.result",
+    "load_scenario": "buflab.engine.runner",
+    "run": "buflab.engine.runner",
+    "validate": "buflab.engine.runner",
+    "size": "buflab.experiments.size",
+    "size_curve": "buflab.experiments.size",
+    "size_curves": "buflab.experiments.size",
     "ScenarioError": "buflab.engine",
+}
+
+# Modules that are attributes of the package, as `buflab.theory.bdp_packets(...)`.
+_MODULES = {
+    "theory": "buflab.analysis.theory",
+    "load": "buflab.experiments.load",
+    "autosize": "buflab.experiments.autosize",
 }
 
 
 def __getattr__(name: str) -> Any:
-    import importlib
-
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in ("theory", "load", "autosize"):
-        return importlib.import_module(f"buflab.{name}")
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
     raise AttributeError(f"module 'buflab' has no attribute {name!r}")

@@ -1,0 +1,100 @@
+"""What the commands share: the one-line `error: …` for bad input, the options several
+commands take, reading FILE (a path or a shipped recipe's name) and the exit on Ctrl-C.
+
+Bad input never ends in a traceback: scenario errors (from the engine or from --set),
+TOML syntax errors, missing files and bad unit strings print one line, `error: …`, and
+exit with status 2 (`Group`, `BadInput`). Ctrl-C during a sweep prints how many runs are kept
+and exits with 130 (`exit_when_interrupted`). It must not know any one command.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from buflab.engine import EngineMissing, ScenarioError
+from buflab.engine.scenario import apply_overrides, parse_value
+from buflab.engine.units import UnitError
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class BadInput(click.ClickException):
+    """Printed as one line, `error: …`, exit status 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+
+
+# Exceptions that mean "the input is wrong", as opposed to a bug in buflab.
+_BAD_INPUT = (ScenarioError, UnitError, EngineMissing)
+
+
+class Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _BAD_INPUT as error:
+            raise BadInput(str(error)) from None
+        except tomllib.TOMLDecodeError as error:
+            raise BadInput(f"invalid TOML: {error}") from None
+        except FileNotFoundError as error:
+            raise BadInput(f"no such file: {error.filename}") from None
+
+
+set_option = click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a scenario key, e.g. network.bottleneck.buffer=50pkt or traffic.0.flows=10 "
+    "(repeatable).",
+)
+jobs_option = click.option(
+    "--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores]."
+)
+runs_option = click.option(
+    "--runs", "-r", type=click.IntRange(min=1), help="Seeds per point: seed, seed+1, …"
+)
+
+
+def scenario_of(
+    file: str, overrides: tuple[str, ...], points: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """FILE's scenario (a path, or a shipped recipe's name) with overrides; a recipe's
+    `[sweep]` header is left out, since it describes a sweep of the scenario, not the scenario
+    (so `buflab run t1.toml` runs its base point and `buflab load t1.toml` reports that point's
+    load), except for the `points` picked from it, applied before the overrides."""
+    # start-up time: recipes plan sweeps, whose module imports pandas
+    from buflab.experiments import recipes
+
+    scenario, header = recipes.load(file)
+    point = {}
+    for text in points:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise ScenarioError(f"--point {text!r}: expected NAME=VALUE, e.g. access=slow")
+        point[name.strip()] = parse_value(value.strip())
+    scenario = apply_overrides(scenario, header.point_overrides(point))
+    return apply_overrides(scenario, list(overrides))
+
+
+@contextmanager
+def exit_when_interrupted() -> Iterator[None]:
+    """Ctrl-C in a sweep: one line saying what was kept, exit status 130."""
+    # start-up time: the sweep module imports pandas
+    from buflab.experiments.sweep import SweepInterrupted
+
+    try:
+        yield
+    except SweepInterrupted as stop:
+        click.echo(str(stop), err=True)
+        sys.exit(EXIT_INTERRUPTED)

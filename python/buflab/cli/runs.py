@@ -1,0 +1,208 @@
+"""`buflab run`, and the commands that read finished runs: `analyze` (the queue rebuilt from
+the event log) and `traces` (per-flow TCP traces).
+
+It reads options and prints: the run is the engine layer's (`buflab.engine.runner`), the
+analyses and figures those of the analysis and plots layers, the tables the console's. It
+must not know how any of them is computed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from buflab import __version__
+from buflab.cli.common import BadInput, scenario_of, set_option
+from buflab.cli.console import (
+    analysis_table,
+    links_table,
+    ports_table,
+    rebuild_table,
+    stdout,
+    summary_table,
+    traces_table,
+    transfers_table,
+)
+from buflab.engine.scenario import get_key
+
+
+@click.command()
+@click.argument("file")
+@set_option
+@click.option(
+    "--point",
+    "points",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="For a recipe (a file or a shipped name): one point of its sweep, a varied key's value "
+    "or a case's name, e.g. --point access='200 Mb/s access' (repeatable; --set applies after).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Write results to this directory (with monitor.events = true, the event log streams "
+    "into it as the run goes; with traced flows, traces.png shows them).",
+)
+@click.option("--csv", is_flag=True, help="With --out: also write the tables as CSV.")
+def run(
+    file: str,
+    overrides: tuple[str, ...],
+    points: tuple[str, ...],
+    as_json: bool,
+    out: Path | None,
+    csv: bool,
+) -> None:
+    """Run the scenario in FILE once and print its summary (and, on a parking lot, every hop;
+    on a switch, every port; with closed-loop traffic, completion times and throughput by file
+    size). FILE may name a shipped recipe (t6); it runs the recipe's base point, or the one
+    --point picks."""
+    # start-up time: results are pandas tables, imported only when a run is made
+    from buflab.analysis.transfers import by_size_bin
+    from buflab.engine.runner import run as run_scenario
+
+    # The event log streams straight into OUT, so a long run's log never sits in memory.
+    events_to = out / "events.parquet" if out is not None else None
+    scenario = scenario_of(file, overrides, points)
+    if not get_key(scenario, "monitor.events", False):
+        events_to = None
+    result = run_scenario(scenario, events_to=events_to)
+    if out is not None:
+        result.to_dir(out, csv=csv)
+        if len(result.traces) > 0:
+            # start-up time: matplotlib only when there is a figure to draw
+            from buflab.plots import footer_text
+            from buflab.plots.traces import write_trace_figure
+
+            summary = result.summary
+            footer = footer_text(str(summary["name"]), [int(summary["seed"])], __version__)
+            write_trace_figure({str(summary["name"]): result.traces}, out, footer)
+    if as_json:
+        click.echo(json.dumps(result.summary))
+        return
+    stdout.print(summary_table(result.summary))
+    # One monitored link is the summary's own; several (a parking lot's hops) get a table, and
+    # a switch's ports one with their inputs beside their outputs.
+    if len(result.ports) > 0:
+        summary_port = get_key(result.scenario, "network.switch.summary_port", 1)
+        stdout.print(ports_table(result.ports, summary_port))
+    elif len(result.links) > 1:
+        summary_hop = get_key(result.scenario, "network.summary_hop", 1)
+        stdout.print(links_table(result.links, summary_hop))
+    if len(result.transfers) > 0:
+        stdout.print(transfers_table(by_size_bin(result.transfers)))
+    if out is not None:
+        stdout.print(f"results in {out}/")
+
+
+def _run_dirs(command: Callable[..., None]) -> Callable[..., None]:
+    """The RUN_DIR... arguments and their --label, of the commands that read finished runs."""
+    command = click.option(
+        "--label",
+        "labels",
+        multiple=True,
+        help="A name for each RUN_DIR in the table and plots, in order [default: the directory].",
+    )(command)
+    return click.argument("runs", nargs=-1, required=True, metavar="RUN_DIR...")(command)
+
+
+@click.command()
+@_run_dirs
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Where to write analysis.png/.svg and cdfs.csv [default: the RUN_DIR, or "
+    "out/analysis for several].",
+)
+def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> None:
+    """Rebuild the bottleneck queue from the event log of each RUN_DIR (a `buflab run --out`
+    directory of a scenario with monitor.events = true) and check it against the run's summary;
+    print the inter-arrival, burst and queueing-delay distributions and plot their CDFs, the
+    runs overlaid."""
+    # start-up time: pandas and matplotlib only when the command runs
+    import pandas as pd
+
+    from buflab.analysis.queue import analyze as analyze_log
+    from buflab.analysis.queue import cdf_frame, check_summary
+    from buflab.plots import footer_text
+    from buflab.plots.queue import save_analysis_figure
+
+    names = _run_names(runs, labels)
+    analyses = {}
+    for name, run in zip(names, runs, strict=True):
+        try:
+            analysis = analyses[name] = analyze_log(run)
+        except FileNotFoundError as error:
+            raise BadInput(error.strerror) from None
+        summary_file = Path(run) / "summary.json"
+        if summary_file.exists():
+            links_file = Path(run) / "links.parquet"
+            links = pd.read_parquet(links_file) if links_file.exists() else None
+            checks = check_summary(analysis, json.loads(summary_file.read_text()), links)
+            stdout.print(rebuild_table(checks, f"{name}: the queue rebuilt from its event log"))
+    stdout.print(analysis_table(analyses))
+    out = out or (
+        Path(runs[0]) if len(runs) == 1 and Path(runs[0]).is_dir() else Path("out/analysis")
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    cdf_frame(analyses).to_csv(out / "cdfs.csv", index=False)
+    facts = [a.facts for a in analyses.values()]
+    scenarios = ", ".join(dict.fromkeys(f.scenario for f in facts))
+    footer = footer_text(scenarios, sorted({f.seed for f in facts}), __version__)
+    paths = save_analysis_figure(analyses, out, footer)
+    stdout.print(f"CDFs in {out / 'cdfs.csv'}; plots {', '.join(str(p) for p in paths)}")
+
+
+def _run_names(runs: tuple[str, ...], labels: tuple[str, ...]) -> list[str]:
+    """The name of each RUN_DIR: its --label, or the directory's name; unique."""
+    if labels and len(labels) != len(runs):
+        raise click.UsageError(f"--label given {len(labels)} times for {len(runs)} RUN_DIRs")
+    names = list(labels) or [Path(run).name or str(run) for run in runs]
+    if len(set(names)) != len(names):
+        raise click.UsageError(
+            f"two runs share a name ({', '.join(names)}); name them with --label"
+        )
+    return names
+
+
+@click.command()
+@_run_dirs
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Where to write traces.png/.svg [default: the RUN_DIR, or out/traces for several].",
+)
+def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> None:
+    """Overlay the per-flow TCP traces of each RUN_DIR (a `buflab run --out` directory of a
+    scenario with monitor.trace_flows): congestion window, cumulative throughput, Jain's
+    fairness index and smoothed RTT over time, e.g. paced against unpaced (the pacing study's
+    plots). Prints per run the traced flows' bytes, fairness and the first drop."""
+    # start-up time: pandas and matplotlib only when the command runs
+    import pandas as pd
+
+    from buflab.plots import footer_text
+    from buflab.plots.traces import write_trace_figure
+
+    names = _run_names(runs, labels)
+    frames, summaries = {}, {}
+    for name, run in zip(names, runs, strict=True):
+        path = Path(run) / "traces.parquet"
+        if not path.exists():
+            raise BadInput(
+                f"{path}: no traces; run the scenario with monitor.trace_flows set and --out"
+            )
+        frames[name] = pd.read_parquet(path)
+        summary_file = Path(run) / "summary.json"
+        summaries[name] = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+    stdout.print(traces_table(frames, summaries))
+    out = out or (
+        Path(runs[0]) if len(runs) == 1 and Path(runs[0]).is_dir() else Path("out/traces")
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    scenarios = ", ".join(dict.fromkeys(str(s.get("name", "?")) for s in summaries.values()))
+    seeds = sorted({int(s["seed"]) for s in summaries.values() if "seed" in s})
+    paths = write_trace_figure(frames, out, footer_text(scenarios, seeds, __version__))
+    stdout.print(f"plots {', '.join(str(p) for p in paths)}")

@@ -1,0 +1,191 @@
+"""`buflab size` (the smallest buffer by bisection, or a curve of them) and `buflab autosize`
+(one run with the live auto-sizer).
+
+It reads options, prints each probe and answer as the search goes (the experiments layer
+calls back) and the tables; the searches and figures are the experiments layer's
+(`buflab.experiments.size`, `buflab.experiments.autosize`). It must not know how a search
+works.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from buflab import __version__
+from buflab.cli.common import (
+    BadInput,
+    exit_when_interrupted,
+    jobs_option,
+    runs_option,
+    scenario_of,
+    set_option,
+)
+from buflab.cli.console import answer_lines, autosize_table, probe_line, sizes_table, stdout
+from buflab.engine.units import format_percent
+
+
+@click.command()
+@click.argument("file")
+@click.option(
+    "--target-utilization",
+    "target",
+    type=float,
+    required=True,
+    help="Mean utilization a probe must reach, e.g. 0.98.",
+)
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="Search once per value of KEY, set as by --set, e.g. traffic.0.flows=1,10,100 "
+    "(flows=... when the scenario has one traffic entry); prints a table and writes "
+    "sizes.csv and size_curve.png/svg. A second --vary gives one curve per value, "
+    "e.g. traffic.0.pacing=off,window.",
+)
+@click.option("--key", default="network.bottleneck.buffer", show_default=True, help="Buffer key.")
+@click.option("--high", type=click.IntRange(min=1), help="First probe (packets) [default: RTT·C].")
+@runs_option
+@jobs_option
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), help="[default: out/size-FILE]")
+def size(
+    file: str,
+    target: float,
+    varies: tuple[str, ...],
+    key: str,
+    high: int | None,
+    runs: int | None,
+    jobs: int | None,
+    overrides: tuple[str, ...],
+    out: Path | None,
+) -> None:
+    """The smallest buffer (whole packets) whose mean utilization over --runs seeds meets the
+    target, by bisection; each probe is printed as it finishes, and the answer beside RTT·C,
+    RTT·C/√N and eq. 2.1. Bisection assumes utilization grows with the buffer; probes that
+    contradict it are reported. Writes size.png/svg (the probes) to OUT.
+
+    With --vary, one search per value, each in OUT/KEY-VALUE, then a table of the answers
+    (also OUT/sizes.csv) and size_curve.png/svg: the minimum buffer against the value. A
+    second --vary draws one such curve per value of its key, overlaid (e.g. --vary
+    flows=1,10,100 --vary traffic.0.pacing=off,window), each kept in OUT/KEY2-VALUE2.
+    """
+    # start-up time: searches import pandas and matplotlib only when the command runs
+    from buflab.experiments import size as api
+    from buflab.experiments.sizing import check_target, eq21_notes
+
+    check_target(target)  # before reading FILE: a bad target is the first thing to say
+    if len(varies) > 2:
+        raise BadInput(
+            f"--vary is given {len(varies)} times: a size search varies one key (the x axis) "
+            "and at most one more (a curve per value)"
+        )
+    scenario = scenario_of(file, overrides)
+    out = out or Path("out") / f"size-{Path(file).stem}"
+    options: dict[str, Any] = {"key": key, "runs": runs or 1, "jobs": jobs, "high": high}
+
+    def show_probe(probe: Any) -> None:
+        stdout.print(probe_line(probe, target))
+
+    def show_answer(point: Any) -> None:
+        for line in answer_lines(point.sizing):
+            stdout.print(line)
+
+    with exit_when_interrupted():
+        if not varies:
+            sizing = api.size(scenario, target, out, on_probe=show_probe, **options)
+            for line in answer_lines(sizing):
+                stdout.print(line)
+            stdout.print(f"wrote {', '.join(map(str, sizing.figures))}")
+            return
+        callbacks = {
+            "on_value": lambda name, value: stdout.rule(f"{name} = {value}"),
+            "on_probe": show_probe,
+            "on_point": show_answer,
+        }
+        if len(varies) == 1:
+            curves = [api.size_curve(scenario, target, out, varies[0], **callbacks, **options)]
+        else:
+            curves = api.size_curves(
+                scenario,
+                target,
+                out,
+                varies[0],
+                varies[1],
+                **callbacks,
+                **options,
+            )
+    stdout.print()
+    for curve in curves:
+        stdout.print(sizes_table(curve))
+        labelled = [(f"{curve.key} = {p.value}", p.sizing.rules) for p in curve.points]
+        for note in eq21_notes(labelled):
+            stdout.print(note)
+    figures = [out / f"size_curve.{suffix}" for suffix in ("png", "svg")]
+    stdout.print(f"wrote {', '.join(map(str, [out / 'sizes.csv', *figures]))}")
+
+
+@click.command()
+@click.argument("file")
+@click.option(
+    "--target-utilization",
+    "target",
+    type=float,
+    required=True,
+    help="Utilization each interval must reach, e.g. 0.98 (within autosize.tolerance).",
+)
+@click.option("--interval", help="Simulated time per step, e.g. 3s [default: 3s].")
+@click.option(
+    "--start", type=click.IntRange(min=1), help="First buffer (packets) [default: RTT·C]."
+)
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), help="[default: out/autosize-FILE]")
+def autosize(
+    file: str,
+    target: float,
+    interval: str | None,
+    start: int | None,
+    overrides: tuple[str, ...],
+    out: Path | None,
+) -> None:
+    """Run FILE once with the live auto-sizer (thesis ch. 4.3): after warm-up, every
+    --interval the bottleneck buffer shrinks if the interval's utilization met the target and
+    grows if not, a binary search over whole packets. Prints every step and the converged
+    buffer; writes the tables (autosize.parquet among them) and autosize.png/svg to OUT.
+    The other [autosize] keys (settle, tolerance, recheck) take --set autosize.KEY=VALUE."""
+    # start-up time: the auto-sizer imports pandas and matplotlib only when the command runs
+    from buflab.experiments import autosize as live
+    from buflab.experiments.sizing import rule_sizes
+
+    scenario = scenario_of(file, overrides)
+    out = out or Path("out") / f"autosize-{Path(file).stem}"
+    result = live.run_autosize(scenario, target, interval=interval, start=start)
+    result.to_dir(out)
+    figures = live.save_figure(result, out, __version__)
+    threshold = live.pass_threshold(result.scenario)
+    stdout.print(autosize_table(result.autosize, threshold))
+    found = live.outcome(result)
+    beside = rule_sizes(result.scenario, target)
+    sqrt_n = "–" if beside.rtt_c_sqrt_n is None else f"{beside.rtt_c_sqrt_n:,.0f} pkt"
+    rules = f"RTT·C = {beside.rtt_c:,.0f} pkt, RTT·C/√N = {sqrt_n}"
+    if found.buffer_pkts is None:
+        stdout.print(
+            f"not converged after {found.steps} steps (next buffer {found.last_buffer_pkts:,} "
+            f"pkt): run longer or start nearer ({rules})"
+        )
+    else:
+        sizes = ", ".join(f"{size:,}" for size in found.settled_sizes)
+        stdout.print(
+            f"converged buffer: {found.buffer_pkts:,} pkt for {format_percent(target)}, the "
+            f"median of {len(found.settled_sizes)} convergences ({sizes} pkt; the first after "
+            f"{found.first_converged_step} steps, at {found.first_converged_s:,.0f} s) ({rules})"
+        )
+        if not found.converged_at_end:
+            stdout.print(
+                f"at the end the search was looking again (next buffer "
+                f"{found.last_buffer_pkts:,} pkt)"
+            )
+    stdout.print(f"results in {out}/; plot: {', '.join(map(str, figures))}")

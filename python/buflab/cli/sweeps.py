@@ -1,0 +1,158 @@
+"""`buflab sweep` and `buflab reproduce`: a sweep of any scenario file, or of a shipped recipe
+compared with the published numbers.
+
+It reads options and prints; the sweep, its report, thresholds and comparisons are the
+experiments layer's (`buflab.experiments`), which it hands the console's progress bar. It
+must not know how a sweep runs or what a recipe holds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from buflab import __version__
+from buflab.cli.common import (
+    BadInput,
+    exit_when_interrupted,
+    jobs_option,
+    runs_option,
+    set_option,
+)
+from buflab.cli.console import progress_bar, stdout
+
+
+@click.command()
+@click.argument("file")
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="A key and its values; several --vary give every combination. The first is the "
+    "x axis of the plot. Adds to (or replaces) the file's [sweep.vary].",
+)
+@runs_option
+@jobs_option
+@set_option
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory.")
+def sweep(
+    file: str,
+    varies: tuple[str, ...],
+    runs: int | None,
+    jobs: int | None,
+    overrides: tuple[str, ...],
+    out: Path,
+) -> None:
+    """Run FILE for every combination of the --vary values, R seeds each, in parallel.
+
+    Each finished run is saved at once in OUT/runs/; running the same command again skips
+    them, so an interrupted sweep resumes. Writes results.csv, summary.csv and sweep.png/svg.
+    """
+    # start-up time: sweeps import pandas and matplotlib only when the command runs
+    from buflab.engine.runner import load_scenario
+    from buflab.experiments import recipes
+    from buflab.experiments.report import run_and_report
+    from buflab.experiments.sweep import Vary
+    from buflab.experiments.threshold import write_thresholds
+
+    tree = load_scenario(file, overrides=overrides)
+    scenario, header = recipes.split_header(tree)
+    plan = header.plan(scenario, [Vary.parse(text) for text in varies], runs)
+    if not plan.varies:
+        raise BadInput("nothing to sweep: give at least one --vary KEY=V1,V2,...")
+    title = f"{Path(file).stem}: utilization and drop rate"
+    with exit_when_interrupted():
+        report = run_and_report(plan, header, out, jobs, "sweep", title, progress_bar)
+    stdout.print(report.view.table(title))
+    thresholds, figures = write_thresholds(report.view, out, "sweep", __version__)
+    report.figures.extend(figures)
+    _print_thresholds(report.view, thresholds)
+    _print_written(report, out)
+
+
+def _print_thresholds(view: Any, frame: Any) -> None:
+    """The `[sweep.threshold]` table, when the recipe asks for one."""
+    # start-up time: the threshold module imports pandas and matplotlib
+    from buflab.experiments.threshold import threshold_table
+
+    if frame is not None:
+        stdout.print()
+        stdout.print(threshold_table(view, frame))
+
+
+def _print_written(report: Any, out: Path) -> None:
+    outcome = report.outcome
+    files = [out / "results.csv", out / "summary.csv", *report.figures]
+    files += [out / name for name in ("published.csv", "threshold.csv") if (out / name).exists()]
+    stdout.print(
+        f"{outcome.executed} runs simulated, {outcome.skipped} found in {out / 'runs'}; "
+        f"wrote {', '.join(map(str, files))}"
+    )
+
+
+@click.command()
+@click.argument("name", required=False)
+@jobs_option
+@runs_option
+@set_option
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="Run only these values of a varied key (or case), e.g. to try a recipe quickly.",
+)
+@click.option("--out", type=click.Path(path_type=Path), help="[default: out/NAME]")
+@click.option("--list", "list_recipes", is_flag=True, help="List the shipped recipes and exit.")
+def reproduce(
+    name: str | None,
+    jobs: int | None,
+    runs: int | None,
+    overrides: tuple[str, ...],
+    varies: tuple[str, ...],
+    out: Path | None,
+    list_recipes: bool,
+) -> None:
+    """Reproduce a published figure with a shipped recipe (e.g. headline, t1) or a recipe
+    file, and print the published numbers beside buflab's.
+
+    Finished runs are kept in OUT/runs and reused, so an interrupted reproduction resumes.
+    """
+    # start-up time: recipes and sweeps import pandas and matplotlib only when the command runs
+    from buflab.experiments import recipes
+    from buflab.experiments.report import comparison_table
+    from buflab.experiments.reproduce import reproduce as run_recipe
+    from buflab.experiments.sweep import Vary
+
+    if list_recipes or name is None:
+        if name is None and not list_recipes:
+            raise BadInput("give a recipe name or file; shipped: " + ", ".join(recipes.names()))
+        for recipe in recipes.names():
+            stdout.print(f"{recipe}: {recipes.describe(recipe)}")
+        return
+    out = out or Path("out") / Path(name).stem
+    parsed = [Vary.parse(text) for text in varies]
+    with exit_when_interrupted():
+        done = run_recipe(
+            name,
+            out,
+            jobs=jobs,
+            runs=runs,
+            overrides=overrides,
+            varies=parsed,
+            progress=progress_bar,
+        )
+    report = done.report
+    stdout.print(report.view.table(f"{Path(name).stem}: {report.view.plan.base.get('name', '')}"))
+    _print_thresholds(report.view, done.thresholds)
+    if done.comparisons:
+        stdout.print()
+        stdout.print(comparison_table(done.comparisons, "published beside buflab"))
+    if done.paragraph:
+        stdout.print()
+        stdout.print(done.paragraph)
+        stdout.print()
+    _print_written(report, out)

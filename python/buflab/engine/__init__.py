@@ -1,0 +1,83 @@
+"""The engine layer, the bottom of buflab, and its one door to the compiled engine `buflab._core`.
+
+Everything that needs the engine asks `core()` for it, so a missing build is reported once,
+as a sentence that says how to build it, instead of as an ImportError deep in a traceback.
+Modules that do not simulate (theory, units, override parsing) work without the engine.
+No other module of buflab imports `_core`.
+
+The layer's modules are what the rest of buflab knows of the engine: `units` (the unit
+strings scenarios are written in), `scenario` (loading scenarios, overrides), `events` (the
+event log on disk), `result` (`Result` and the description of its tables) and `runner`
+(`run`, `validate`, `load_scenario`). This layer stands on nothing else in buflab: it must
+not know the analyses, plots, experiments or the command line built on it.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+try:
+    from buflab import _core
+except ImportError:  # the Rust extension has not been built into this environment
+    _core = None
+
+if _core is not None:
+    ScenarioError = _core.ScenarioError
+else:
+
+    class ScenarioError(ValueError):  # type: ignore[no-redef]
+        """Stand-in with the engine's name, so errors found in Python (bad overrides) are
+        still catchable as `buflab.ScenarioError` before the engine is built."""
+
+
+class EventLogError(OSError):
+    """The event log's sink failed (a full disk, say); the run itself finished."""
+
+
+class EngineMissing(RuntimeError):
+    """buflab._core is not importable."""
+
+
+def core() -> ModuleType:
+    if _core is None:
+        raise EngineMissing(
+            "the compiled engine buflab._core is not installed; build it with `bash scripts/setup`"
+        )
+    return _core
+
+
+def run_engine(
+    scenario_text: str, event_sink: Callable[[dict[str, bytes]], None] | None = None
+) -> dict[str, Any]:
+    """One engine run, with the run statistics only the process can see added to the summary.
+    `event_sink` receives the event log in batches (`buflab.engine.events`) instead of the
+    result."""
+    raw = core().run(scenario_text, event_sink)
+    if raw.get("events_error"):
+        raise EventLogError(f"the event log could not be written: {raw['events_error']}")
+    raw["summary"]["peak_rss_mib"] = peak_rss_mib()
+    return raw
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far (MiB): the interpreter and earlier runs in
+    the same process included, so it bounds what one run needs from above."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def scenario_json(scenario: dict[str, Any]) -> str:
+    """The scenario tree as the JSON text the engine reads."""
+    try:
+        # allow_nan=False: JSON has no inf/nan, and the engine would report a parse error
+        # instead of a key; default=str turns TOML dates into strings the engine then rejects
+        # with the key's name.
+        return json.dumps(scenario, allow_nan=False, default=str)
+    except ValueError:
+        raise ScenarioError("scenario contains inf or nan, which no key accepts") from None

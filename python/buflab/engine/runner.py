@@ -1,0 +1,81 @@
+"""Running a scenario: `run`, `validate` and `load_scenario`, the front of the engine layer.
+
+`load_scenario` reads a scenario (a path, TOML text or a dict) and applies overrides, keyword
+ones (`traffic__0__flows=10`) after `overrides`; `validate` asks the engine for the
+normalised scenario; `run` runs it and returns a `Result` (`buflab.engine.result`), streaming
+the event log to a file or keeping it in memory when the scenario records one. This module
+must not know what a run is for: sweeps, searches and reports are built on it, above.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from buflab.engine import ScenarioError, core, run_engine, scenario_json
+from buflab.engine.events import EventLogCollector, EventLogWriter, LogFacts
+from buflab.engine.result import Result
+from buflab.engine.scenario import (
+    Overrides,
+    Scenario,
+    ScenarioSource,
+    apply_overrides,
+    kwargs_overrides,
+)
+from buflab.engine.scenario import load_scenario as _load
+
+
+def load_scenario(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Scenario:
+    """The scenario tree from a path, TOML text or dict, with overrides applied (not validated)."""
+    return apply_overrides(_load(scenario, overrides), kwargs_overrides(kw))
+
+
+def validate(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Scenario:
+    """The scenario as the engine normalises it (defaults filled in); raises ScenarioError."""
+    tree = load_scenario(scenario, overrides=overrides, **kw)
+    return core().validate(scenario_json(tree))
+
+
+def run(
+    scenario: ScenarioSource,
+    *,
+    overrides: Overrides = None,
+    events_to: str | Path | None = None,
+    **kw: Any,
+) -> Result:
+    """Run one scenario to completion; raises ScenarioError for invalid input. With
+    `monitor.events = true`, `events_to` names the Parquet file the event log streams to."""
+    tree = load_scenario(scenario, overrides=overrides, **kw)
+    text = scenario_json(tree)
+    normalized = core().validate(text)
+    if not normalized["monitor"]["events"]:
+        if events_to is not None:
+            raise ScenarioError(
+                f"events_to={str(events_to)!r}: the scenario records no event log; "
+                "set monitor.events = true"
+            )
+        return Result.from_engine(run_engine(text), tree)
+    sink = EventLogWriter(events_to) if events_to is not None else EventLogCollector()
+    try:
+        raw = run_engine(text, sink)
+    except BaseException:
+        if isinstance(sink, EventLogWriter):
+            sink.abandon()
+        raise
+    result = Result.from_engine(raw, tree)
+    facts = LogFacts.from_summary(result.summary, normalized, _summary_link_name(normalized))
+    result.events_facts = facts
+    if isinstance(sink, EventLogWriter):
+        result.events_file = sink.close(facts)
+    else:
+        result.events = sink.frame()
+    return result
+
+
+def _summary_link_name(normalized: Scenario) -> str:
+    network = normalized["network"]
+    if network["topology"] == "parking_lot":
+        return f"hop{network['summary_hop']}"
+    if network["topology"] == "switch":
+        return f"output{network['switch']['summary_port']}"
+    return "bottleneck"

@@ -1,0 +1,221 @@
+"""Loading scenarios and applying `KEY=VALUE` overrides.
+
+A scenario is the plain tree a TOML file parses to. This module only reads it and edits it;
+whether a key exists or a value makes sense is the engine's call (`buflab.validate`), so the
+rules live in one place and the messages are the same from Python, the CLI and sweeps.
+
+It stands on the engine's door alone (for `ScenarioError`) and must not know what any key
+means, beyond the CDF files it reads in for `DISTRIBUTION_KEYS`.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import datetime
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from buflab.engine import ScenarioError
+
+Scenario = dict[str, Any]
+ScenarioSource = str | os.PathLike[str] | Mapping[str, Any]
+Overrides = Mapping[str, Any] | Iterable[str] | None
+
+
+def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenario:
+    """Read a scenario from a TOML file path, TOML text or a dict, then apply overrides.
+
+    A string is taken as TOML text when it contains "=" or a newline (a scenario always does),
+    otherwise as a path. The result is a fresh dict: the caller's dict is never modified.
+    """
+    base = os.getcwd()
+    if isinstance(source, Mapping):
+        scenario = copy.deepcopy(dict(source))
+    elif isinstance(source, str) and ("=" in source or "\n" in source):
+        scenario = tomllib.loads(source)
+    else:
+        with open(source, "rb") as file:  # FileNotFoundError names the path
+            scenario = tomllib.load(file)
+        base = os.path.dirname(os.path.abspath(source))
+    return read_cdf_files(apply_overrides(scenario, overrides), base)
+
+
+# Keys of traffic entries whose value is a distribution table (see docs/scenario.md).
+DISTRIBUTION_KEYS = ("file_size", "think")
+
+
+def read_cdf_files(scenario: Scenario, base: str) -> Scenario:
+    """Replace each empirical distribution's `file` by the `cdf` points it holds.
+
+    The engine reads no files (a scenario it gets is self-contained), so the front end
+    does it, with paths relative to the scenario file. Both keys at once are left for the
+    engine to reject.
+    """
+    for i, entry in enumerate(scenario.get("traffic") or []):
+        if not isinstance(entry, dict):
+            continue
+        for key in DISTRIBUTION_KEYS:
+            dist = entry.get(key)
+            if isinstance(dist, dict) and "file" in dist and "cdf" not in dist:
+                path = os.path.join(base, str(dist["file"]))
+                points = read_cdf_file(path, f"traffic.{i}.{key}.file")
+                entry[key] = {k: v for k, v in dist.items() if k != "file"} | {"cdf": points}
+    return scenario
+
+
+def read_cdf_file(path: str, key: str) -> list[list[Any]]:
+    """`value,probability` rows (a header row is skipped); values keep their units."""
+    points: list[list[Any]] = []
+    try:
+        with open(path, newline="") as file:
+            for n, row in enumerate(csv.reader(file), start=1):
+                if not row or row[0].lstrip().startswith("#"):
+                    continue
+                if len(row) != 2:
+                    raise ValueError(f"line {n}: expected two columns, value,probability")
+                value, probability = (cell.strip() for cell in row)
+                try:
+                    points.append([_number_or_text(value), float(probability)])
+                except ValueError:
+                    if points:
+                        why = f"line {n}: probability {probability!r} is not a number"
+                        raise ValueError(why) from None
+                    # A header row.
+    except (OSError, ValueError) as e:
+        raise ScenarioError(f"{key}: cannot read {path!r}: {e}") from None
+    return points
+
+
+def _number_or_text(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def apply_overrides(scenario: Scenario, overrides: Overrides) -> Scenario:
+    """Return a copy of `scenario` with overrides set.
+
+    `overrides` is either a mapping of dotted keys to Python values, used as they are, or
+    an iterable of "KEY=VALUE" strings whose values are parsed with `parse_value`. In a
+    mapping, the value None removes the key (TOML has no null, so None can only mean "not
+    given"): `{"network.switch.speedup": None}` turns a CIOQ scenario output-queued.
+    """
+    result = copy.deepcopy(scenario)
+    if overrides is None:
+        return result
+    if isinstance(overrides, Mapping):
+        pairs = list(overrides.items())
+    elif isinstance(overrides, str):
+        pairs = [parse_override(overrides)]
+    else:
+        pairs = [parse_override(text) for text in overrides]
+    for key, value in pairs:
+        set_key(result, key, value)
+    return result
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """Split "network.bottleneck.buffer=50pkt" into the key and the parsed value."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ScenarioError(f"override {text!r}: expected KEY=VALUE, e.g. seed=2")
+    return key, parse_value(value.strip())
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value if the text is one (400, 0.5, true, "x", [1, 2], {rate = "1Gbps"}),
+    else the text itself, so unit strings can be written without quotes (50pkt, 10Gbps)."""
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+    # A bare date like 2024-01-01 is valid TOML but no scenario key is a date: keep the text.
+    if isinstance(value, datetime.date | datetime.time):
+        return text
+    return value
+
+
+def set_key(scenario: Scenario, key: str, value: Any) -> None:
+    """Set a dotted key in place. A numeric segment indexes an array (traffic.0.flows).
+
+    Missing tables on the way are created (the engine rejects unknown keys later, naming
+    them); an index past the end of an array, or a path through a value that is not a table,
+    is an error naming the key. The value None removes the key (nothing to remove is fine).
+    """
+    parts = key.split(".")
+    if any(part == "" for part in parts):
+        raise ScenarioError(f"override {key!r}: empty segment in the dotted key")
+    node: Any = scenario
+    for depth, part in enumerate(parts):
+        here = ".".join(parts[: depth + 1])
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            index = _array_index(node, part, key, ".".join(parts[:depth]))
+            if last and value is None:
+                raise ScenarioError(
+                    f"override {key!r}: None removes a key, but {key} is an entry of the "
+                    f"array {'.'.join(parts[:depth])}, which cannot be removed"
+                )
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+        elif isinstance(node, dict):
+            if last and value is None:
+                node.pop(part, None)
+            elif last:
+                node[part] = value
+            elif value is None and part not in node:
+                return  # nothing to remove, and no empty tables made on the way
+            else:
+                node = node.setdefault(part, {})
+                if not isinstance(node, dict | list):
+                    raise ScenarioError(
+                        f"override {key!r}: {here} is {_describe(node)}, not a table, "
+                        "so it has no keys to set"
+                    )
+        else:  # unreachable: checked before descending
+            raise AssertionError(here)
+
+
+def _array_index(array: list[Any], part: str, key: str, array_key: str) -> int:
+    if not part.isdigit():
+        raise ScenarioError(
+            f"override {key!r}: {array_key} is an array, so the next segment must be an "
+            f"index (e.g. {array_key}.0), not {part!r}"
+        )
+    index = int(part)
+    if index >= len(array):
+        raise ScenarioError(
+            f"override {key!r}: index {index} is out of range, {array_key} has "
+            f"{len(array)} {'entry' if len(array) == 1 else 'entries'}"
+        )
+    return index
+
+
+def _describe(value: Any) -> str:
+    names = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    return f"the {names.get(type(value), type(value).__name__)} {value!r}"
+
+
+def kwargs_overrides(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword names as dotted keys: network__bottleneck__rate -> network.bottleneck.rate."""
+    return {name.replace("__", "."): value for name, value in kwargs.items()}
+
+
+def get_key(scenario: Scenario, key: str, default: Any = None) -> Any:
+    """Read a dotted key (numeric segments index arrays); `default` when absent."""
+    node: Any = scenario
+    for part in key.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return default
+    return node

@@ -1,0 +1,17 @@
+"""The experiments layer: many runs organised to answer one question.
+
+- `sweep` (with `_worker`, what its worker processes run): every combination of varied values
+  × seeds, in parallel and resumable.
+- `sizing` (the bisection), `sizing_plot` (its figures) and `size` (`buflab.size`,
+  `size_curve`, `size_curves`: the search with its rules and figures): the smallest buffer
+  that meets a target utilization.
+- `autosize`: one run with the engine's live auto-sizer, and its figure.
+- `load`: offered and potential load, and the users for a target load.
+- `recipes` (with the shipped recipe files), `report` (a sweep as a table and a figure),
+  `threshold` (a sweep read as a threshold) and `reproduce` (a recipe run and compared with
+  the published numbers).
+
+It stands on the engine, analysis and plots layers and draws its own figures with
+`buflab.plots`; it must not know the command line: what it has to say goes back as values and
+callbacks (`on_probe`, `progress`), and the command line prints them.
+"""

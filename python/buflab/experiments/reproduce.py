@@ -1,0 +1,159 @@
+"""`buflab reproduce NAME`: run a recipe's sweep, then print and plot what it shows.
+
+Every recipe gets the same table and figure as a sweep; a recipe may also have a reader
+below that writes one paragraph comparing its numbers with the published ones.
+
+It returns what it found; printing it is the command line's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from buflab import __version__
+from buflab.analysis import theory
+from buflab.engine import core, scenario_json
+from buflab.engine.scenario import Overrides
+from buflab.experiments import recipes
+from buflab.experiments.report import (
+    Comparison,
+    Progress,
+    SweepReport,
+    SweepView,
+    compare_published,
+    comparison_frame,
+    point_value,
+    run_and_report,
+)
+from buflab.experiments.sweep import Vary
+from buflab.experiments.threshold import write_thresholds
+from buflab.plots import axis_value
+
+
+@dataclass
+class Reproduction:
+    """A finished recipe: its sweep report, the published numbers beside buflab's (also in
+    OUT/published.csv) and, for recipes with a reader, a paragraph on what they show."""
+
+    report: SweepReport
+    comparisons: list[Comparison]
+    paragraph: str | None
+    thresholds: pd.DataFrame | None = None  # [sweep.threshold]: also OUT/threshold.csv
+
+
+def reproduce(
+    name: str,
+    out: Path,
+    jobs: int | None = None,
+    runs: int | None = None,
+    overrides: Overrides = None,
+    varies: list[Vary] | None = None,
+    progress: Progress | None = None,
+) -> Reproduction:
+    """Run a recipe's sweep (`varies` replace the recipe's lists for the same keys, e.g. to
+    run fewer buffer sizes; `progress` shows it, as in `run_and_report`) and compare it with
+    the published numbers."""
+    scenario, header = recipes.load(name, overrides)
+    plan = header.plan(scenario, varies or [], runs)
+    stem = Path(name).stem
+    title = str(scenario.get("name", stem))
+    report = run_and_report(plan, header, out, jobs, stem, title, progress)
+    comparisons = compare_published(report.view)
+    if comparisons:
+        comparison_frame(comparisons).to_csv(out / "published.csv", index=False)
+    thresholds, figures = write_thresholds(report.view, out, stem, __version__)
+    report.figures.extend(figures)
+    reader = READERS.get(stem)
+    paragraph = reader(report.view) if reader else None
+    return Reproduction(report, comparisons, paragraph, thresholds)
+
+
+# --- readers: one paragraph per recipe, computed from the numbers --------------------------
+
+# Thesis §2.1.4, Fig. 2.3 (REPRODUCE.md row S1): "utilization remains almost unchanged (above
+# 99%) with buffer sizes larger than RTT×C/√N ≈ 4419 packets"; "with access links running at
+# 100Mb/s ... buffer size of only 10 packets and achieve close to 80% utilization".
+THESIS_FULL = 0.99
+THESIS_TINY_BUFFER_PKTS = 10
+THESIS_SLOW_ACCESS_AT_TINY = 0.80
+# Published numbers are read off a plot: a few points either way count as agreement.
+AGREEMENT_BAND = 0.05
+
+
+# The headline's cases (headline.toml): fast and slow access links, and paced TCP on the fast.
+HEADLINE_FAST, HEADLINE_SLOW, HEADLINE_PACED = "fast", "slow", "fast, paced"
+
+
+def read_headline(view: SweepView) -> str:
+    access = next(v for v in view.plan.varies if v.key == "access")
+    fast = view.header.label(access.key, HEADLINE_FAST)
+    slow = view.header.label(access.key, HEADLINE_SLOW)
+    paced = view.header.label(access.key, HEADLINE_PACED)
+    buffers = view.plan.varies[0].values
+    packets = {b: axis_value(b)[0] for b in buffers}
+    facts = theory.LinkFacts.from_scenario(core().validate(scenario_json(view.plan.base)))
+    small = theory.sqrt_n_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes, facts.flows)
+
+    def utilization(line: str, buffer: object) -> float:
+        return point_value(view, line, buffer, "utilization")
+
+    ordered = sorted(buffers, key=packets.get)
+    first_full = next((b for b in ordered if utilization(fast, b) >= THESIS_FULL), None)
+    if first_full is None:
+        best = max(ordered, key=lambda b: utilization(fast, b))
+        full_text = (
+            f"With {fast}, utilization never reaches {THESIS_FULL:.0%} in the buffers swept "
+            f"(best {utilization(fast, best):.1%} at {packets[best]:,.0f} packets)"
+        )
+    else:
+        relation = "at or below" if packets[first_full] <= small else "above"
+        larger = [b for b in ordered if packets[b] > packets[first_full]]
+        dips = [b for b in larger if utilization(fast, b) < THESIS_FULL]
+        if dips:
+            stays = f", but falls below it again at {packets[dips[0]]:,.0f} packets"
+        elif larger:
+            stays = ", and stays there for every larger buffer"
+        else:
+            stays = ""
+        largest = "" if larger else " (the largest swept)"
+        full_text = (
+            f"With {fast}, utilization first reaches {THESIS_FULL:.0%} at a buffer of "
+            f"{packets[first_full]:,.0f} packets{largest}, {relation} RTT·C/√N ≈ "
+            f"{small:,.0f} packets{stays}"
+        )
+
+    tiny = min(buffers, key=lambda b: abs(math.log(packets[b] / THESIS_TINY_BUFFER_PKTS)))
+    slow_tiny, fast_tiny = utilization(slow, tiny), utilization(fast, tiny)
+    difference = slow_tiny - THESIS_SLOW_ACCESS_AT_TINY
+    if abs(difference) <= AGREEMENT_BAND:
+        verdict = "in line with"
+    else:
+        verdict = f"{abs(difference) * 100:.0f} points {'above' if difference > 0 else 'below'}"
+    drops_slow = point_value(view, slow, tiny, "drop_rate")
+    drops_fast = point_value(view, fast, tiny, "drop_rate")
+    paced_text = ""
+    if HEADLINE_PACED in access.values:
+        paced_tiny = utilization(paced, tiny)
+        paced_text = (
+            f" Paced TCP over the fast links (the window spread over each RTT) gives "
+            f"{paced_tiny:.1%} at that buffer, {abs(paced_tiny - fast_tiny) * 100:.0f} points "
+            f"{'above' if paced_tiny >= fast_tiny else 'below'} unpaced: pacing in the sender "
+            f"does {'what' if paced_tiny >= fast_tiny else 'less than'} the slow access links do."
+        )
+    return (
+        f"{full_text}; the thesis finds above {THESIS_FULL:.0%} for buffers of at least "
+        f"RTT·C/√N (≈ 4,419 packets with 800 flows at 10 Gb/s). "
+        f"With {slow}, a {packets[tiny]:,.0f}-packet buffer gives {slow_tiny:.1%} utilization "
+        f"against {fast_tiny:.1%} with {fast}, {verdict} the thesis's ≈ "
+        f"{THESIS_SLOW_ACCESS_AT_TINY:.0%} at {THESIS_TINY_BUFFER_PKTS} packets with 100 Mb/s "
+        f"access. At that buffer {drops_slow:.2%} of packets are dropped with slow access and "
+        f"{drops_fast:.2%} with fast access.{paced_text}"
+    )
+
+
+READERS: dict[str, Callable[[SweepView], str]] = {"headline": read_headline}

@@ -1,0 +1,153 @@
+"""`buflab.size`, `size_curve` and `size_curves`: the smallest buffer meeting a target
+utilization, with the rules of thumb beside it and the figures drawn.
+
+The search itself is `sizing` (bisection over sweep runs); the figures are `sizing_plot`.
+This module joins them for the Python API and the `size` command: it loads the scenario,
+searches, adds `rule_sizes` and writes the figures. It must not know how the answer is
+printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from buflab.engine import ScenarioError
+from buflab.engine.runner import load_scenario
+from buflab.engine.scenario import Overrides, ScenarioSource
+from buflab.experiments.sizing import (
+    DEFAULT_KEY,
+    Probe,
+    SizeCurve,
+    SizePoint,
+    Sizing,
+    VarySpec,
+    curve_vary,
+    minimum_buffer,
+    rule_sizes,
+    value_directory,
+    value_scenarios,
+)
+from buflab.experiments.sizing import size_curve as sizing_size_curve
+
+
+def size(
+    scenario: ScenarioSource,
+    target_utilization: float,
+    out: str | Path,
+    *,
+    overrides: Overrides = None,
+    key: str = DEFAULT_KEY,
+    runs: int = 1,
+    jobs: int | None = None,
+    high: int | None = None,
+    on_probe: Callable[[Probe], None] | None = None,
+) -> Sizing:
+    """The smallest buffer meeting a target mean utilization, by bisection
+    (`buflab.experiments.sizing.minimum_buffer`), with the rules of thumb beside it
+    (`Sizing.rules`) and OUT/size.png/svg. Probes are sweep runs kept in OUT/runs, so a
+    repeated search reuses them."""
+    # start-up time: matplotlib is imported only when there is a figure to draw
+    from buflab.experiments import sizing_plot
+
+    tree = load_scenario(scenario, overrides=overrides)
+    sizing = minimum_buffer(
+        tree, target_utilization, out, key=key, runs=runs, jobs=jobs, high=high, on_probe=on_probe
+    )
+    sizing.rules = rule_sizes(tree, target_utilization)
+    sizing.figures = sizing_plot.write_search_figure(sizing, tree, runs, Path(out))
+    return sizing
+
+
+def size_curve(
+    scenario: ScenarioSource,
+    target_utilization: float,
+    out: str | Path,
+    vary: VarySpec,
+    *,
+    overrides: Overrides = None,
+    key: str = DEFAULT_KEY,
+    runs: int = 1,
+    jobs: int | None = None,
+    high: int | None = None,
+    on_value: Callable[[str, Any], None] | None = None,
+    on_probe: Callable[[Probe], None] | None = None,
+    on_point: Callable[[SizePoint], None] | None = None,
+) -> SizeCurve:
+    """`size` for each value of another key: `vary=("traffic.0.flows", [1, 10, 100])` (or
+    "traffic.0.flows=1,10,100"). Each value's search is kept in OUT/KEY-VALUE with its own
+    size.png; OUT/sizes.csv holds `SizeCurve.frame()` and OUT/size_curve.png/svg plots the
+    minimum buffer against the value beside RTT·C/√N, RTT·C and eq. 2.1."""
+    # start-up time: matplotlib is imported only when there is a figure to draw
+    from buflab.experiments import sizing_plot
+
+    tree = load_scenario(scenario, overrides=overrides)
+    resolved = curve_vary(tree, vary, key)
+
+    def finished(point: SizePoint) -> None:
+        label = f"{resolved.key} = {point.value}"
+        point.sizing.figures = sizing_plot.write_search_figure(
+            point.sizing, point.scenario, runs, point.out, label
+        )
+        if on_point:
+            on_point(point)
+
+    curve = sizing_size_curve(
+        tree,
+        target_utilization,
+        out,
+        resolved,
+        key=key,
+        runs=runs,
+        jobs=jobs,
+        high=high,
+        on_value=on_value,
+        on_probe=on_probe,
+        on_point=finished,
+    )
+    curve.figures = sizing_plot.write_curve_figure(curve, tree, runs, Path(out))
+    return curve
+
+
+def size_curves(
+    scenario: ScenarioSource,
+    target_utilization: float,
+    out: str | Path,
+    vary: VarySpec,
+    series: VarySpec,
+    *,
+    overrides: Overrides = None,
+    on_series: Callable[[SizeCurve], None] | None = None,
+    **kw: Any,
+) -> list[SizeCurve]:
+    """`size_curve` once per value of a second key, the curves overlaid: e.g. the minimum
+    buffer against `traffic.0.flows` for `series=("traffic.0.pacing", ["off", "window"])`.
+    Each curve lives in OUT/SERIES_KEY-VALUE as `size_curve` leaves it; OUT/sizes.csv has
+    every row with the series key's column, OUT/size_curve.png/svg one line per value.
+    `on_series(curve)` is called as each curve is done; other keywords go to `size_curve`."""
+    # start-up time: matplotlib is imported only when there is a figure to draw
+    from buflab.experiments import sizing_plot
+
+    tree = load_scenario(scenario, overrides=overrides)
+    resolved = curve_vary(tree, series, kw.get("key", DEFAULT_KEY))
+    x_key = curve_vary(tree, vary, kw.get("key", DEFAULT_KEY)).key
+    if resolved.key == x_key:
+        raise ScenarioError(f"--vary {x_key} is given twice: vary two different keys")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    curves: list[SizeCurve] = []
+    # Every value is checked by the engine before the first search starts.
+    for value, at_value in zip(resolved.values, value_scenarios(tree, resolved), strict=True):
+        curve = size_curve(
+            at_value, target_utilization, value_directory(out, resolved.key, value), vary, **kw
+        )
+        curve.series = (resolved.key, value)
+        curves.append(curve)
+        pd.concat([c.frame() for c in curves]).to_csv(out / "sizes.csv", index=False)
+        if on_series:
+            on_series(curve)
+    sizing_plot.write_curve_figure(curves, tree, kw.get("runs", 1), out)
+    return curves

@@ -1,0 +1,340 @@
+"""Parameter sweeps: every combination of the varied values × R seeds, run in parallel.
+
+Each finished run is written at once to `OUT/runs/<id>.json`, where the id is made from
+the varied values and the seed. That file is the unit of resumption: a sweep skips every
+run whose file exists, so Ctrl-C loses only the runs in flight and re-running the same
+command finishes the rest. `results.csv` (one row per run) and `summary.csv` (mean and
+95 % Student-t interval per point) are rebuilt from the run files at the end, or on Ctrl-C.
+
+It must not know what a sweep is for (searches, recipes and reports build on it) or how its
+progress is shown (`on_progress`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import multiprocessing
+import os
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from buflab.analysis.stats import mean_ci
+from buflab.engine import ScenarioError, core, scenario_json
+from buflab.engine.scenario import Scenario, apply_overrides, parse_value
+from buflab.experiments._worker import ignore_sigint, run_summary
+
+# The engine's default seed (docs/scenario.md); a test checks that they agree.
+DEFAULT_SEED = 1
+
+
+@dataclass(frozen=True)
+class Vary:
+    """One varied key and its values, in the order given.
+
+    A *case* dimension (a recipe's `[sweep.cases.NAME]`) varies a name instead of a key: each
+    value names a set of overrides, so one point can change several keys at once (a whole
+    `network.access` table, or flows together with their window).
+    """
+
+    key: str
+    values: tuple[Any, ...]
+    cases: dict[str, dict[str, Any]] | None = None
+
+    def overrides(self, value: Any) -> dict[str, Any]:
+        """The scenario overrides that this dimension's `value` stands for."""
+        if self.cases is None:
+            return {self.key: value}
+        return self.cases[value]
+
+    @classmethod
+    def parse(cls, text: str) -> Vary:
+        """Read "network.bottleneck.buffer=10pkt,50pkt,100pkt"; each value as in --set."""
+        key, sep, values = text.partition("=")
+        key = key.strip()
+        parts = [part.strip() for part in values.split(",")]
+        if not sep or not key or not any(parts):
+            raise ScenarioError(f"--vary {text!r}: expected KEY=V1,V2,..., e.g. seed=1,2,3")
+        if "" in parts:
+            raise ScenarioError(f"--vary {text!r}: empty value in the list")
+        return cls(key, tuple(parse_value(part) for part in parts))
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One simulation of the sweep: a point (the varied values), a seed and its scenario."""
+
+    id: str
+    point: dict[str, Any]
+    seed: int
+    scenario: Scenario
+
+
+@dataclass
+class Plan:
+    """The runs of a sweep: base scenario × product of varied values × seeds."""
+
+    base: Scenario
+    varies: list[Vary]
+    runs_per_point: int = 1
+    runs: list[PlannedRun] = field(init=False)
+
+    def __post_init__(self) -> None:
+        keys = [vary.key for vary in self.varies]
+        if len(set(keys)) != len(keys):
+            raise ScenarioError(f"--vary: a key is varied twice in {', '.join(keys)}")
+        if self.runs_per_point < 1:
+            raise ScenarioError(f"runs = {self.runs_per_point}: expected at least 1")
+        self.runs = []
+        for values in itertools.product(*(vary.values for vary in self.varies)):
+            point = dict(zip(keys, values, strict=True))
+            scenario = self.base
+            for vary, value in zip(self.varies, values, strict=True):
+                scenario = apply_overrides(scenario, vary.overrides(value))
+            base_seed = scenario.get("seed", DEFAULT_SEED)
+            if not isinstance(base_seed, int) or isinstance(base_seed, bool):
+                raise ScenarioError(f"seed = {base_seed!r}: expected an integer")
+            for index in range(self.runs_per_point):
+                # Seeds count up from the scenario's seed, so run i of every point shares a seed
+                # and points differ only in the varied values (common random numbers).
+                seed = base_seed + index
+                scenario_with_seed = apply_overrides(scenario, {"seed": seed})
+                self.runs.append(PlannedRun(run_id(point, seed), point, seed, scenario_with_seed))
+
+    @property
+    def keys(self) -> list[str]:
+        return [vary.key for vary in self.varies]
+
+    def seeds(self) -> list[int]:
+        return sorted({run.seed for run in self.runs})
+
+
+def run_id(point: dict[str, Any], seed: int) -> str:
+    """A file-name-safe id that is the same for the same varied values and seed.
+
+    Keys are sorted, so the order of --vary options does not matter. The readable part is
+    for people listing the directory; the hash keeps ids unique when it is ambiguous
+    (e.g. network.access.rate and network.bottleneck.rate both end in "rate").
+    """
+    items = sorted(point.items())
+    canonical = json.dumps([items, seed], default=str, separators=(",", ":"))
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:10]
+    readable = "_".join(f"{key.rsplit('.', 1)[-1]}-{_text(value)}" for key, value in items)
+    readable = re.sub(r"[^A-Za-z0-9._+-]+", "-", f"{readable}_seed-{seed}".lstrip("_"))[:80]
+    return f"{readable}_{digest}"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+@dataclass
+class SweepOutcome:
+    planned: int
+    executed: int  # runs simulated by this call
+    skipped: int  # runs whose files were already in OUT/runs
+    out: Path
+    results: pd.DataFrame  # as written to results.csv
+    summary: pd.DataFrame  # as written to summary.csv
+
+
+class SweepInterrupted(Exception):
+    """Ctrl-C during a sweep; finished runs are kept on disk."""
+
+    def __init__(self, kept: int, planned: int, out: Path) -> None:
+        super().__init__(
+            f"interrupted: {kept} of {planned} runs kept in {out / 'runs'}; "
+            "run the same command again to finish the rest"
+        )
+        self.kept, self.planned, self.out = kept, planned, out
+
+
+class SweepConflict(ScenarioError):
+    """OUT holds a run file for the same id made from a different scenario."""
+
+
+def run_sweep(
+    plan: Plan,
+    out: str | Path,
+    jobs: int | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> SweepOutcome:
+    """Run every planned run that has no file in OUT/runs yet; then write the CSV tables.
+
+    `on_progress(done, total)` is called at the start (with runs found on disk) and after each
+    finished run. Raises SweepInterrupted on Ctrl-C after saving what finished.
+    """
+    out = Path(out)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    pending = [run for run in plan.runs if not _is_done(run, runs_dir)]
+    if pending:
+        _validate_points(pending)
+    skipped = len(plan.runs) - len(pending)
+    if on_progress:
+        on_progress(skipped, len(plan.runs))
+    executed = 0
+
+    def finished(run: PlannedRun, summary: dict[str, Any]) -> None:
+        nonlocal executed
+        _write_run(runs_dir, run, summary)
+        executed += 1
+        if on_progress:
+            on_progress(skipped + executed, len(plan.runs))
+
+    try:
+        _execute(pending, jobs or os.cpu_count() or 1, finished)
+    except BaseException as error:
+        write_tables(plan, out)  # the tables cover whatever finished
+        if isinstance(error, KeyboardInterrupt):
+            raise SweepInterrupted(skipped + executed, len(plan.runs), out) from None
+        raise
+    results, summary = write_tables(plan, out)
+    return SweepOutcome(len(plan.runs), executed, skipped, out, results, summary)
+
+
+def _is_done(run: PlannedRun, runs_dir: Path) -> bool:
+    path = runs_dir / f"{run.id}.json"
+    if not path.exists():
+        return False
+    try:
+        stored = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False  # unreadable: run it again (files are written atomically, so rare)
+    if stored.get("scenario") != _as_json(run.scenario):
+        raise SweepConflict(
+            f"{path} was made from a different scenario than this sweep's run {run.id}; "
+            "use another --out, or delete that directory to start over"
+        )
+    return True
+
+
+def _as_json(scenario: Scenario) -> Any:
+    return json.loads(scenario_json(scenario))
+
+
+def _validate_points(pending: Sequence[PlannedRun]) -> None:
+    """Check each distinct point before starting workers, so a bad --vary value fails at
+    once with the engine's message instead of after the first batch of runs."""
+    seen: set[str] = set()
+    for run in pending:
+        text = scenario_json({k: v for k, v in run.scenario.items() if k != "seed"})
+        if text not in seen:
+            seen.add(text)
+            core().validate(scenario_json(run.scenario))
+
+
+def _write_run(runs_dir: Path, run: PlannedRun, summary: dict[str, Any]) -> None:
+    record = {
+        "id": run.id,
+        "point": run.point,
+        "seed": run.seed,
+        "scenario": _as_json(run.scenario),
+        "summary": summary,
+    }
+    # Write then rename: a Ctrl-C mid-write must not leave a half file that looks finished.
+    temporary = runs_dir / f".{run.id}.json.tmp"
+    temporary.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    os.replace(temporary, runs_dir / f"{run.id}.json")
+
+
+def _execute(
+    pending: Sequence[PlannedRun],
+    jobs: int,
+    finished: Callable[[PlannedRun, dict[str, Any]], None],
+) -> None:
+    if not pending:
+        return
+    # "spawn" gives workers a fresh interpreter: forking a process that runs the progress
+    # bar's refresh thread is unsafe (and deprecated in Python 3.12).
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, len(pending)),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=ignore_sigint,
+    )
+    futures: dict[Future[dict[str, Any]], PlannedRun] = {
+        pool.submit(run_summary, scenario_json(run.scenario)): run for run in pending
+    }
+    try:
+        remaining = set(futures)
+        while remaining:
+            done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+            for future in done:
+                finished(futures[future], future.result())
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued runs and end the running ones now rather than when they finish."""
+    processes = list(getattr(pool, "_processes", {}).values())  # CPython keeps them here
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
+
+
+# --- tables --------------------------------------------------------------------------------
+
+
+def load_results(plan: Plan, out: str | Path) -> pd.DataFrame:
+    """One row per finished run of the plan: run id, varied keys, seed, summary metrics."""
+    rows = []
+    for run in plan.runs:
+        path = Path(out) / "runs" / f"{run.id}.json"
+        if not path.exists():
+            continue
+        summary = json.loads(path.read_text())["summary"]
+        row: dict[str, Any] = {"run": run.id}
+        row.update({key: _cell(value) for key, value in run.point.items()})
+        row["seed"] = run.seed
+        # A varied name that is also a metric's (a case dimension called "flows") keeps the
+        # varied value: that column is what the rows are grouped by.
+        row.update({k: v for k, v in summary.items() if k != "seed" and k not in run.point})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=None if rows else ["run", *plan.keys, "seed"])
+
+
+def _cell(value: Any) -> Any:
+    """Varied values as table cells: scalars as they are, tables and arrays as JSON text."""
+    return json.dumps(value) if isinstance(value, dict | list) else value
+
+
+def summarize(results: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Per point: number of runs, then mean and 95 % CI half-width of each numeric metric."""
+    metrics = [
+        column
+        for column in results.columns
+        if column not in ("run", "seed", *keys) and pd.api.types.is_numeric_dtype(results[column])
+    ]
+    rows = []
+    groups = results.groupby(list(keys), sort=False, dropna=False) if keys else [((), results)]
+    for point, group in groups:
+        point = point if isinstance(point, tuple) else (point,)
+        row: dict[str, Any] = dict(zip(keys, point, strict=True))
+        row["runs"] = len(group)
+        for metric in metrics:
+            mean, half_width = mean_ci(group[metric].dropna().astype(float).tolist())
+            row[f"{metric}_mean"] = mean
+            row[f"{metric}_ci95"] = half_width
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_tables(plan: Plan, out: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write results.csv and summary.csv for the runs finished so far; return both tables."""
+    results = load_results(plan, out)
+    summary = summarize(results, plan.keys) if len(results) else pd.DataFrame()
+    results.to_csv(Path(out) / "results.csv", index=False)
+    summary.to_csv(Path(out) / "summary.csv", index=False)
+    return results, summary

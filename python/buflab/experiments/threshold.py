@@ -1,0 +1,152 @@
+"""A sweep read as a threshold: per line, the smallest swept x whose mean metric reaches a
+target — the y axis of figures like thesis Fig 3.4 ("minimum buffer for 80 % utilization vs
+switch size"). A recipe asks for it with `[sweep.threshold]` (see `buflab.experiments.recipes`).
+
+The minimum is the smallest x *that ran*: the grid's resolution is the answer's, and a line
+that never reaches the target has none (its largest x is printed as a lower bound).
+`buflab size` searches one line finely instead.
+
+It reads a finished sweep and must not know how the sweep ran.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
+from matplotlib.ticker import ScalarFormatter
+from rich.table import Table
+
+from buflab import plots
+from buflab.experiments.recipes import short_key
+from buflab.experiments.report import SweepView, format_metric, metric_label
+
+
+def threshold_frame(view: SweepView) -> pd.DataFrame | None:
+    """One row per line: its varied values, `minimum` (the x value as swept; missing, nan in
+    pandas, when no run reached the target), the metric there, `largest_run` (the largest x
+    that ran), and with `times` the minimum's number (packets for "10pkt") times the line's
+    value of that key."""
+    threshold = view.header.threshold
+    if threshold is None:
+        return None
+    column = f"{threshold.metric}_mean"
+    rows = []
+    for _, group in view.groups():
+        # Column by column: a row of mixed columns would turn the integers into floats.
+        row = {key: group[key].iloc[0] for key in view.line_keys}
+        ran = group.dropna(subset=[column]) if column in group else group.iloc[0:0]
+        reached = ran[ran[column] >= threshold.target]
+        found = len(reached) > 0
+        row["minimum"] = reached[view.x_key].iloc[0] if found else None
+        row[threshold.metric] = float(reached[column].iloc[0]) if found else math.nan
+        row["largest_run"] = ran[view.x_key].iloc[-1] if len(ran) else None
+        if threshold.times is not None:
+            times = float(group[threshold.times].iloc[0])
+            product = float(reached["_x"].iloc[0]) * times if found else math.nan
+            row[f"minimum_times_{short_key(threshold.times)}"] = product
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for key in ("minimum", "largest_run"):  # as swept: [4, None] would become [4.0, nan]
+        frame[key] = pd.Series([row[key] for row in rows], dtype=object)
+    return frame
+
+
+def write_thresholds(
+    view: SweepView, out: Path, stem: str, version: str
+) -> tuple[pd.DataFrame | None, list[Path]]:
+    """The threshold frame, also written to OUT/threshold.csv, and with one numeric line key
+    the figure OUT/`stem`_threshold.png/svg; (None, []) without a threshold."""
+    frame = threshold_frame(view)
+    if frame is None:
+        return None, []
+    frame.to_csv(out / "threshold.csv", index=False)
+    if len(view.line_keys) != 1 or not all(map(_is_number, frame[view.line_keys[0]])):
+        return frame, []
+    return frame, plots.save(threshold_figure(view, frame, version), out, f"{stem}_threshold")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float | np.number) and not isinstance(value, bool)
+
+
+def threshold_figure(view: SweepView, frame: pd.DataFrame, version: str) -> Figure:
+    """The minimum against the line key (Fig 3.4's axes), and with `times` the product; a
+    line that never reached the target is a hollow marker at its largest x, "more than"."""
+    threshold = view.header.threshold
+    assert threshold is not None
+    line_key = view.line_keys[0]
+    found = frame.dropna(subset=["minimum"])
+    missing = frame[frame["minimum"].isna() & frame["largest_run"].notna()]
+    fig, axes = plt.subplots(figsize=(8, 5.5))
+    x_name = short_key(view.x_key)
+    series = [("minimum", f"smallest {x_name}", "o")]
+    if threshold.times is not None:
+        product = f"minimum_times_{short_key(threshold.times)}"
+        series.append((product, f"{x_name} × {short_key(threshold.times)}", "s"))
+    for column, label, marker in series:
+        ys = [plots.axis_value(y)[0] for y in found[column]]
+        axes.plot(found[line_key], ys, marker=marker, linewidth=2, label=label)
+    if len(missing):
+        axes.plot(
+            missing[line_key],
+            [plots.axis_value(y)[0] for y in missing["largest_run"]],
+            linestyle="none",
+            marker="^",
+            markerfacecolor="none",
+            color="dimgray",
+            label=f"target not reached up to {x_name} (more needed)",
+        )
+    xs = [float(x) for x in frame[line_key]]
+    if min(xs) > 0 and max(xs) / min(xs) > 4:
+        axes.set_xscale("log", base=2)
+        axes.xaxis.set_major_formatter(ScalarFormatter())
+    axes.set_xticks(xs)
+    axes.set_xlabel(line_key)
+    axes.set_ylabel(
+        f"{x_name} for {metric_label(threshold.metric)} ≥ "
+        f"{format_metric(threshold.metric, threshold.target, 3)}"
+    )
+    axes.set_ylim(bottom=0)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=8)
+    name = str(view.plan.base.get("name", "unnamed"))
+    axes.set_title(f"{name}: threshold by {short_key(line_key)}", fontsize=10)
+    plots.add_footer(fig, plots.footer_text(name, view.plan.seeds(), version))
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+def threshold_table(view: SweepView, frame: pd.DataFrame) -> Table:
+    threshold = view.header.threshold
+    assert threshold is not None
+    x_name = short_key(view.x_key)
+    title = (
+        f"smallest {x_name} with {metric_label(threshold.metric)} ≥ "
+        f"{format_metric(threshold.metric, threshold.target, 3)}"
+    )
+    table = Table(title=title)
+    for key in view.line_keys:
+        table.add_column(short_key(key), justify="right")
+    table.add_column(x_name, justify="right")
+    table.add_column(metric_label(threshold.metric), justify="right")
+    product = None if threshold.times is None else f"minimum_times_{short_key(threshold.times)}"
+    if product is not None:
+        table.add_column(f"× {short_key(threshold.times)}", justify="right")
+    for row in frame.to_dict("records"):  # iterrows would make every column a float
+        cells = [str(row[key]) for key in view.line_keys]
+        if pd.isna(row["minimum"]):
+            largest = row["largest_run"]
+            cells += ["–" if pd.isna(largest) else f"> {largest}", "–"]
+            if product is not None:
+                cells.append("–")
+        else:
+            cells += [str(row["minimum"]), format_metric(threshold.metric, row[threshold.metric])]
+            if product is not None:
+                cells.append(f"{row[product]:g}")
+        table.add_row(*cells)
+    return table
