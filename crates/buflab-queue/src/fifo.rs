@@ -55,6 +55,11 @@ impl<A: Admission, P: Queued> Discipline<P> for Fifo<A, P> {
     fn backlog(&self) -> (u64, u64) {
         (self.queue.len() as u64, self.bytes)
     }
+
+    fn in_send_order(&self, visit: &mut dyn FnMut(&P)) -> bool {
+        self.queue.iter().for_each(visit);
+        true
+    }
 }
 
 #[cfg(test)]

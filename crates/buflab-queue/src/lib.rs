@@ -159,4 +159,12 @@ pub trait Discipline<P: Queued> {
     fn dequeue(&mut self, now: Time, purged: &mut Vec<P>) -> Dequeue<P>;
     /// Packets and bytes it holds.
     fn backlog(&self) -> (u64, u64);
+    /// Visits the packets it holds in the order it would send them if nothing arrived and
+    /// the serializer stayed busy, and returns true; false (visiting nothing) if that order
+    /// is not known in advance (a scheduler whose choice depends on time). The caller uses it
+    /// at the end of a run, to charge the packets still waiting the delays a work-conserving
+    /// queue would give them.
+    fn in_send_order(&self, _visit: &mut dyn FnMut(&P)) -> bool {
+        false
+    }
 }

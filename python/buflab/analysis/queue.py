@@ -27,6 +27,7 @@ drawn (`buflab.plots.queue`) or printed.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from buflab.engine.events import (
     EVENT_NAMES,
     MARK,
     PS_PER_S,
+    PURGE,
     LogFacts,
     iter_batches,
     read_facts,
@@ -213,9 +215,11 @@ class _Walker:
         self.bucket_drops = np.zeros(buckets, dtype=np.int64)
         # The occupancy step function: the last knot and the packets/bytes after it.
         self.last_time, self.last_pkts, self.last_bytes = 0, 0, 0
-        # Enqueue times (and sizes) of admitted packets not yet dequeued in the log, in order.
+        # Enqueue times, sizes and (flow, seq) of admitted packets not yet dequeued in the
+        # log, in order.
         self.waiting_times = np.zeros(0, dtype=np.int64)
         self.waiting_sizes = np.zeros(0, dtype=np.int64)
+        self.waiting_ids = np.zeros(0, dtype=np.int64)
         self.service_end = 0
         # The last stored packet (time, serialization) and the arrival run in progress.
         self.last_stored: tuple[int, int] | None = None
@@ -231,7 +235,8 @@ class _Walker:
         self._occupancy(time, pkts, events["queue_bytes"].to_numpy(np.int64))
         self._counts(time, kind)
         self._services(time[kind == DEQUEUE], size[kind == DEQUEUE])
-        self._delays(time, kind, size)
+        ids = (events["flow"].to_numpy(np.int64) << 32) | events["seq"].to_numpy(np.int64)
+        self._delays(time, kind, size, ids)
         self._interarrivals(time[kind == ENQUEUE], size[kind == ENQUEUE])
         self._bursts(time, kind, events["flow"].to_numpy(np.int64))
 
@@ -295,14 +300,16 @@ class _Walker:
         r = self.result
         inside = (time >= self.start) & (time < self.end)
         arriving = (kind == ENQUEUE) | (kind == DROP)
+        # A purge drops a packet that arrived (and was counted) earlier.
+        dropped = (kind == DROP) | (kind == PURGE)
         r.arrivals += int((inside & arriving).sum())
-        r.drops += int((inside & (kind == DROP)).sum())
+        r.drops += int((inside & dropped).sum())
         # A mark follows its packet's enqueue: the packet is counted once, as an arrival.
         r.marks += int((inside & (kind == MARK)).sum())
         bucket = time // self.interval
         before_end = time < self.end
         np.add.at(self.bucket_arrivals, bucket[arriving & before_end], 1)
-        np.add.at(self.bucket_drops, bucket[(kind == DROP) & before_end], 1)
+        np.add.at(self.bucket_drops, bucket[dropped & before_end], 1)
 
     def _services(self, start: np.ndarray, size: np.ndarray) -> None:
         """Busy time: each service [start, start + serialization) clipped to the window and
@@ -328,15 +335,51 @@ class _Walker:
         later = spill > 0
         np.add.at(self.bucket_busy, first[later] + 1, spill[later])
 
-    def _delays(self, time: np.ndarray, kind: np.ndarray, size: np.ndarray) -> None:
-        """FIFO: the k-th dequeue is the k-th enqueue's service start."""
+    def _delays(
+        self, time: np.ndarray, kind: np.ndarray, size: np.ndarray, ids: np.ndarray
+    ) -> None:
+        """FIFO: the k-th dequeue is the k-th enqueue's service start, once the packets a
+        discipline purged from its queue are taken out (matched by flow and sequence
+        number, oldest first)."""
+        if (kind == PURGE).any():
+            return self._delays_with_purges(time, kind, size, ids)
         enqueued = kind == ENQUEUE
         waiting = np.concatenate((self.waiting_times, time[enqueued]))
         sizes = np.concatenate((self.waiting_sizes, size[enqueued]))
+        waiting_ids = np.concatenate((self.waiting_ids, ids[enqueued]))
         started = time[kind == DEQUEUE]
         n = len(started)
         self._record_delays(waiting[:n], started)
         self.waiting_times, self.waiting_sizes = waiting[n:], sizes[n:]
+        self.waiting_ids = waiting_ids[n:]
+
+    def _delays_with_purges(
+        self, time: np.ndarray, kind: np.ndarray, size: np.ndarray, ids: np.ndarray
+    ) -> None:
+        """`_delays` event by event, for a batch in which packets left the queue unsent."""
+        queue = deque(
+            zip(
+                self.waiting_times.tolist(),
+                self.waiting_sizes.tolist(),
+                self.waiting_ids.tolist(),
+                strict=True,
+            )
+        )
+        enqueued, started = [], []
+        for t, k, s, i in zip(
+            time.tolist(), kind.tolist(), size.tolist(), ids.tolist(), strict=True
+        ):
+            if k == ENQUEUE:
+                queue.append((t, s, i))
+            elif k == DEQUEUE:
+                enqueued.append(queue.popleft()[0])
+                started.append(t)
+            elif k == PURGE:
+                del queue[next(j for j, entry in enumerate(queue) if entry[2] == i)]
+        self._record_delays(np.array(enqueued, dtype=np.int64), np.array(started, dtype=np.int64))
+        self.waiting_times = np.array([e[0] for e in queue], dtype=np.int64)
+        self.waiting_sizes = np.array([e[1] for e in queue], dtype=np.int64)
+        self.waiting_ids = np.array([e[2] for e in queue], dtype=np.int64)
 
     def _record_delays(self, enqueued: np.ndarray, started: np.ndarray) -> None:
         inside = (enqueued >= self.start) & (enqueued < self.end)

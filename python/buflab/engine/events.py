@@ -13,14 +13,16 @@ Columns (one row per event, in time order):
 | column | type | meaning |
 |---|---|---|
 | time_ps | int64 | when, in picoseconds (exact; `time_s` is added when read) |
-| event | category | `enqueue`, `dequeue` (service starts), `drop` or `mark` (see below) |
+| event | category | `enqueue`, `dequeue` (service starts), `drop`, `mark` or `purge` (see below) |
 | flow, seq | uint32 | the packet's flow and sequence number |
 | size | uint32 | the packet's size on the wire, bytes |
 | queue_pkts, queue_bytes | int64 | waiting after the event (the packet in service not counted) |
 
 A `mark` row says that the packet of the enqueue just before it was admitted with an ECN mark
 (Congestion Experienced) by a RED queue with `red_ecn`: same time, packet and occupancy. It is
-not an arrival of its own and not a drop; logs of drop-tail queues have none.
+not an arrival of its own and not a drop; logs of drop-tail queues have none. A `purge` row is
+a packet that a discipline holding its packets (`drop_head`) dropped from its queue: a drop,
+but not an arrival (its enqueue came earlier), with the occupancy after it.
 
 The file's metadata (`buflab` key, JSON) holds what rebuilding the queue needs beyond the
 events: the link's rate, the measured window, the time-series interval and the buffer.
@@ -45,8 +47,8 @@ import pyarrow.parquet as pq
 from buflab import __version__
 from buflab.engine.units import parse_time
 
-EVENT_NAMES = ("enqueue", "dequeue", "drop", "mark")
-ENQUEUE, DEQUEUE, DROP, MARK = range(4)
+EVENT_NAMES = ("enqueue", "dequeue", "drop", "mark", "purge")
+ENQUEUE, DEQUEUE, DROP, MARK, PURGE = range(5)
 METADATA_KEY = b"buflab"
 PS_PER_S = 10**12
 

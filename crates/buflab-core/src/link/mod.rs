@@ -424,6 +424,7 @@ impl Link {
     pub fn finish(&mut self, t: Time, sched: &mut Scheduler, id: u32) {
         self.flush(t);
         self.catch_up(t, sched, id);
+        self.charge_held_waits();
         if let Some(m) = self.monitor.as_deref_mut() {
             m.finish(t, self.waiting_pkts, self.waiting_bytes);
         }
