@@ -5,11 +5,18 @@
 //! is the same rule for callers that take any [`Admission`] (the emulator's datapath, and
 //! the check that the simulator's inline rule is this one).
 
+use crate::describe::Described;
 use crate::{Admission, Arrival, Verdict};
 
 /// Drop-tail: nothing but the hard limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DropTail;
+
+impl Described for DropTail {
+    const NAME: &'static str = "droptail";
+    const LABEL: &'static str = "drop-tail";
+    const DOC: &'static str = "an arrival is dropped when the buffer is full.";
+}
 
 impl Admission for DropTail {
     #[inline]

@@ -49,13 +49,33 @@
 //!
 //! ## Adding a discipline
 //!
-//! Write it in its own file here, implementing [`Admission`] if it only decides at arrivals
-//! and keeps the queue FIFO, [`Discipline`] otherwise; then add one line to the simulator's
-//! list of disciplines (`buflab-core`'s `queue` module), which names it for scenario files.
+//! Write it in its own file here: its rules, implementing [`Admission`] if it only decides at
+//! arrivals and keeps the queue FIFO, [`Discipline`] otherwise; and its description for
+//! scenario files ([`describe::Described`]: name, documentation, parameters and the checks
+//! between them, and how to build it). Then add one line to the `disciplines!` list below:
+//! scenario files accept it, the reference documents it, and links build it.
 
-pub mod drop_tail;
+pub mod describe;
 mod fifo;
-pub mod red;
+
+/// Declares each discipline's module and lists it, with the form it takes, in [`kinds`]: the
+/// one line a new discipline adds.
+macro_rules! disciplines {
+    ($( $module:ident :: $ty:ident as $form:ident ),* $(,)?) => {
+        $( pub mod $module; )*
+
+        /// Every discipline, in the order the documentation lists them, ready to build for
+        /// packets of type `P`.
+        pub fn kinds<P: Queued + 'static>() -> Vec<describe::Kind<P>> {
+            vec![ $( describe::Kind::$form::<$module::$ty>(), )* ]
+        }
+    };
+}
+
+disciplines! {
+    drop_tail::DropTail as inline,
+    red::Red as admission,
+}
 
 pub use buflab_base::units::{BufferLimit as Limit, Time};
 pub use fifo::Fifo;

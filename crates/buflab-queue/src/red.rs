@@ -53,7 +53,8 @@
 use buflab_base::rng::Rng;
 use buflab_base::units::Rate;
 
-use crate::{Admission, Arrival, Time, Verdict};
+use crate::describe::{BuildAdmission, Described, LinkInfo, Param, ParamError, ParamKind, Value, Values};
+use crate::{Admission, Arrival, Limit, Time, Verdict};
 
 /// RED's parameters, as the scenario gives them (`network.bottleneck.red_*`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -202,6 +203,63 @@ impl Admission for Red {
             return Verdict::Drop;
         }
         self.decide(a.ect)
+    }
+}
+
+impl Described for Red {
+    const NAME: &'static str = "red";
+    const LABEL: &'static str = "RED";
+    const DOC: &'static str = "Random Early Detection (Floyd & Jacobson 1993) on the average queue in packets, set by the `red_*` keys, dropping arrivals early at random or, with `red_ecn`, marking ECN-capable ones.";
+    const PARAMS: &'static [Param] = &[
+        Param { key: "red_min_th", kind: ParamKind::Packets, ty: "number (packets)", default: "5", doc: "RED: min_th. While the average queue is below it nothing is dropped or marked early (ns-2's `thresh_`). At least 0 and below `red_max_th`." },
+        Param { key: "red_max_th", kind: ParamKind::Packets, ty: "number (packets)", default: "15", doc: "RED: max_th. The early-drop probability rises linearly from 0 at min_th to `red_max_p` here (ns-2's `maxthresh_`); above it (with `red_gentle`, above 2 × max_th) every arrival is dropped. At most `buffer` when the buffer is in packets." },
+        Param { key: "red_max_p", kind: ParamKind::PositiveFraction, ty: "number", default: "0.1", doc: "RED: max_p, the early-drop (or mark) probability at max_th, above 0 and at most 1 (ns-2: 1 / `linterm_` = 1/10). Drops are spread out by the paper's `count`: at a steady probability p the gap between two is uniform on 1 … 1/p − 1 arrivals, so about 2p of the arrivals are dropped." },
+        Param { key: "red_weight", kind: ParamKind::PositiveFraction, ty: "number", default: "0.002", doc: "RED: w_q, the weight of the newest sample in the average queue, avg ← (1 − w_q)·avg + w_q·q at each arrival (ns-2's `q_weight_`); above 0, at most 1. An arrival at an idle link instead decays it as m samples of an empty queue would, avg ← (1 − w_q)^m·avg, m = the idle time ÷ the transmission time of the largest data packet of the traffic." },
+        Param { key: "red_gentle", kind: ParamKind::Bool, ty: "boolean", default: "true", doc: "RED: gentle RED (ns-2's default): between max_th and 2 × max_th the probability rises from max_p to 1 instead of jumping to 1 at max_th." },
+        Param { key: "red_ecn", kind: ParamKind::Bool, ty: "boolean", default: "false", doc: "RED: mark ECN-capable packets (of flows with `ecn = true`) Congestion Experienced instead of dropping them early (RFC 3168). Other packets are still dropped, and above the top of the ramp (max_th, or 2 × max_th when gentle) or with the buffer full every arrival is dropped (RFC 3168 §7). Marks are counted apart from drops (`marks`, `mark_rate`)." },
+    ];
+
+    /// min_th < max_th (the error names the key the user gave: the upper threshold if both or
+    /// neither), and max_th within a buffer counted in packets, which stays the hard limit.
+    fn check(v: &Values, limit: Limit) -> Result<(), ParamError> {
+        let (min, max) = (v.number("red_min_th"), v.number("red_max_th"));
+        if min >= max {
+            return Err(if v.given("red_max_th") || !v.given("red_min_th") {
+                let expected = format!("a number of packets above red_min_th ({min})");
+                ParamError { key: "red_max_th", got: Value::Number(max), expected }
+            } else {
+                let expected = format!("a number of packets below red_max_th ({max})");
+                ParamError { key: "red_min_th", got: Value::Number(min), expected }
+            });
+        }
+        if let Limit::Packets(b) = limit {
+            if max > b as f64 {
+                let expected = format!("at most the buffer ({b} packets), which stays the hard limit");
+                return Err(ParamError { key: "red_max_th", got: Value::Number(max), expected });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RedConfig {
+    /// The configuration its parameters give, for a link whose typical packet is `packet` B.
+    pub fn from_values(v: &Values, packet: u32) -> RedConfig {
+        RedConfig {
+            min_th: v.number("red_min_th"),
+            max_th: v.number("red_max_th"),
+            max_p: v.number("red_max_p"),
+            weight: v.number("red_weight"),
+            gentle: v.boolean("red_gentle"),
+            ecn: v.boolean("red_ecn"),
+            packet,
+        }
+    }
+}
+
+impl BuildAdmission for Red {
+    fn build(values: &Values, link: LinkInfo, rng: Rng) -> Box<dyn Admission> {
+        Box::new(Red::new(RedConfig::from_values(values, link.packet), link.rate, rng))
     }
 }
 

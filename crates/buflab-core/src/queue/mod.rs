@@ -1,12 +1,34 @@
-//! Queue disciplines in the simulator: the ones a scenario may name, and how a link gets
-//! its own.
+//! Queue disciplines in the simulator: the ones a scenario may name, and building a link's.
 //!
-//! Read first: the `buflab-queue` crate (the contract, written once, and one file per
-//! discipline: they are sans-IO, so the emulator's datapath runs the same code), then
-//! [`crate::link`] (how a link runs either form of discipline). This module owns the bridge
-//! between the two; it must not hold a discipline's rules.
+//! Read first: the `buflab-queue` crate (the contract, written once, the list of disciplines,
+//! and one file per discipline: they are sans-IO, so the emulator's datapath runs the same
+//! code), then [`crate::link`] (how a link runs either form of discipline). This module owns
+//! the bridge between the two; it must not hold a discipline's rules, nor list disciplines
+//! (the crate's `kinds` does).
 //!
 //! A discipline keeps its own state and its own random stream ([`crate::rng::Stream::Queue`],
 //! numbered by hop), so its draws never shift anyone else's.
 
+pub use buflab_queue::describe::{Kind, LinkInfo, ParamKind, Values};
 pub use buflab_queue::{drop_tail, red, Admission, Arrival, Dequeue, Discipline, Fifo, Queued, Verdict};
+
+use crate::link::{Queue, Waiting};
+use crate::rng::Rng;
+use buflab_queue::describe::Build;
+
+/// Every discipline a scenario may name, in documentation order, built for the simulator's
+/// links.
+pub fn kinds() -> Vec<Kind<Waiting>> {
+    buflab_queue::kinds()
+}
+
+/// The discipline named `name` (one of [`kinds`]), as a link's queue.
+pub fn build(name: &str, values: &Values, link: LinkInfo, rng: Rng) -> Queue {
+    let kinds = kinds();
+    let kind = kinds.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no discipline {name}"));
+    match kind.build {
+        Build::Inline => Queue::DropTail,
+        Build::Admission(make) => Queue::Admission(make(values, link, rng)),
+        Build::Held(make) => Queue::Held(make(values, link, rng)),
+    }
+}

@@ -1,0 +1,177 @@
+//! What a discipline tells the outside world about itself: its name in scenario files, one
+//! sentence of documentation, its parameters, and how to build it from their values.
+//!
+//! Read first: the crate doc (the contract). This file owns the description types; each
+//! discipline's own description sits in its file, beside its rules, so that adding a
+//! discipline is one file here and one line in the simulator's list. It must not know how a
+//! scenario is read or where a key lives in one (the caller reads the values, checking each
+//! against its [`ParamKind`], and reports errors under its own key paths).
+
+use buflab_base::rng::Rng;
+use buflab_base::units::Rate;
+
+use crate::{Admission, Discipline, Limit, Queued};
+
+/// How a parameter's value is written and checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A number of packets, at least 0 (fractional allowed: thresholds on an average).
+    Packets,
+    /// A fraction above 0, at most 1.
+    PositiveFraction,
+    /// true or false.
+    Bool,
+}
+
+/// One parameter of a discipline, as a scenario key beside `queue`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// The key, prefixed by the discipline's name so that keys of different disciplines never
+    /// collide (`red_min_th`).
+    pub key: &'static str,
+    pub kind: ParamKind,
+    /// The type as the documentation shows it ("number (packets)").
+    pub ty: &'static str,
+    /// The default, as written in a scenario file ("5", "0.002", "true").
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// A parameter's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Number(f64),
+    Bool(bool),
+}
+
+/// The values of a discipline's parameters, each with whether the user gave it (an error
+/// should name the key the user wrote).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Values {
+    entries: Vec<(&'static str, Value, bool)>,
+}
+
+impl Values {
+    pub fn new() -> Values {
+        Values::default()
+    }
+
+    /// Sets `key` to `value`; `given`: the user wrote it.
+    pub fn set(&mut self, key: &'static str, value: Value, given: bool) {
+        match self.entries.iter_mut().find(|e| e.0 == key) {
+            Some(e) => *e = (key, value, given),
+            None => self.entries.push((key, value, given)),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&(&'static str, Value, bool)> {
+        self.entries.iter().find(|e| e.0 == key)
+    }
+
+    /// The number `key` holds. Panics if it holds none: a discipline asks only for its own
+    /// parameters, which the caller has read.
+    pub fn number(&self, key: &str) -> f64 {
+        match self.get(key) {
+            Some((_, Value::Number(x), _)) => *x,
+            other => panic!("parameter {key} is not a number: {other:?}"),
+        }
+    }
+
+    /// The boolean `key` holds (panics likewise).
+    pub fn boolean(&self, key: &str) -> bool {
+        match self.get(key) {
+            Some((_, Value::Bool(b), _)) => *b,
+            other => panic!("parameter {key} is not a boolean: {other:?}"),
+        }
+    }
+
+    /// Whether the user wrote `key`.
+    pub fn given(&self, key: &str) -> bool {
+        self.get(key).is_some_and(|e| e.2)
+    }
+}
+
+/// A value that breaks a rule between parameters: the key to name, the value it has, and
+/// what was expected (completing "expected ...").
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamError {
+    pub key: &'static str,
+    pub got: Value,
+    pub expected: String,
+}
+
+/// What a discipline is built for: the link's rate and buffer limit, and the size of a
+/// typical packet of its traffic (on the wire, bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkInfo {
+    pub rate: Rate,
+    pub limit: Limit,
+    pub packet: u32,
+}
+
+/// A discipline's description (see the module doc).
+pub trait Described {
+    /// Its name in scenario files (`queue = "red"`).
+    const NAME: &'static str;
+    /// How its parameters are called in prose ("RED"), for errors about them.
+    const LABEL: &'static str;
+    /// One or two sentences for the `queue` key's documentation.
+    const DOC: &'static str;
+    const PARAMS: &'static [Param] = &[];
+
+    /// Checks the parameters against each other and the link (each was checked alone by the
+    /// caller, against its kind).
+    fn check(_values: &Values, _limit: Limit) -> Result<(), ParamError> {
+        Ok(())
+    }
+}
+
+/// A discipline of the first form (an admission) that can be built from its parameters.
+pub trait BuildAdmission: Described {
+    fn build(values: &Values, link: LinkInfo, rng: Rng) -> Box<dyn Admission>;
+}
+
+/// A discipline of the second form (held) that can be built, for any packet type.
+pub trait BuildHeld: Described {
+    fn build<P: Queued + 'static>(values: &Values, link: LinkInfo, rng: Rng) -> Box<dyn Discipline<P>>;
+}
+
+/// How a caller builds a discipline for packets of type `P`.
+pub enum Build<P> {
+    /// Drop-tail: the caller's own inline rule (see [`crate::drop_tail`]).
+    Inline,
+    Admission(fn(&Values, LinkInfo, Rng) -> Box<dyn Admission>),
+    Held(fn(&Values, LinkInfo, Rng) -> Box<dyn Discipline<P>>),
+}
+
+/// One entry of the list of disciplines ([`crate::kinds`]): its description, and how to build
+/// it for packets of type `P`.
+pub struct Kind<P> {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub doc: &'static str,
+    pub params: &'static [Param],
+    pub check: fn(&Values, Limit) -> Result<(), ParamError>,
+    pub build: Build<P>,
+}
+
+impl<P: Queued + 'static> Kind<P> {
+    fn described<D: Described>(build: Build<P>) -> Kind<P> {
+        Kind { name: D::NAME, label: D::LABEL, doc: D::DOC, params: D::PARAMS, check: D::check, build }
+    }
+
+    /// Drop-tail, which callers run inline.
+    pub fn inline<D: Described>() -> Kind<P> {
+        Self::described::<D>(Build::Inline)
+    }
+
+    /// An admission.
+    pub fn admission<D: BuildAdmission>() -> Kind<P> {
+        Self::described::<D>(Build::Admission(D::build))
+    }
+
+    /// A discipline that holds its packets.
+    pub fn held<D: BuildHeld>() -> Kind<P> {
+        Self::described::<D>(Build::Held(D::build::<P>))
+    }
+}
