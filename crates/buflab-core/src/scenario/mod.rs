@@ -71,6 +71,8 @@ pub enum Topology {
     Switch,
 }
 
+crate::names::names!(Topology { Dumbbell = "dumbbell", ParkingLot = "parking_lot", Switch = "switch" });
+
 use Topology::{Dumbbell, ParkingLot, Switch};
 
 /// Keys that only some topologies read, and which. The others reject them rather than
@@ -101,12 +103,9 @@ impl Topology {
             .collect()
     }
 
-    fn name(self) -> &'static str {
-        match self {
-            Dumbbell => "dumbbell",
-            ParkingLot => "parking lot",
-            Switch => "switch",
-        }
+    /// The topology as prose names it: "parking lot".
+    fn prose(self) -> String {
+        self.name().replace('_', " ")
     }
 }
 
@@ -355,11 +354,7 @@ impl Scenario {
         }
 
         let mut net = root.table("network", "network")?;
-        let topology = match net.choice("topology", &["dumbbell", "parking_lot", "switch"])? {
-            "parking_lot" => Topology::ParkingLot,
-            "switch" => Topology::Switch,
-            _ => Topology::Dumbbell,
-        };
+        let topology: Topology = net.named("topology")?;
         reject_other_topology(&mut net, topology)?;
         let rtt = net.time_range("rtt")?;
         let rtt_value = net.value("rtt")?;
@@ -780,8 +775,8 @@ fn reject_other_topology(t: &mut Table, topology: Topology) -> Result<()> {
                      the bottlenecks, set in network.switch (rate, output_buffer)"
                     .to_string(),
                 _ => {
-                    let names: Vec<&str> = owners.iter().map(|o| o.name()).collect();
-                    format!("no `{key}` on the {}: it is a {} key", topology.name(), names.join(" and "))
+                    let names: Vec<String> = owners.iter().map(|o| o.prose()).collect();
+                    format!("no `{key}` on the {}: it is a {} key", topology.prose(), names.join(" and "))
                 }
             };
             return Err(error(&t.key_path(key), v, &expected));
@@ -881,11 +876,7 @@ fn kind_table<'a>(
 /// The TCP keys shared by every TCP traffic kind (section `traffic.tcp`): the flow's
 /// settings and its send jitter.
 fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
-    let recovery = match t.choice("tcp", &["newreno", "reno", "sack"])? {
-        "reno" => Recovery::Reno,
-        "sack" => Recovery::Sack,
-        _ => Recovery::NewReno,
-    };
+    let recovery: Recovery = t.named("tcp")?;
     let packet = t.bytes("packet")?;
     if !(HEADER_BYTES as u64 + 1..=65_535).contains(&packet) {
         let got = t.value("packet")?;
@@ -896,7 +887,7 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
         ));
     }
     let mut tcp = TcpConfig::default_for(packet as u32, recovery);
-    tcp.cc = read_cc(t)?;
+    tcp.cc = t.named("cc")?;
     let max_window = t.bytes("max_window")?;
     let mss = tcp.mss() as u64;
     if max_window < mss {
@@ -927,11 +918,7 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
         let expected = "a positive timeout under 500 ms (RFC 1122 §4.2.3.2)";
         return Err(error(&t.key_path("delayed_ack_timeout"), &got, expected));
     }
-    tcp.pacing = match t.choice("pacing", &["off", "window", "linux"])? {
-        "window" => Pacing::Window,
-        "linux" => Pacing::Linux,
-        _ => Pacing::Off,
-    };
+    tcp.pacing = t.named("pacing")?;
     tcp.ecn = t.boolean("ecn")?;
     tcp.ack_pacing = t.boolean("ack_pacing")?;
     if tcp.cc == CcKind::Bbr {
@@ -955,12 +942,6 @@ fn check_bbr(t: &mut Table, tcp: &TcpConfig) -> Result<()> {
         return Err(error(&t.key_path("ecn"), &got, expected));
     }
     Ok(())
-}
-
-/// The flow's congestion control (`cc` of `traffic.tcp`).
-fn read_cc(t: &mut Table) -> Result<CcKind> {
-    let name = t.choice("cc", &CcKind::NAMES)?;
-    Ok(CcKind::from_name(name).expect("a choice among CcKind::NAMES"))
 }
 
 /// A long-lived entry. On the switch `per_output` carries its `flows_per_output` with the

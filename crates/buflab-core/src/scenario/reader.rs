@@ -7,6 +7,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::schema::{self, REQUIRED};
+use crate::names::Named;
 use crate::units::{self, BufferLimit, Range, Rate, Time, UnitError};
 
 /// A problem with one key of a scenario. Displays on one line.
@@ -226,6 +227,12 @@ impl<'a> Table<'a> {
             let list: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
             error(&self.key_path(key), &v, &format!("one of {}", list.join(", ")))
         })
+    }
+
+    /// One of the names of a [`Named`] enum, as its variant.
+    pub fn named<T: Named>(&mut self, key: &'static str) -> Result<T> {
+        let name = self.choice(key, T::NAMES)?;
+        Ok(T::from_name(name).expect("a choice among the enum's names"))
     }
 
     /// A sub-table (an absent one reads as empty, so its keys take their defaults).
