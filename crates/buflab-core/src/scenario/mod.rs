@@ -15,12 +15,14 @@ use reader::{error, Table};
 pub use reader::{Result, ScenarioError};
 pub use switch::{Load, PerOutput, SwitchSpec};
 
+use crate::autosize;
 use crate::monitor::trace::{TraceConfig, TracedFlows};
 use crate::queue::red::RedConfig;
 use crate::tcp::cc::CcKind;
 use crate::tcp::pacer::Pacing;
 use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::traffic::dist::Dist;
+use crate::traffic::udp::UdpPattern;
 use crate::units;
 use crate::units::{BufferLimit, Range, Rate, Time};
 
@@ -38,24 +40,7 @@ pub struct Scenario {
     /// Per traffic entry: the hops its flows cross (on the dumbbell, the bottleneck: hop 0).
     pub spans: Vec<HopSpan>,
     /// The live auto-sizer (`[autosize]` with a target), or None.
-    pub autosize: Option<Autosize>,
-}
-
-/// The live auto-sizer's settings; see [`crate::autosize`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Autosize {
-    /// Target utilization, a fraction in (0, 1].
-    pub target: f64,
-    /// A step passes when its utilization is at least `tolerance × target`.
-    pub tolerance: f64,
-    /// Simulated time between steps.
-    pub interval: Time,
-    /// Time at the start of each interval left out of its measurement.
-    pub settle: Time,
-    /// First buffer tried, packets (≥ 1).
-    pub start: u64,
-    /// Passes in a row of the converged size that re-open the search below it (0: never).
-    pub recheck: u32,
+    pub autosize: Option<autosize::Config>,
 }
 
 /// How the links are laid out.
@@ -232,12 +217,6 @@ pub struct LongLived {
     pub jitter: Time,
     /// On the switch, the flows per output when given as `flows_per_output` (resolved).
     pub per_output: Option<u32>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UdpPattern {
-    Poisson,
-    Cbr,
 }
 
 #[derive(Clone, Debug)]
@@ -649,7 +628,11 @@ const MAX_AUTOSIZE_START: u64 = 1_000_000_000;
 
 /// The `[autosize]` table: None without `target_utilization` (the auto-sizer is off, and its
 /// other keys would do nothing, so they are an error).
-fn read_autosize(t: &mut Table, measured: Time, bdp: impl FnOnce() -> u64) -> Result<Option<Autosize>> {
+fn read_autosize(
+    t: &mut Table,
+    measured: Time,
+    bdp: impl FnOnce() -> u64,
+) -> Result<Option<autosize::Config>> {
     if !t.present("target_utilization") {
         for key in ["interval", "settle", "start", "tolerance", "recheck"] {
             if let Some(v) = t.raw(key) {
@@ -678,7 +661,7 @@ fn read_autosize(t: &mut Table, measured: Time, bdp: impl FnOnce() -> u64) -> Re
     }
     let start = if t.given("start") { t.uint("start", 1, MAX_AUTOSIZE_START)? } else { bdp().max(1) };
     let recheck = t.uint("recheck", 0, 1_000_000)? as u32;
-    Ok(Some(Autosize { target, tolerance, interval, settle, start, recheck }))
+    Ok(Some(autosize::Config { target, tolerance, interval, settle, start, recheck }))
 }
 
 /// RTT·C of a link in packets, rounded up: the mean of the RTT range × the link's rate ÷ the
@@ -1370,7 +1353,7 @@ mod tests {
         v["autosize"] = json!({ "target_utilization": 0.98 });
         let a = Scenario::from_value(&v).unwrap().autosize.unwrap();
         // RTT·C: 100 Mb/s × 100 ms (the mean of 75..125 ms) ÷ 8000 bits = 1250 packets.
-        let expected = Autosize {
+        let expected = autosize::Config {
             target: 0.98,
             tolerance: 0.995,
             interval: Time::from_secs(3),
