@@ -131,13 +131,10 @@ impl HopSpan {
 pub struct Network {
     pub topology: Topology,
     /// The bottleneck links in path order: the dumbbell's one bottleneck, or the parking
-    /// lot's hops, hop 1 first.
+    /// lot's hops, hop 1 first (on the switch, one output link: what every output is made of).
     pub hops: Vec<LinkSpec>,
     /// Index in `hops` of the link the run summary, the time series and the event log describe.
     pub summary_hop: usize,
-    pub bottleneck_rate: Rate,
-    pub bottleneck_buffer: BufferLimit,
-    pub bottleneck_delay: Time,
     pub access_rate: Rate,
     pub access_buffer: BufferLimit,
     /// Server machines (0: a private access link per flow) and class queues per machine.
@@ -152,6 +149,14 @@ pub struct Network {
     pub loss: f64,
     /// The switch topology's router; None on the others.
     pub switch: Option<SwitchSpec>,
+}
+
+impl Network {
+    /// The bottleneck the run summary describes: the dumbbell's one link, the parking lot's
+    /// summary hop (on the switch, an output link).
+    pub fn bottleneck(&self) -> &LinkSpec {
+        &self.hops[self.summary_hop]
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -354,8 +359,9 @@ impl Scenario {
                 (bottleneck, Some(red), net.fraction("loss")?, None, None)
             }
         };
-        let (bottleneck_rate, bottleneck_buffer, bottleneck_delay) =
-            (bottleneck.rate, bottleneck.buffer, bottleneck.delay);
+        // What an open-loop entry's `load` is a fraction of: `network.bottleneck.rate`, also on
+        // the parking lot (on the switch, which refuses open-loop entries, its rate).
+        let load_rate = bottleneck.rate;
         let (mut hops, summary_hop) = match topology {
             Topology::ParkingLot => {
                 let red = red_base.expect("the parking lot reads network.bottleneck");
@@ -452,11 +458,9 @@ impl Scenario {
                 "closed_loop" => {
                     read_closed_loop(entry("traffic.closed_loop", Some("traffic.tcp")), &mut asked)?
                 }
-                "open_loop" => read_open_loop(
-                    entry("traffic.open_loop", Some("traffic.tcp")),
-                    bottleneck_rate,
-                    &mut asked,
-                )?,
+                "open_loop" => {
+                    read_open_loop(entry("traffic.open_loop", Some("traffic.tcp")), load_rate, &mut asked)?
+                }
                 "repeated_downloads" => read_repeated_downloads(
                     entry("traffic.repeated_downloads", Some("traffic.tcp")),
                     &mut asked,
@@ -509,9 +513,6 @@ impl Scenario {
                 topology,
                 hops,
                 summary_hop,
-                bottleneck_rate,
-                bottleneck_buffer,
-                bottleneck_delay,
                 access_rate,
                 access_buffer,
                 machines,
@@ -1229,8 +1230,8 @@ mod tests {
     #[test]
     fn reads_a_minimal_scenario_with_defaults() {
         let s = Scenario::from_value(&base()).unwrap();
-        assert_eq!(s.network.bottleneck_rate, Rate::mbps(100));
-        assert_eq!(s.network.bottleneck_buffer, BufferLimit::Packets(125));
+        assert_eq!(s.network.bottleneck().rate, Rate::mbps(100));
+        assert_eq!(s.network.bottleneck().buffer, BufferLimit::Packets(125));
         assert_eq!(s.network.access_rate, Rate::gbps(10));
         let Traffic::LongLived(l) = &s.traffic[0] else { panic!() };
         assert_eq!(l.tcp.packet, 1000);
