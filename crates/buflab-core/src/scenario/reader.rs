@@ -32,6 +32,9 @@ impl std::error::Error for ScenarioError {}
 
 pub type Result<T> = std::result::Result<T, ScenarioError>;
 
+/// Every (section, key) a reader asked for, for the schema completeness test.
+pub type Asked = Vec<(&'static str, &'static str)>;
+
 /// Shows a value as the user wrote it (strings quoted, as in TOML).
 pub fn show(v: &Value) -> String {
     match v {
@@ -297,7 +300,7 @@ impl<'a> Table<'a> {
     }
 
     /// Rejects keys present in the table that nothing read (unknown or not valid here).
-    pub fn finish(self, asked: &mut Vec<(&'static str, &'static str)>) -> Result<()> {
+    pub fn finish(self, asked: &mut Asked) -> Result<()> {
         asked.extend(self.asked());
         let Some(map) = self.map else { return Ok(()) };
         for key in map.keys() {

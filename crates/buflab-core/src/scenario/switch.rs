@@ -139,6 +139,24 @@ pub fn read_switch(t: &mut Table) -> Result<(SwitchSpec, Option<u32>)> {
     Ok((spec, cell))
 }
 
+/// The normalized echo of a `network.switch` table whose defaults are filled in: it states the
+/// cell, whose default is computed, and leaves out the keys that do nothing for the scheduler
+/// (they would be refused; the user cannot have written them, since validation refuses them).
+pub(super) fn normalize(sw: &mut Value, spec: &SwitchSpec) {
+    sw["cell"] = Value::from(format!("{}B", spec.cell));
+    let Some(map) = sw.as_object_mut() else { unreachable!("a validated switch table") };
+    let scheduler = map["scheduler"].as_str().unwrap_or_default().to_string();
+    let inapplicable: &[&str] = match scheduler.as_str() {
+        "output_queued" => &["speedup", "voq_buffer", "iterations"],
+        "oq_emulation" => &["voq_buffer", "iterations"],
+        "islip" | "pim" => &[],
+        _ => &["iterations"],
+    };
+    for key in inapplicable {
+        map.remove(*key);
+    }
+}
+
 fn cell_size(t: &mut Table) -> Result<u32> {
     let cell = t.bytes("cell")?;
     if !(1..=65_535).contains(&cell) {
