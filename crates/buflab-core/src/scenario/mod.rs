@@ -35,7 +35,7 @@ pub use queue::QueueSpec;
 use reader::{error, Asked, Table};
 pub use reader::{Result, ScenarioError};
 pub use switch::{Load, PerOutput, SwitchSpec};
-pub use traffic::{ClosedLoop, HopSpan, LongLived, OpenLoop, Starts, Traffic, Udp};
+pub use traffic::{ClosedLoop, HopSpan, LongLived, OpenLoop, Starts, Traffic, TrafficKind, Udp};
 
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -120,17 +120,11 @@ impl Scenario {
         }
         if let Some(items) = out["traffic"].as_array_mut() {
             for (item, t) in items.iter_mut().zip(&scenario.traffic) {
-                let section = match t {
-                    Traffic::LongLived(_) => "traffic.long_lived",
-                    Traffic::ClosedLoop(c) if c.repeated => "traffic.repeated_downloads",
-                    Traffic::ClosedLoop(_) => "traffic.closed_loop",
-                    Traffic::OpenLoop(_) => "traffic.open_loop",
-                    Traffic::Udp(_) => "traffic.udp",
-                };
-                fill_defaults(item, section, foreign);
+                let kind = t.kind();
+                fill_defaults(item, kind.section(), foreign);
                 fill_defaults(item, "traffic", foreign);
-                if !matches!(t, Traffic::Udp(_)) {
-                    fill_defaults(item, "traffic.tcp", foreign);
+                if let Some(shared) = kind.shared() {
+                    fill_defaults(item, shared, foreign);
                 }
                 if let Traffic::LongLived(LongLived { per_output: Some(n), .. }) = t {
                     // Flows were given per output (eq. 3.1 resolved to its count), not in all.

@@ -89,15 +89,56 @@ pub struct Udp {
     pub start: Range<Time>,
 }
 
-impl Traffic {
-    pub fn kind(&self) -> &'static str {
+/// What a traffic entry's `kind` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrafficKind {
+    LongLived,
+    ClosedLoop,
+    RepeatedDownloads,
+    OpenLoop,
+    UdpPoisson,
+    UdpCbr,
+}
+
+crate::names::names!(TrafficKind {
+    LongLived = "long_lived",
+    ClosedLoop = "closed_loop",
+    RepeatedDownloads = "repeated_downloads",
+    OpenLoop = "open_loop",
+    UdpPoisson = "udp_poisson",
+    UdpCbr = "udp_cbr",
+});
+
+impl TrafficKind {
+    /// The schema section of the keys of this kind's own.
+    pub fn section(self) -> &'static str {
         match self {
-            Traffic::LongLived(_) => "long_lived",
-            Traffic::ClosedLoop(c) if c.repeated => "repeated_downloads",
-            Traffic::ClosedLoop(_) => "closed_loop",
-            Traffic::OpenLoop(_) => "open_loop",
-            Traffic::Udp(u) if u.pattern == UdpPattern::Poisson => "udp_poisson",
-            Traffic::Udp(_) => "udp_cbr",
+            TrafficKind::LongLived => "traffic.long_lived",
+            TrafficKind::ClosedLoop => "traffic.closed_loop",
+            TrafficKind::RepeatedDownloads => "traffic.repeated_downloads",
+            TrafficKind::OpenLoop => "traffic.open_loop",
+            TrafficKind::UdpPoisson | TrafficKind::UdpCbr => "traffic.udp",
+        }
+    }
+
+    /// The section of the keys it shares with other kinds: the TCP keys (UDP has none).
+    pub fn shared(self) -> Option<&'static str> {
+        match self {
+            TrafficKind::UdpPoisson | TrafficKind::UdpCbr => None,
+            _ => Some("traffic.tcp"),
+        }
+    }
+}
+
+impl Traffic {
+    pub fn kind(&self) -> TrafficKind {
+        match self {
+            Traffic::LongLived(_) => TrafficKind::LongLived,
+            Traffic::ClosedLoop(c) if c.repeated => TrafficKind::RepeatedDownloads,
+            Traffic::ClosedLoop(_) => TrafficKind::ClosedLoop,
+            Traffic::OpenLoop(_) => TrafficKind::OpenLoop,
+            Traffic::Udp(Udp { pattern: UdpPattern::Poisson, .. }) => TrafficKind::UdpPoisson,
+            Traffic::Udp(_) => TrafficKind::UdpCbr,
         }
     }
     pub fn flows(&self) -> u32 {
@@ -171,20 +212,18 @@ fn read_entry(
     asked: &mut Asked,
 ) -> Result<(Traffic, bool, HopSpan)> {
     let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
-    let kinds = ["long_lived", "closed_loop", "repeated_downloads", "open_loop", "udp_poisson", "udp_cbr"];
-    let kind = kind_t.choice("kind", &kinds)?;
+    let kind: TrafficKind = kind_t.named("kind")?;
     reject_other_topology(&mut kind_t, net.network.topology)?;
     let (is_cross, span, per_output) = read_placement(&mut kind_t, kind, &path, net)?;
     asked.extend(kind_t.asked());
-    let entry = |section, shared| kind_table(path.clone(), section, shared, map);
+    let t = kind_table(path, kind, map);
     let t = match kind {
-        "long_lived" => read_long_lived(entry("traffic.long_lived", Some("traffic.tcp")), per_output, asked)?,
-        "closed_loop" => read_closed_loop(entry("traffic.closed_loop", Some("traffic.tcp")), asked)?,
-        "open_loop" => read_open_loop(entry("traffic.open_loop", Some("traffic.tcp")), net.load_rate, asked)?,
-        "repeated_downloads" => {
-            read_repeated_downloads(entry("traffic.repeated_downloads", Some("traffic.tcp")), asked)?
-        }
-        pattern => read_udp(entry("traffic.udp", None), pattern, asked)?,
+        TrafficKind::LongLived => read_long_lived(t, per_output, asked)?,
+        TrafficKind::ClosedLoop => read_closed_loop(t, asked)?,
+        TrafficKind::OpenLoop => read_open_loop(t, net.load_rate, asked)?,
+        TrafficKind::RepeatedDownloads => read_repeated_downloads(t, asked)?,
+        TrafficKind::UdpPoisson => read_udp(t, UdpPattern::Poisson, asked)?,
+        TrafficKind::UdpCbr => read_udp(t, UdpPattern::Cbr, asked)?,
     };
     Ok((t, is_cross, span))
 }
@@ -194,7 +233,7 @@ fn read_entry(
 /// given that way (`flows_per_output`).
 fn read_placement(
     kind_t: &mut Table,
-    kind: &str,
+    kind: TrafficKind,
     path: &str,
     net: &ReadNetwork,
 ) -> Result<(bool, HopSpan, Option<PerOutputOn>)> {
@@ -202,7 +241,7 @@ fn read_placement(
     let rtt = network.rtt;
     match network.topology {
         Topology::Switch => {
-            if kind == "open_loop" {
+            if kind == TrafficKind::OpenLoop {
                 let got = kind_t.value("kind")?;
                 let expected = "a kind with a fixed number of flows on the switch (open-loop flows \
                                 come and go, and each needs its input and output when built)";
@@ -263,14 +302,9 @@ fn read_span(t: &mut Table, k: usize) -> Result<HopSpan> {
 }
 
 /// The table of a traffic entry's kind-specific keys; the keys every entry has (`kind`,
-/// `path`, `hops`) were read from the entry's generic table.
-fn kind_table<'a>(
-    path: String,
-    section: &'static str,
-    shared: Option<&'static str>,
-    map: &'a Map<String, Value>,
-) -> Table<'a> {
-    let mut t = Table::entry(path, section, shared, map);
+/// `path`, `hops`, `flows_per_output`) were read from the entry's generic table.
+fn kind_table(path: String, kind: TrafficKind, map: &Map<String, Value>) -> Table<'_> {
+    let mut t = Table::entry(path, kind.section(), kind.shared(), map);
     for key in ["kind", "path", "hops", "flows_per_output"] {
         t.consume(key);
     }
@@ -459,7 +493,7 @@ fn read_repeated_downloads(mut t: Table, asked: &mut Asked) -> Result<Traffic> {
     }))
 }
 
-fn read_udp(mut t: Table, pattern: &str, asked: &mut Asked) -> Result<Traffic> {
+fn read_udp(mut t: Table, pattern: UdpPattern, asked: &mut Asked) -> Result<Traffic> {
     let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
     let rate = t.rate("rate")?;
     let packet = t.bytes("packet")?;
@@ -469,7 +503,6 @@ fn read_udp(mut t: Table, pattern: &str, asked: &mut Asked) -> Result<Traffic> {
     }
     let start = t.time_range("start")?;
     t.finish(asked)?;
-    let pattern = if pattern == "udp_poisson" { UdpPattern::Poisson } else { UdpPattern::Cbr };
     Ok(Traffic::Udp(Udp { pattern, flows, rate, packet: packet as u32, start }))
 }
 

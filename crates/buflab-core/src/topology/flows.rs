@@ -77,7 +77,7 @@ impl<R: Routing> Slots<R> {
         let jitter_rng = Rng::stream(self.seed, Stream::Jitter, id);
         let info = |start, payload, tcp| FlowInfo {
             traffic: ti as u32,
-            kind: traffic.kind(),
+            kind: traffic.kind().name(),
             tcp,
             rtt,
             start,
