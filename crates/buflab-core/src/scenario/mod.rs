@@ -139,7 +139,7 @@ impl Scenario {
     }
 
     pub fn total_flows(&self) -> u64 {
-        self.traffic.iter().map(|t| t.flows() as u64).sum()
+        traffic::total_flows(&self.traffic)
     }
 }
 

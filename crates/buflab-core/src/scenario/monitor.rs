@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::reader::{error, Asked, Result, Table};
-use super::traffic::Traffic;
+use super::traffic::{total_flows, Traffic};
 use super::MAX_FLOWS;
 use crate::monitor::trace::{TraceConfig, TracedFlows};
 use crate::units::Time;
@@ -47,7 +47,7 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<MonitorKeys> {
 impl MonitorKeys {
     /// The monitor, its traced flows checked against the flows of `traffic`.
     pub fn finish(self, traffic: &[Traffic]) -> Result<Monitor> {
-        let total_flows = traffic.iter().map(|t| t.flows() as u64).sum();
+        let total_flows = total_flows(traffic);
         let open_loop = traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_)));
         let trace = read_trace(&self.trace_flows, self.trace_interval, total_flows, open_loop)?;
         Ok(Monitor { interval: self.interval, events: self.events, trace })

@@ -1,5 +1,11 @@
 //! Reads one table of a scenario tree with typed getters that know their key path, take their
 //! defaults from the schema, and report errors as "key path: got X; expected Y".
+//!
+//! Read first: [`super::schema`] (where every default and suggestion comes from). Owns
+//! [`Table`], [`ScenarioError`] and the wording of the generic errors (wrong type, out of
+//! range, unknown key, missing key). Must not know any particular section or key: the
+//! section readers (`network.rs`, `traffic.rs`, …) say which keys to read and check what
+//! depends on more than one key.
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -1,5 +1,11 @@
 //! The `network.switch` table of the switch topology (thesis ch. 3, Fig 3.1), and eq. 3.1's
 //! flow count for `flows_per_output = "eq3.1"`.
+//!
+//! Read first: [`super::network`], which calls [`read_switch`] for the switch topology, and
+//! [`super::reader`] (typed key access, errors). Owns [`SwitchSpec`], [`Load`], [`Scheduler`]
+//! (the names of `scheduler`, and which keys each leaves unused), a traffic entry's
+//! `flows_per_output` and the normalized echo of `network.switch`. Must not know the other
+//! topologies, nor how the router is built and run ([`crate::switch`], [`crate::fabric`]).
 
 use serde_json::Value;
 

@@ -178,14 +178,13 @@ pub(super) struct Entries {
 /// Reads the `traffic` array: every entry, checked against the network it runs on.
 pub(super) fn read(root: &mut Table, net: &ReadNetwork, asked: &mut Asked) -> Result<Entries> {
     let mut entries = Entries { traffic: Vec::new(), cross: Vec::new(), spans: Vec::new() };
-    let mut total_flows = 0u64;
     for (path, map) in root.array("traffic")? {
         let (t, is_cross, span) = read_entry(path, map, net, asked)?;
-        total_flows += t.flows() as u64;
         entries.traffic.push(t);
         entries.cross.push(is_cross);
         entries.spans.push(span);
     }
+    let total_flows = total_flows(&entries.traffic);
     if total_flows > MAX_FLOWS {
         return Err(ScenarioError {
             key: "traffic".into(),
@@ -193,6 +192,11 @@ pub(super) fn read(root: &mut Table, net: &ReadNetwork, asked: &mut Asked) -> Re
         });
     }
     Ok(entries)
+}
+
+/// The flows of every entry (open-loop flows, added as they arrive, not counted).
+pub(super) fn total_flows(traffic: &[Traffic]) -> u64 {
+    traffic.iter().map(|t| t.flows() as u64).sum()
 }
 
 /// The largest data packet of the traffic (1000 B if it has none): the typical packet.
