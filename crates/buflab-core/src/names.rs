@@ -1,13 +1,13 @@
 //! The names a scenario gives the variants of a field-less enum, kept beside the enum.
 //!
-//! Read first: nothing; this is a leaf. Owns the [`Named`] trait and the [`names!`] macro that
+//! Read first: nothing; this is a leaf. Owns the [`Named`] trait and the `names!` macro that
 //! implements it, so that every such enum (`Recovery`, `CcKind`, `Pacing`, `Topology`, …)
 //! carries its names the same way: `ALL` and `NAMES` in one order (the order the scenario
 //! reader lists them in its errors), `name()` and `from_name()`. The reader asks for one with
 //! [`crate::scenario::reader::Table::named`]; whoever needs a name back (a result table) calls
 //! `name()`. Must not know any scenario, key or enum.
 
-/// A field-less enum a scenario names; implemented by [`names!`].
+/// A field-less enum a scenario names; implemented by `names!`.
 pub trait Named: Copy + 'static {
     /// The names a scenario may give, in the order errors list them.
     const NAMES: &'static [&'static str];

@@ -3,7 +3,7 @@
 //! Read first: [`super`] (how `Scenario::read` calls one reader per section) and
 //! [`super::reader`] (typed key access, errors). Owns [`Monitor`] and the readers of
 //! `monitor.*`. The traced flows are checked against the flows the traffic has, which are read
-//! after this table: [`read`] takes the keys, [`MonitorKeys::finish`] checks them once the
+//! after this table: `read` takes the keys, `MonitorKeys::finish` checks them once the
 //! traffic is known. Must not know the network, nor how a monitor records.
 
 use serde_json::Value;

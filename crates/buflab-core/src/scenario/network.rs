@@ -7,7 +7,7 @@
 //! `network.bottleneck`, `network.hop`, `network.access` and `network.cross`; it hands
 //! `network.switch` to [`super::switch`] and each link's discipline to [`super::queue`]. Must
 //! not know the traffic beyond the one number that is filled in after it is read (the typical
-//! packet, [`ReadNetwork::finish`]), nor how a topology is built from what it reads.
+//! packet, `ReadNetwork::finish`), nor how a topology is built from what it reads.
 
 use serde_json::Value;
 
@@ -146,7 +146,7 @@ impl Network {
 const MAX_HOPS: u64 = 100;
 
 /// The network as read, before the traffic is: the traffic reader takes what it needs of it,
-/// and [`ReadNetwork::finish`] fills in what depends on the traffic.
+/// and `ReadNetwork::finish` fills in what depends on the traffic.
 pub(super) struct ReadNetwork {
     pub network: Network,
     /// `network.rtt` as given (or its default), for the errors that blame it.

@@ -1,10 +1,10 @@
 //! The queue discipline of a bottleneck or hop table: the `queue` key and the `red_*` keys.
 //!
 //! Read first: [`super::reader`] (typed key access, errors). Owns [`QueueSpec`] and
-//! [`read_queue`], the one function that reads a table's discipline, plus the two things the
+//! `read_queue`, the one function that reads a table's discipline, plus the two things the
 //! rest of the scenario asks of a discipline once it is read: the typical packet RED's idle
-//! rule needs ([`set_typical_packet`]) and the normalized echo of a bottleneck table
-//! ([`normalize`]). Must not know which table it reads (bottleneck or hop), the topology, or
+//! rule needs (`set_typical_packet`) and the normalized echo of a bottleneck table
+//! (`normalize`). Must not know which table it reads (bottleneck or hop), the topology, or
 //! the traffic: what it inherits and the link's buffer are passed in. Kept self-contained so
 //! that a registry of disciplines can replace it as one piece.
 

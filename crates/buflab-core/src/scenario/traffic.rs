@@ -3,7 +3,7 @@
 //! Read first: [`super`] (how `Scenario::read` calls one reader per section) and
 //! [`super::reader`] (typed key access, errors). Owns [`Traffic`] and its kinds, [`HopSpan`],
 //! and the readers of `traffic` (the keys every entry has: `kind`, and where its flows go on
-//! the topology), `traffic.<kind>` and `traffic.tcp`; distributions are [`super::dist`]'s,
+//! the topology), `traffic.<kind>` and `traffic.tcp`; distributions are `dist.rs`'s,
 //! `flows_per_output` is [`super::switch`]'s. It reads the network it runs on (read before it)
 //! but must not change it, and must not know how flows are built from an entry.
 
