@@ -32,8 +32,25 @@
 //! A run without `[autosize]` has no auto-sizer, schedules no such event and pays nothing.
 
 use crate::monitor::Cumulative;
-use crate::scenario::Autosize as Config;
 use crate::units::Time;
+
+/// The auto-sizer's settings: the scenario's `[autosize]` table (every key documented in
+/// `docs/scenario.md`), read by the scenario reader.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// Target utilization, a fraction in (0, 1].
+    pub target: f64,
+    /// A step passes when its utilization is at least `tolerance × target`.
+    pub tolerance: f64,
+    /// Simulated time between steps.
+    pub interval: Time,
+    /// Time at the start of each interval left out of its measurement.
+    pub settle: Time,
+    /// First buffer tried, packets (≥ 1).
+    pub start: u64,
+    /// Passes in a row of the converged size that re-open the search below it (0: never).
+    pub recheck: u32,
+}
 
 /// Binary search over whole packets for the smallest buffer that passes.
 ///

@@ -18,7 +18,8 @@
 //! - [`autosize`]: the live auto-sizer, a binary search for the smallest buffer meeting a
 //!   target utilization within one run (thesis ch. 4.3).
 //! - [`topology`]: builders (the dumbbell, the parking lot).
-//! - [`scenario`]: the scenario schema, reader and validation errors.
+//! - [`scenario`]: the scenario schema, reader and validation errors; [`names`]: the names a
+//!   scenario gives an enum's variants, kept beside each enum.
 //! - [`sim`]: the tables and the event loop; [`result`]: what a run returns.
 //!
 //! ## Running a scenario
@@ -39,6 +40,7 @@ pub mod fabric;
 pub mod link;
 pub mod loss;
 pub mod monitor;
+pub mod names;
 pub mod packet;
 pub mod queue;
 pub mod result;

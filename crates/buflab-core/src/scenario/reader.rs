@@ -1,5 +1,11 @@
 //! Reads one table of a scenario tree with typed getters that know their key path, take their
 //! defaults from the schema, and report errors as "key path: got X; expected Y".
+//!
+//! Read first: [`super::schema`] (where every default and suggestion comes from). Owns
+//! [`Table`], [`ScenarioError`] and the wording of the generic errors (wrong type, out of
+//! range, unknown key, missing key). Must not know any particular section or key: the
+//! section readers (`network.rs`, `traffic.rs`, …) say which keys to read and check what
+//! depends on more than one key.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -7,6 +13,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::schema::{self, REQUIRED};
+use crate::names::Named;
 use crate::units::{self, BufferLimit, Range, Rate, Time, UnitError};
 
 /// A problem with one key of a scenario. Displays on one line.
@@ -30,6 +37,9 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 pub type Result<T> = std::result::Result<T, ScenarioError>;
+
+/// Every (section, key) a reader asked for, for the schema completeness test.
+pub type Asked = Vec<(&'static str, &'static str)>;
 
 /// Shows a value as the user wrote it (strings quoted, as in TOML).
 pub fn show(v: &Value) -> String {
@@ -228,6 +238,12 @@ impl<'a> Table<'a> {
         })
     }
 
+    /// One of the names of a [`Named`] enum, as its variant.
+    pub fn named<T: Named>(&mut self, key: &'static str) -> Result<T> {
+        let name = self.choice(key, T::NAMES)?;
+        Ok(T::from_name(name).expect("a choice among the enum's names"))
+    }
+
     /// A sub-table (an absent one reads as empty, so its keys take their defaults).
     pub fn table(&mut self, key: &'static str, section: &'static str) -> Result<Table<'a>> {
         let path = self.key_path(key);
@@ -290,7 +306,7 @@ impl<'a> Table<'a> {
     }
 
     /// Rejects keys present in the table that nothing read (unknown or not valid here).
-    pub fn finish(self, asked: &mut Vec<(&'static str, &'static str)>) -> Result<()> {
+    pub fn finish(self, asked: &mut Asked) -> Result<()> {
         asked.extend(self.asked());
         let Some(map) = self.map else { return Ok(()) };
         for key in map.keys() {

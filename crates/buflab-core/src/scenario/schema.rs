@@ -1,5 +1,9 @@
 //! Every scenario key, its type, default and meaning — the single source for the reader's
 //! defaults, its "did you mean" suggestions and the reference page `docs/scenario.md`.
+//!
+//! Read first: nothing; this is a leaf. Owns [`KEYS`] and the lookups over it. Must not know
+//! how a key is read or checked (that is the section readers'); a key added here must be
+//! read by one of them (the test `every_documented_key_is_read` in [`super`] checks it).
 
 /// One documented key.
 #[derive(Clone, Copy, Debug)]

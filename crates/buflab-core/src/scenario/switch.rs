@@ -1,9 +1,16 @@
 //! The `network.switch` table of the switch topology (thesis ch. 3, Fig 3.1), and eq. 3.1's
 //! flow count for `flows_per_output = "eq3.1"`.
+//!
+//! Read first: [`super::network`], which calls [`read_switch`] for the switch topology, and
+//! [`super::reader`] (typed key access, errors). Owns [`SwitchSpec`], [`Load`], [`Scheduler`]
+//! (the names of `scheduler`, and which keys each leaves unused), a traffic entry's
+//! `flows_per_output` and the normalized echo of `network.switch`. Must not know the other
+//! topologies, nor how the router is built and run ([`crate::switch`], [`crate::fabric`]).
 
 use serde_json::Value;
 
 use super::reader::{error, Result, Table};
+use super::traffic::TrafficKind;
 use crate::fabric::speedup::Speedup;
 use crate::fabric::SchedulerKind;
 use crate::switch::Fabric;
@@ -59,39 +66,77 @@ pub struct SwitchSpec {
     pub summary_port: usize,
 }
 
-/// The schedulers and modes `network.switch.scheduler` names.
-const SCHEDULERS: [&str; 5] = ["mwm", "islip", "pim", "oq_emulation", "output_queued"];
+/// What `network.switch.scheduler` names: the scheduler of a fabric, or no fabric at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    Mwm,
+    Islip,
+    Pim,
+    OqEmulation,
+    OutputQueued,
+}
+
+crate::names::names!(Scheduler {
+    Mwm = "mwm",
+    Islip = "islip",
+    Pim = "pim",
+    OqEmulation = "oq_emulation",
+    OutputQueued = "output_queued",
+});
+
+impl Scheduler {
+    /// The keys that do nothing with this scheduler: the reader refuses them, and the
+    /// normalized echo leaves them out.
+    fn unused_keys(self) -> &'static [&'static str] {
+        match self {
+            Scheduler::OutputQueued => &["speedup", "voq_buffer", "iterations"],
+            Scheduler::OqEmulation => &["voq_buffer", "iterations"],
+            Scheduler::Islip | Scheduler::Pim => &[],
+            Scheduler::Mwm => &["iterations"],
+        }
+    }
+
+    /// The fabric's scheduler, making `iterations` request-grant-accept rounds if it iterates.
+    fn fabric_scheduler(self, iterations: u32) -> SchedulerKind {
+        match self {
+            Scheduler::Mwm => SchedulerKind::Mwm,
+            Scheduler::Islip => SchedulerKind::Islip { iterations },
+            Scheduler::Pim => SchedulerKind::Pim { iterations },
+            Scheduler::OqEmulation => SchedulerKind::OqEmulation,
+            Scheduler::OutputQueued => unreachable!("an output-queued switch has no fabric"),
+        }
+    }
+}
 
 /// Reads `network.switch`. The cell's default depends on the traffic, read later: it comes
 /// back as None unless the user gave it.
 pub fn read_switch(t: &mut Table) -> Result<(SwitchSpec, Option<u32>)> {
     let ports = t.uint("ports", 1, MAX_PORTS)? as usize;
     let rate = t.rate("rate")?;
-    let scheduler = t.choice("scheduler", &SCHEDULERS)?;
-    let iterative = matches!(scheduler, "islip" | "pim");
-    // Keys that do nothing for this scheduler are errors, not silently ignored.
-    let not_for = |t: &mut Table, key: &'static str, why: &str| -> Result<()> {
+    let scheduler: Scheduler = t.named("scheduler")?;
+    // Keys that do nothing for this scheduler are errors, not silently ignored: true when
+    // `key` is one of them (and absent), false when it is to be read.
+    let unused = |t: &mut Table, key: &'static str, why: &str| -> Result<bool> {
+        if !scheduler.unused_keys().contains(&key) {
+            return Ok(false);
+        }
         match t.raw(key) {
-            Some(v) => Err(error(
-                &t.key_path(key),
-                v,
-                &format!("no `{key}` with scheduler = \"{scheduler}\" ({why})"),
-            )),
-            None => Ok(()),
+            Some(v) => {
+                let expected = format!("no `{key}` with scheduler = \"{}\" ({why})", scheduler.name());
+                Err(error(&t.key_path(key), v, &expected))
+            }
+            None => Ok(true),
         }
     };
-    let iterations = if iterative {
-        t.uint("iterations", 1, MAX_PORTS)? as u32
-    } else {
-        not_for(t, "iterations", "only islip and pim iterate")?;
+    let iterations = if unused(t, "iterations", "only islip and pim iterate")? {
         1
+    } else {
+        t.uint("iterations", 1, MAX_PORTS)? as u32
     };
-    let fabric = match scheduler {
-        "output_queued" => {
-            not_for(t, "speedup", "it has no fabric to speed up: packets go straight to their outputs")?;
+    let fabric =
+        if unused(t, "speedup", "it has no fabric to speed up: packets go straight to their outputs")? {
             Fabric::OutputQueued
-        }
-        name => {
+        } else {
             let v = t.value("speedup")?;
             let speedup = v.as_f64().and_then(Speedup::from_f64).ok_or_else(|| {
                 error(
@@ -100,26 +145,13 @@ pub fn read_switch(t: &mut Table) -> Result<(SwitchSpec, Option<u32>)> {
                     "a number from 1 to 4000000 (the fabric's rate ÷ the line rate)",
                 )
             })?;
-            let scheduler = match name {
-                "mwm" => SchedulerKind::Mwm,
-                "islip" => SchedulerKind::Islip { iterations },
-                "pim" => SchedulerKind::Pim { iterations },
-                _ => SchedulerKind::OqEmulation,
-            };
-            Fabric::Cioq { scheduler, speedup }
-        }
+            Fabric::Cioq { scheduler: scheduler.fabric_scheduler(iterations), speedup }
+        };
+    let voq_why = match scheduler {
+        Scheduler::OutputQueued => "an output-queued switch has no VOQs",
+        _ => "its VOQs are unlimited; its drops are the shadow OQ switch's",
     };
-    let voq_buffer = match scheduler {
-        "output_queued" => {
-            not_for(t, "voq_buffer", "an output-queued switch has no VOQs")?;
-            None
-        }
-        "oq_emulation" => {
-            not_for(t, "voq_buffer", "its VOQs are unlimited; its drops are the shadow OQ switch's")?;
-            None
-        }
-        _ => packets(t, "voq_buffer", 1)?,
-    };
+    let voq_buffer = if unused(t, "voq_buffer", voq_why)? { None } else { packets(t, "voq_buffer", 1)? };
     let output_buffer = packets(t, "output_buffer", 0)?;
     let load = read_load(t, ports)?;
     let cell = if t.given("cell") { Some(cell_size(t)?) } else { None };
@@ -137,6 +169,18 @@ pub fn read_switch(t: &mut Table) -> Result<(SwitchSpec, Option<u32>)> {
         summary_port,
     };
     Ok((spec, cell))
+}
+
+/// The normalized echo of a `network.switch` table whose defaults are filled in: it states the
+/// cell, whose default is computed, and leaves out the keys that do nothing for the scheduler
+/// (they would be refused; the user cannot have written them, since validation refuses them).
+pub(super) fn normalize(sw: &mut Value, spec: &SwitchSpec) {
+    sw["cell"] = Value::from(format!("{}B", spec.cell));
+    let Some(map) = sw.as_object_mut() else { unreachable!("a validated switch table") };
+    let scheduler = map["scheduler"].as_str().and_then(Scheduler::from_name);
+    for key in scheduler.expect("a validated scheduler").unused_keys() {
+        map.remove(*key);
+    }
 }
 
 fn cell_size(t: &mut Table) -> Result<u32> {
@@ -202,10 +246,10 @@ pub enum PerOutput {
 }
 
 /// Reads a traffic entry's `flows_per_output`, if given.
-pub fn read_per_output(t: &mut Table, kind: &str, max: u64) -> Result<Option<PerOutput>> {
+pub fn read_per_output(t: &mut Table, kind: TrafficKind, max: u64) -> Result<Option<PerOutput>> {
     let Some(v) = t.raw("flows_per_output") else { return Ok(None) };
     let path = t.key_path("flows_per_output");
-    if kind != "long_lived" {
+    if kind != TrafficKind::LongLived {
         return Err(error(&path, v, "no `flows_per_output` on this kind: only long_lived entries take it"));
     }
     if t.present("flows") {

@@ -51,6 +51,9 @@ pub enum Recovery {
     Sack,
 }
 
+// The scenario's names (key `tcp` of `traffic.tcp`), also the per-flow table's.
+crate::names::names!(Recovery { NewReno = "newreno", Reno = "reno", Sack = "sack" });
+
 /// Per-flow TCP settings (from the scenario's traffic entry).
 #[derive(Clone, Copy, Debug)]
 pub struct TcpConfig {

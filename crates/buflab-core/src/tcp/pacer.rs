@@ -41,17 +41,10 @@ pub enum Pacing {
     Controller,
 }
 
-impl Pacing {
-    /// The names the scenario uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pacing::Off => "off",
-            Pacing::Window => "window",
-            Pacing::Linux => "linux",
-            Pacing::Controller => "controller",
-        }
-    }
+// The scenario's names (key `pacing` of `traffic.tcp`); the controller's own rate is no choice.
+crate::names::names!(Pacing { Off = "off", Window = "window", Linux = "linux"; Controller = "controller" });
 
+impl Pacing {
     /// Pacing rate ÷ (cwnd ÷ srtt) in the window state `w`.
     fn ratio(self, w: &Window) -> f64 {
         match self {

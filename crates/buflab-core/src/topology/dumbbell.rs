@@ -95,11 +95,12 @@ pub fn build(s: &Scenario) -> Network {
     let window = MeasuredWindow { start: s.warmup, end: s.duration };
     let mut sim = Sim::new(window);
 
-    let mut bn = Link::new(net.bottleneck_rate, net.bottleneck_delay, net.bottleneck_buffer);
-    super::set_queue(&mut bn, &net.hops[0], s.seed, 0);
-    bn.attach_monitor(QueueMonitor::new(net.bottleneck_rate, window, s.monitor.interval, s.monitor.events));
+    let spec = net.bottleneck();
+    let mut bn = Link::new(spec.rate, spec.delay, spec.buffer);
+    super::set_queue(&mut bn, spec, s.seed, 0);
+    bn.attach_monitor(QueueMonitor::new(spec.rate, window, s.monitor.interval, s.monitor.events));
     let bottleneck = sim.add_link(bn);
-    let reverse = sim.add_link(Link::new(net.bottleneck_rate, net.bottleneck_delay, BufferLimit::Unlimited));
+    let reverse = sim.add_link(Link::new(spec.rate, spec.delay, BufferLimit::Unlimited));
     let loss = (net.loss > 0.0)
         .then(|| sim.add_loss(RandomLoss::new(net.loss, Rng::stream(s.seed, Stream::Loss, 0))));
 
@@ -127,7 +128,7 @@ pub fn build(s: &Scenario) -> Network {
         classes: net.classes,
         bottleneck,
         reverse,
-        bottleneck_delay: net.bottleneck_delay,
+        bottleneck_delay: spec.delay,
         loss,
         machines,
         cross,

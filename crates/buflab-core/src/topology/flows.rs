@@ -77,7 +77,7 @@ impl<R: Routing> Slots<R> {
         let jitter_rng = Rng::stream(self.seed, Stream::Jitter, id);
         let info = |start, payload, tcp| FlowInfo {
             traffic: ti as u32,
-            kind: traffic.kind(),
+            kind: traffic.kind().name(),
             tcp,
             rtt,
             start,
@@ -135,12 +135,8 @@ impl<R: Routing> Slots<R> {
         let mut sender = TcpSender::new(tcp, flow, forward);
         sender.set_cc_rng(Rng::stream(self.seed, Stream::Cc, id));
         let endpoints = Endpoints::Tcp(TcpFlow::new(sender, receiver));
-        let tcp_name = match tcp.recovery {
-            crate::tcp::Recovery::Reno => "reno",
-            crate::tcp::Recovery::NewReno => "newreno",
-            crate::tcp::Recovery::Sack => "sack",
-        };
-        let f = sim.add_flow(info(start, tcp.mss(), tcp_name), endpoints, start, jitter, jitter_rng);
+        let f =
+            sim.add_flow(info(start, tcp.mss(), tcp.recovery.name()), endpoints, start, jitter, jitter_rng);
         if let Some(user) = user {
             sim.set_user(f, user);
         }

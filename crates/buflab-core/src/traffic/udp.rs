@@ -6,8 +6,16 @@ use crate::endpoint::{Endpoint, Facts, Notice, Side};
 use crate::monitor::MeasuredWindow;
 use crate::packet::{Kind, Packet};
 use crate::rng::Rng;
-use crate::scenario::UdpPattern;
 use crate::units::{Rate, Time};
+
+/// When a source's packets leave (the scenario's kinds `udp_poisson` and `udp_cbr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UdpPattern {
+    /// Exponential gaps: a Poisson process of the source's mean rate.
+    Poisson,
+    /// Constant gaps: constant bit rate.
+    Cbr,
+}
 
 #[derive(Clone, Debug)]
 pub struct UdpSource {

@@ -117,12 +117,10 @@ pub enum CcKind {
     Bbr,
 }
 
-impl CcKind {
-    /// Every algorithm, in the order of [`CcKind::NAMES`].
-    pub const ALL: [CcKind; 4] = [CcKind::Reno, CcKind::Bic, CcKind::Cubic, CcKind::Bbr];
-    /// The scenario's names for them (key `cc` of `traffic.tcp`), also the per-flow table's.
-    pub const NAMES: [&'static str; 4] = ["reno", "bic", "cubic", "bbr"];
+// The scenario's names (key `cc` of `traffic.tcp`), also the per-flow table's.
+crate::names::names!(CcKind { Reno = "reno", Bic = "bic", Cubic = "cubic", Bbr = "bbr" });
 
+impl CcKind {
     /// A controller for a flow with settings `cfg`.
     pub fn build(self, cfg: &TcpConfig) -> Cc {
         match self {
@@ -131,15 +129,6 @@ impl CcKind {
             CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
             CcKind::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(cfg.packet, cfg.initial_window))),
         }
-    }
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-
-    /// The algorithm of a scenario name, if it is one of [`CcKind::NAMES`].
-    pub fn from_name(name: &str) -> Option<CcKind> {
-        Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
     }
 }
 

@@ -1,0 +1,328 @@
+//! The `network` section: the topology, the RTT range, the bottleneck links (the dumbbell's
+//! bottleneck, the parking lot's hops, or the switch), the access links and the cross link.
+//!
+//! Read first: [`super`] (how `Scenario::read` calls one reader per section) and
+//! [`super::reader`] (typed key access, errors). Owns [`Network`], [`LinkSpec`], [`Topology`]
+//! with the table of keys only some topologies read, and the readers of `network`,
+//! `network.bottleneck`, `network.hop`, `network.access` and `network.cross`; it hands
+//! `network.switch` to [`super::switch`] and each link's discipline to [`super::queue`]. Must
+//! not know the traffic beyond the one number that is filled in after it is read (the typical
+//! packet, `ReadNetwork::finish`), nor how a topology is built from what it reads.
+
+use serde_json::Value;
+
+use super::queue::{self, read_queue, QueueSpec};
+use super::reader::{error, Asked, Result, ScenarioError, Table};
+use super::switch::{self, SwitchSpec};
+use super::MAX_FLOWS;
+use crate::queue::red::RedConfig;
+use crate::units::{BufferLimit, Range, Rate, Time};
+
+/// How the links are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Topology {
+    /// One bottleneck shared by every flow (see [`crate::topology::dumbbell`]).
+    Dumbbell,
+    /// Bottlenecks in series, each traffic entry crossing a run of them (see
+    /// [`crate::topology::parking_lot`]).
+    ParkingLot,
+    /// The N×N router of thesis ch. 3 behind multiplexing routers (see
+    /// [`crate::topology::switch`]).
+    Switch,
+}
+
+crate::names::names!(Topology { Dumbbell = "dumbbell", ParkingLot = "parking_lot", Switch = "switch" });
+
+use Topology::{Dumbbell, ParkingLot, Switch};
+
+/// Keys that only some topologies read, and which. The others reject them rather than
+/// ignoring them, and [`Scenario::normalized`] fills in their defaults only where they apply.
+const TOPOLOGY_KEYS: &[(&str, &str, &[Topology])] = &[
+    ("network", "bottleneck", &[Dumbbell, ParkingLot]),
+    ("network", "loss", &[Dumbbell, ParkingLot]),
+    ("network", "cross", &[Dumbbell]),
+    ("network.access", "machines", &[Dumbbell]),
+    ("network.access", "classes", &[Dumbbell]),
+    ("network.access", "nic", &[Dumbbell]),
+    ("traffic", "path", &[Dumbbell]),
+    ("network", "hops", &[ParkingLot]),
+    ("network", "hop", &[ParkingLot]),
+    ("network", "summary_hop", &[ParkingLot]),
+    ("traffic", "hops", &[ParkingLot]),
+    ("network", "switch", &[Switch]),
+    ("traffic", "flows_per_output", &[Switch]),
+];
+
+impl Topology {
+    /// The (section, key) pairs of other topologies, which this one rejects.
+    pub(super) fn foreign_keys(self) -> Vec<(&'static str, &'static str)> {
+        TOPOLOGY_KEYS
+            .iter()
+            .filter(|(_, _, owners)| !owners.contains(&self))
+            .map(|&(s, k, _)| (s, k))
+            .collect()
+    }
+
+    /// The topology as prose names it: "parking lot".
+    fn prose(self) -> String {
+        self.name().replace('_', " ")
+    }
+}
+
+/// Rejects the keys of `t` that belong to the other topology, naming the topology they are for.
+pub(super) fn reject_other_topology(t: &mut Table, topology: Topology) -> Result<()> {
+    for (section, key) in topology.foreign_keys() {
+        if section != t.section() {
+            continue;
+        }
+        if let Some(v) = t.raw(key) {
+            let owners = TOPOLOGY_KEYS.iter().find(|e| (e.0, e.1) == (section, key)).map_or(&[][..], |e| e.2);
+            let expected = match (topology, owners) {
+                (Dumbbell, [ParkingLot]) => format!(
+                    "no `{key}` on the dumbbell: it is a parking-lot key (set network.topology = \"parking_lot\")"
+                ),
+                (ParkingLot, [Dumbbell]) => format!(
+                    "no `{key}` on the parking lot: it is a dumbbell key (on the parking lot every flow has its own \
+                     access link, and cross traffic is a traffic entry whose `hops` name the hops it crosses)"
+                ),
+                (Switch, _) if key == "bottleneck" => "no `bottleneck` on the switch: its output links are \
+                     the bottlenecks, set in network.switch (rate, output_buffer)"
+                    .to_string(),
+                _ => {
+                    let names: Vec<String> = owners.iter().map(|o| o.prose()).collect();
+                    format!("no `{key}` on the {}: it is a {} key", topology.prose(), names.join(" and "))
+                }
+            };
+            return Err(error(&t.key_path(key), v, &expected));
+        }
+    }
+    Ok(())
+}
+
+/// What a bottleneck link is made of.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkSpec {
+    pub rate: Rate,
+    pub buffer: BufferLimit,
+    /// One-way propagation delay.
+    pub delay: Time,
+    pub queue: QueueSpec,
+}
+
+#[derive(Clone, Debug)]
+pub struct Network {
+    pub topology: Topology,
+    /// The bottleneck links in path order: the dumbbell's one bottleneck, or the parking
+    /// lot's hops, hop 1 first (on the switch, one output link: what every output is made of).
+    pub hops: Vec<LinkSpec>,
+    /// Index in `hops` of the link the run summary, the time series and the event log describe.
+    pub summary_hop: usize,
+    pub access_rate: Rate,
+    pub access_buffer: BufferLimit,
+    /// Server machines (0: a private access link per flow) and class queues per machine.
+    pub machines: u32,
+    pub classes: u32,
+    pub nic_rate: Rate,
+    /// The link cross traffic leaves by.
+    pub cross_rate: Rate,
+    pub cross_buffer: BufferLimit,
+    pub cross_delay: Time,
+    pub rtt: Range<Time>,
+    pub loss: f64,
+    /// The switch topology's router; None on the others.
+    pub switch: Option<SwitchSpec>,
+}
+
+impl Network {
+    /// The bottleneck the run summary describes: the dumbbell's one link, the parking lot's
+    /// summary hop (on the switch, an output link).
+    pub fn bottleneck(&self) -> &LinkSpec {
+        &self.hops[self.summary_hop]
+    }
+}
+
+/// Largest number of parking-lot hops: a route holds at most 255 elements, and a data route
+/// through k hops with random loss has 2k + 1.
+const MAX_HOPS: u64 = 100;
+
+/// The network as read, before the traffic is: the traffic reader takes what it needs of it,
+/// and `ReadNetwork::finish` fills in what depends on the traffic.
+pub(super) struct ReadNetwork {
+    pub network: Network,
+    /// `network.rtt` as given (or its default), for the errors that blame it.
+    pub rtt_value: Value,
+    /// What an open-loop entry's `load` is a fraction of: `network.bottleneck.rate`, also on
+    /// the parking lot (on the switch, which refuses open-loop entries, its rate).
+    pub load_rate: Rate,
+    /// `network.switch.cell` if given.
+    cell: Option<u32>,
+}
+
+impl ReadNetwork {
+    /// The network, with what depends on the traffic filled in from `typical`, the largest
+    /// data packet of the traffic: the switch's default cell (so that every data packet is
+    /// one cell) and the typical packet of RED's idle rule.
+    pub fn finish(self, typical: u32) -> Network {
+        let mut network = self.network;
+        if let Some(spec) = network.switch.as_mut() {
+            spec.cell = self.cell.unwrap_or(typical);
+        }
+        for hop in &mut network.hops {
+            queue::set_typical_packet(&mut hop.queue, typical);
+        }
+        network
+    }
+}
+
+/// Reads the `network` table.
+pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<ReadNetwork> {
+    let mut net = root.table("network", "network")?;
+    let topology: Topology = net.named("topology")?;
+    reject_other_topology(&mut net, topology)?;
+    let rtt = net.time_range("rtt")?;
+    let rtt_value = net.value("rtt")?;
+    let (bottleneck, red_base, loss, switch, cell) = match topology {
+        Topology::Switch => {
+            let mut sw = net.table("switch", "network.switch")?;
+            let (spec, cell) = switch::read_switch(&mut sw)?;
+            sw.finish(asked)?;
+            // The output links are the bottlenecks: what the summary's rate and buffer echo.
+            let buffer =
+                spec.output_buffer.map_or(BufferLimit::Unlimited, |b| BufferLimit::Packets(b as u64));
+            let link = LinkSpec { rate: spec.rate, buffer, delay: Time::ZERO, queue: QueueSpec::DropTail };
+            (link, None, 0.0, Some(spec), cell)
+        }
+        _ => {
+            let (bottleneck, red) = read_bottleneck(&mut net, rtt, asked)?;
+            (bottleneck, Some(red), net.fraction("loss")?, None, None)
+        }
+    };
+    let load_rate = bottleneck.rate;
+    let (hops, summary_hop) = match topology {
+        Topology::ParkingLot => {
+            let red = red_base.expect("the parking lot reads network.bottleneck");
+            read_hops(&mut net, bottleneck, red, asked)?
+        }
+        _ => (vec![bottleneck], 0),
+    };
+    let mut acc = net.table("access", "network.access")?;
+    reject_other_topology(&mut acc, topology)?;
+    let access_rate = acc.rate("rate")?;
+    let access_buffer = acc.buffer("buffer")?;
+    let machines = acc.uint("machines", 0, MAX_FLOWS)? as u32;
+    let classes = acc.uint("classes", 1, MAX_FLOWS)? as u32;
+    let nic_rate = acc.rate("nic")?;
+    acc.finish(asked)?;
+    let (cross_rate, cross_buffer, cross_delay) = read_cross(&mut net, rtt, asked)?;
+    net.finish(asked)?;
+    let network = Network {
+        topology,
+        hops,
+        summary_hop,
+        access_rate,
+        access_buffer,
+        machines,
+        classes,
+        nic_rate,
+        cross_rate,
+        cross_buffer,
+        cross_delay,
+        rtt,
+        loss,
+        switch,
+    };
+    Ok(ReadNetwork { network, rtt_value, load_rate, cell })
+}
+
+/// `network.cross`: the rate, buffer and delay of the link cross traffic leaves by.
+fn read_cross(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Result<(Rate, BufferLimit, Time)> {
+    let mut cr = net.table("cross", "network.cross")?;
+    let (rate, buffer, delay) = (cr.rate("rate")?, cr.buffer("buffer")?, cr.time("delay")?);
+    if Time(delay.0 * 2) > rtt.lo {
+        let got = cr.value("delay")?;
+        return Err(error(
+            &cr.key_path("delay"),
+            &got,
+            &format!("at most half the smallest RTT ({})", rtt.lo),
+        ));
+    }
+    cr.finish(asked)?;
+    Ok((rate, buffer, delay))
+}
+
+/// The dumbbell's and the parking lot's `network.bottleneck` (a parking lot's default hop).
+/// Returns the link and the RED settings its hops inherit (the documented defaults when the
+/// bottleneck is drop-tail).
+fn read_bottleneck(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Result<(LinkSpec, RedConfig)> {
+    let mut bn = net.table("bottleneck", "network.bottleneck")?;
+    if net.raw("bottleneck").is_none() {
+        return Err(ScenarioError {
+            key: "network.bottleneck".into(),
+            message: "missing; expected a table such as { rate = \"100Mbps\", buffer = \"125pkt\" }".into(),
+        });
+    }
+    let rate = bn.rate("rate")?;
+    let buffer = bn.buffer("buffer")?;
+    let delay = bn.time("delay")?;
+    let (queue, red) = read_queue(&mut bn, None, buffer)?;
+    if Time(delay.0 * 2) > rtt.lo {
+        let got = bn.raw("delay").cloned().unwrap_or(Value::Null);
+        return Err(error(
+            &format!("{}.delay", bn.path()),
+            &got,
+            &format!("at most half the smallest RTT ({})", rtt.lo),
+        ));
+    }
+    bn.finish(asked)?;
+    Ok((LinkSpec { rate, buffer, delay, queue }, red))
+}
+
+/// The parking lot's hops, `network.hops` copies of the bottleneck with the
+/// `[[network.hop]]` overrides, and the summary hop (counted from 0).
+fn read_hops(
+    net: &mut Table,
+    bottleneck: LinkSpec,
+    red: RedConfig,
+    asked: &mut Asked,
+) -> Result<(Vec<LinkSpec>, usize)> {
+    let k = net.uint("hops", 1, MAX_HOPS)? as usize;
+    let mut hops = vec![bottleneck; k];
+    let path = net.key_path("hop");
+    let overrides = match net.raw("hop") {
+        None => &[][..],
+        Some(Value::Array(items)) => items.as_slice(),
+        Some(other) => return Err(error(&path, other, "an array of tables ([[network.hop]] entries)")),
+    };
+    if overrides.len() > k {
+        let n = overrides.len();
+        let message =
+            format!("got {n} entries; expected at most network.hops = {k} (entry i sets hop i + 1)");
+        return Err(ScenarioError { key: path, message });
+    }
+    for (i, item) in overrides.iter().enumerate() {
+        let entry_path = format!("{path}.{i}");
+        let Value::Object(map) = item else {
+            return Err(error(
+                &entry_path,
+                item,
+                "a table such as { rate = \"10Mbps\", buffer = \"50pkt\" }",
+            ));
+        };
+        let mut h = Table::entry(entry_path, "network.hop", None, map);
+        // Each key defaults to the bottleneck's.
+        if h.given("rate") {
+            hops[i].rate = h.rate("rate")?;
+        }
+        if h.given("buffer") {
+            hops[i].buffer = h.buffer("buffer")?;
+        }
+        if h.given("delay") {
+            hops[i].delay = h.time("delay")?;
+        }
+        let inherit = (matches!(bottleneck.queue, QueueSpec::Red(_)), red);
+        hops[i].queue = read_queue(&mut h, Some(inherit), hops[i].buffer)?.0;
+        h.finish(asked)?;
+    }
+    let summary_hop = net.uint("summary_hop", 1, k as u64)? as usize - 1;
+    Ok((hops, summary_hop))
+}

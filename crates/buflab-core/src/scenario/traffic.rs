@@ -1,0 +1,567 @@
+//! The `traffic` section: every traffic kind, and the TCP keys its TCP kinds share.
+//!
+//! Read first: [`super`] (how `Scenario::read` calls one reader per section) and
+//! [`super::reader`] (typed key access, errors). Owns [`Traffic`] and its kinds, [`HopSpan`],
+//! and the readers of `traffic` (the keys every entry has: `kind`, and where its flows go on
+//! the topology), `traffic.<kind>` and `traffic.tcp`; distributions are `dist.rs`'s,
+//! `flows_per_output` is [`super::switch`]'s. It reads the network it runs on (read before it)
+//! but must not change it, and must not know how flows are built from an entry.
+
+use std::ops::RangeInclusive;
+
+use serde_json::{Map, Value};
+
+use super::dist::read_dist_key;
+use super::network::{reject_other_topology, ReadNetwork, Topology};
+use super::reader::{error, Asked, Result, ScenarioError, Table};
+use super::switch::{self, PerOutput};
+use super::MAX_FLOWS;
+use crate::tcp::cc::CcKind;
+use crate::tcp::pacer::Pacing;
+use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
+use crate::traffic::dist::Dist;
+use crate::traffic::udp::UdpPattern;
+use crate::units::{self, Range, Rate, Time};
+
+#[derive(Clone, Debug)]
+pub enum Traffic {
+    LongLived(LongLived),
+    ClosedLoop(ClosedLoop),
+    OpenLoop(OpenLoop),
+    Udp(Udp),
+}
+
+/// Flows arriving as a Poisson process, each downloading one file over a new connection.
+#[derive(Clone, Debug)]
+pub struct OpenLoop {
+    pub tcp: TcpConfig,
+    pub jitter: Time,
+    pub handshake: bool,
+    /// File sizes, bytes.
+    pub file_size: Dist,
+    pub arrivals_per_s: f64,
+    /// When arrivals begin.
+    pub start: Time,
+}
+
+/// When the users of a closed-loop entry make their first request.
+#[derive(Clone, Copy, Debug)]
+pub enum Starts {
+    /// Drawn uniformly from the range, per user.
+    Uniform(Range<Time>),
+    /// Evenly spaced over the period: user k of n at k·period/n.
+    Ramp(Time),
+}
+
+/// Harpoon-style users: request a file over a new connection, download it, think, repeat.
+/// (`repeated_downloads` is the same with a constant file, no think time and a ramp.)
+#[derive(Clone, Debug)]
+pub struct ClosedLoop {
+    pub users: u32,
+    pub tcp: TcpConfig,
+    pub start: Starts,
+    pub jitter: Time,
+    pub handshake: bool,
+    /// File sizes, bytes.
+    pub file_size: Dist,
+    /// Think times, picoseconds.
+    pub think: Dist,
+    /// Read from a `repeated_downloads` entry.
+    pub repeated: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct LongLived {
+    pub flows: u32,
+    pub tcp: TcpConfig,
+    pub start: Range<Time>,
+    pub jitter: Time,
+    /// On the switch, the flows per output when given as `flows_per_output` (resolved).
+    pub per_output: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Udp {
+    pub pattern: UdpPattern,
+    pub flows: u32,
+    pub rate: Rate,
+    pub packet: u32,
+    pub start: Range<Time>,
+}
+
+/// What a traffic entry's `kind` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrafficKind {
+    LongLived,
+    ClosedLoop,
+    RepeatedDownloads,
+    OpenLoop,
+    UdpPoisson,
+    UdpCbr,
+}
+
+crate::names::names!(TrafficKind {
+    LongLived = "long_lived",
+    ClosedLoop = "closed_loop",
+    RepeatedDownloads = "repeated_downloads",
+    OpenLoop = "open_loop",
+    UdpPoisson = "udp_poisson",
+    UdpCbr = "udp_cbr",
+});
+
+impl TrafficKind {
+    /// The schema section of the keys of this kind's own.
+    pub fn section(self) -> &'static str {
+        match self {
+            TrafficKind::LongLived => "traffic.long_lived",
+            TrafficKind::ClosedLoop => "traffic.closed_loop",
+            TrafficKind::RepeatedDownloads => "traffic.repeated_downloads",
+            TrafficKind::OpenLoop => "traffic.open_loop",
+            TrafficKind::UdpPoisson | TrafficKind::UdpCbr => "traffic.udp",
+        }
+    }
+
+    /// The section of the keys it shares with other kinds: the TCP keys (UDP has none).
+    pub fn shared(self) -> Option<&'static str> {
+        match self {
+            TrafficKind::UdpPoisson | TrafficKind::UdpCbr => None,
+            _ => Some("traffic.tcp"),
+        }
+    }
+}
+
+impl Traffic {
+    pub fn kind(&self) -> TrafficKind {
+        match self {
+            Traffic::LongLived(_) => TrafficKind::LongLived,
+            Traffic::ClosedLoop(c) if c.repeated => TrafficKind::RepeatedDownloads,
+            Traffic::ClosedLoop(_) => TrafficKind::ClosedLoop,
+            Traffic::OpenLoop(_) => TrafficKind::OpenLoop,
+            Traffic::Udp(Udp { pattern: UdpPattern::Poisson, .. }) => TrafficKind::UdpPoisson,
+            Traffic::Udp(_) => TrafficKind::UdpCbr,
+        }
+    }
+    pub fn flows(&self) -> u32 {
+        match self {
+            Traffic::LongLived(l) => l.flows,
+            Traffic::ClosedLoop(c) => c.users,
+            // Open-loop flows are added as they arrive.
+            Traffic::OpenLoop(_) => 0,
+            Traffic::Udp(u) => u.flows,
+        }
+    }
+}
+
+/// The hops a traffic entry's flows cross, `first..=last`, counted from 0 (the user's hop 1
+/// is 0 here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HopSpan {
+    pub first: usize,
+    pub last: usize,
+}
+
+impl HopSpan {
+    pub fn range(self) -> RangeInclusive<usize> {
+        self.first..=self.last
+    }
+}
+
+/// The traffic entries as read, each with where its flows go.
+pub(super) struct Entries {
+    pub traffic: Vec<Traffic>,
+    /// Per entry: cross traffic (`path = "cross"`) rather than main traffic.
+    pub cross: Vec<bool>,
+    /// Per entry: the hops its flows cross.
+    pub spans: Vec<HopSpan>,
+}
+
+/// Reads the `traffic` array: every entry, checked against the network it runs on.
+pub(super) fn read(root: &mut Table, net: &ReadNetwork, asked: &mut Asked) -> Result<Entries> {
+    let mut entries = Entries { traffic: Vec::new(), cross: Vec::new(), spans: Vec::new() };
+    for (path, map) in root.array("traffic")? {
+        let (t, is_cross, span) = read_entry(path, map, net, asked)?;
+        entries.traffic.push(t);
+        entries.cross.push(is_cross);
+        entries.spans.push(span);
+    }
+    let total_flows = total_flows(&entries.traffic);
+    if total_flows > MAX_FLOWS {
+        return Err(ScenarioError {
+            key: "traffic".into(),
+            message: format!("{total_flows} flows in all; expected at most {MAX_FLOWS}"),
+        });
+    }
+    Ok(entries)
+}
+
+/// The flows of every entry (open-loop flows, added as they arrive, not counted).
+pub(super) fn total_flows(traffic: &[Traffic]) -> u64 {
+    traffic.iter().map(|t| t.flows() as u64).sum()
+}
+
+/// The largest data packet of the traffic (1000 B if it has none): the typical packet.
+pub(super) fn typical_packet(traffic: &[Traffic]) -> u32 {
+    traffic.iter().map(data_packet).max().unwrap_or(1000)
+}
+
+/// What a long-lived entry's `flows_per_output` needs: the count asked for, the switch's
+/// ports and rate, the access rate and the RTT range (eq. 3.1 needs them all).
+type PerOutputOn = (PerOutput, u32, Rate, Rate, Range<Time>);
+
+/// One traffic entry: its kind, where its flows go, and the keys of its kind.
+fn read_entry(
+    path: String,
+    map: &Map<String, Value>,
+    net: &ReadNetwork,
+    asked: &mut Asked,
+) -> Result<(Traffic, bool, HopSpan)> {
+    let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
+    let kind: TrafficKind = kind_t.named("kind")?;
+    reject_other_topology(&mut kind_t, net.network.topology)?;
+    let (is_cross, span, per_output) = read_placement(&mut kind_t, kind, &path, net)?;
+    asked.extend(kind_t.asked());
+    let t = kind_table(path, kind, map);
+    let t = match kind {
+        TrafficKind::LongLived => read_long_lived(t, per_output, asked)?,
+        TrafficKind::ClosedLoop => read_closed_loop(t, asked)?,
+        TrafficKind::OpenLoop => read_open_loop(t, net.load_rate, asked)?,
+        TrafficKind::RepeatedDownloads => read_repeated_downloads(t, asked)?,
+        TrafficKind::UdpPoisson => read_udp(t, UdpPattern::Poisson, asked)?,
+        TrafficKind::UdpCbr => read_udp(t, UdpPattern::Cbr, asked)?,
+    };
+    Ok((t, is_cross, span))
+}
+
+/// Where an entry's flows go, by topology: on the dumbbell, main or cross traffic (`path`);
+/// on the parking lot, the hops they cross (`hops`); on the switch, the flows per output if
+/// given that way (`flows_per_output`).
+fn read_placement(
+    kind_t: &mut Table,
+    kind: TrafficKind,
+    path: &str,
+    net: &ReadNetwork,
+) -> Result<(bool, HopSpan, Option<PerOutputOn>)> {
+    let network = &net.network;
+    let rtt = network.rtt;
+    match network.topology {
+        Topology::Switch => {
+            if kind == TrafficKind::OpenLoop {
+                let got = kind_t.value("kind")?;
+                let expected = "a kind with a fixed number of flows on the switch (open-loop flows \
+                                come and go, and each needs its input and output when built)";
+                return Err(error(&kind_t.key_path("kind"), &got, expected));
+            }
+            let spec = network.switch.as_ref().expect("the switch topology has a switch");
+            let max = MAX_FLOWS / spec.ports as u64;
+            let per_output = switch::read_per_output(kind_t, kind, max)?
+                .map(|p| (p, spec.ports as u32, spec.rate, network.access_rate, rtt));
+            Ok((false, HopSpan { first: 0, last: 0 }, per_output))
+        }
+        Topology::Dumbbell => {
+            let is_cross = kind_t.choice("path", &["main", "cross"])? == "cross";
+            if is_cross && network.machines == 0 {
+                let got = kind_t.value("path")?;
+                let expected =
+                    "\"main\" unless network.access.machines > 0 (cross traffic shares a machine's NIC link)";
+                return Err(error(&kind_t.key_path("path"), &got, expected));
+            }
+            Ok((is_cross, HopSpan { first: 0, last: 0 }, None))
+        }
+        Topology::ParkingLot => {
+            let hops = &network.hops;
+            let span = read_span(kind_t, hops.len())?;
+            let one_way = Time(hops[span.range()].iter().map(|h| h.delay.0).sum());
+            if Time(one_way.0 * 2) > rtt.lo {
+                let expected = format!(
+                    "a smallest RTT of at least twice the one-way delay of the hops {path} crosses ({one_way})"
+                );
+                return Err(error("network.rtt", &net.rtt_value, &expected));
+            }
+            Ok((false, span, None))
+        }
+    }
+}
+
+/// The hops a parking-lot traffic entry crosses (`hops`, counted from 1): one hop, a range
+/// `a..b` with both ends included, or "all".
+fn read_span(t: &mut Table, k: usize) -> Result<HopSpan> {
+    let v = t.value("hops")?;
+    let hop = |h: u64| Some(h as usize).filter(|h| (1..=k).contains(h));
+    let parse = |s: &str| s.trim().parse::<u64>().ok().and_then(hop);
+    let span = match &v {
+        Value::String(s) if s.trim() == "all" => Some((1, k)),
+        Value::String(s) => match s.split_once("..") {
+            Some((a, b)) => parse(a).zip(parse(b)).filter(|(a, b)| a <= b),
+            None => parse(s).map(|h| (h, h)),
+        },
+        Value::Number(n) => n.as_u64().and_then(hop).map(|h| (h, h)),
+        _ => None,
+    };
+    let (first, last) = span.ok_or_else(|| {
+        let expected =
+            format!("a hop from 1 to {k} (2 or \"2\"), a range \"a..b\" with 1 ≤ a ≤ b ≤ {k}, or \"all\"");
+        error(&t.key_path("hops"), &v, &expected)
+    })?;
+    Ok(HopSpan { first: first - 1, last: last - 1 })
+}
+
+/// The table of a traffic entry's kind-specific keys; the keys every entry has (`kind`,
+/// `path`, `hops`, `flows_per_output`) were read from the entry's generic table.
+fn kind_table(path: String, kind: TrafficKind, map: &Map<String, Value>) -> Table<'_> {
+    let mut t = Table::entry(path, kind.section(), kind.shared(), map);
+    for key in ["kind", "path", "hops", "flows_per_output"] {
+        t.consume(key);
+    }
+    t
+}
+
+/// The TCP keys shared by every TCP traffic kind (section `traffic.tcp`): the flow's
+/// settings and its send jitter.
+fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
+    let recovery: Recovery = t.named("tcp")?;
+    let packet = t.bytes("packet")?;
+    if !(HEADER_BYTES as u64 + 1..=65_535).contains(&packet) {
+        let got = t.value("packet")?;
+        return Err(error(
+            &t.key_path("packet"),
+            &got,
+            "a packet size from 41 B (40 B of headers) to 65535 B",
+        ));
+    }
+    let mut tcp = TcpConfig::default_for(packet as u32, recovery);
+    tcp.cc = t.named("cc")?;
+    let max_window = t.bytes("max_window")?;
+    let mss = tcp.mss() as u64;
+    if max_window < mss {
+        let got = t.value("max_window")?;
+        return Err(error(
+            &t.key_path("max_window"),
+            &got,
+            &format!("at least one segment ({mss} B of payload)"),
+        ));
+    }
+    tcp.max_window = (max_window / mss).min(u32::MAX as u64 / 4) as u32;
+    match t.raw("initial_window") {
+        None => {}
+        Some(Value::String(s)) if s == "rfc3390" => {}
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 && n <= u32::MAX as u64 => tcp.initial_window = n as u32,
+            _ => {
+                let expected = "a whole number of segments ≥ 1, or \"rfc3390\"";
+                return Err(error(&t.key_path("initial_window"), v, expected));
+            }
+        },
+    }
+    tcp.min_rto = t.time("min_rto")?;
+    tcp.delayed_ack = t.boolean("delayed_ack")?;
+    tcp.delayed_ack_timeout = t.time("delayed_ack_timeout")?;
+    if tcp.delayed_ack_timeout >= Time::from_ms(500) || tcp.delayed_ack_timeout == Time::ZERO {
+        let got = t.value("delayed_ack_timeout")?;
+        let expected = "a positive timeout under 500 ms (RFC 1122 §4.2.3.2)";
+        return Err(error(&t.key_path("delayed_ack_timeout"), &got, expected));
+    }
+    tcp.pacing = t.named("pacing")?;
+    tcp.ecn = t.boolean("ecn")?;
+    tcp.ack_pacing = t.boolean("ack_pacing")?;
+    if tcp.cc == CcKind::Bbr {
+        check_bbr(t, &tcp)?;
+    }
+    let jitter = t.time("jitter")?;
+    Ok((tcp, jitter))
+}
+
+/// What BBR does not combine with: another pacing (it always paces at its own rate) and ECN
+/// (BBR v1 ignores ECN-Echo, so marks would neither slow it nor be dropped).
+fn check_bbr(t: &mut Table, tcp: &TcpConfig) -> Result<()> {
+    if tcp.pacing != Pacing::Off {
+        let got = t.value("pacing")?;
+        let expected = "\"off\" with cc = \"bbr\" (BBR always paces at its own rate; leave `pacing` out)";
+        return Err(error(&t.key_path("pacing"), &got, expected));
+    }
+    if tcp.ecn {
+        let got = t.value("ecn")?;
+        let expected = "false with cc = \"bbr\" (BBR v1 does not respond to ECN marks)";
+        return Err(error(&t.key_path("ecn"), &got, expected));
+    }
+    Ok(())
+}
+
+/// A long-lived entry. On the switch `per_output` carries its `flows_per_output` with the
+/// switch's ports and rate, the access rate and the RTT range, which eq. 3.1 needs.
+fn read_long_lived(mut t: Table, per_output: Option<PerOutputOn>, asked: &mut Asked) -> Result<Traffic> {
+    let given_flows = match per_output {
+        None => Some(t.uint("flows", 1, MAX_FLOWS)? as u32),
+        Some(_) => None,
+    };
+    let (tcp, jitter) = read_tcp(&mut t)?;
+    let start = t.time_range("start")?;
+    let path = t.key_path("flows_per_output");
+    t.finish(asked)?;
+    let (flows, per_output) = match (given_flows, per_output) {
+        (Some(flows), _) => (flows, None),
+        (None, Some((p, ports, rate, access, rtt))) => {
+            let n = match p {
+                PerOutput::Count(n) => n as u64,
+                PerOutput::Eq31 => {
+                    let mean_rtt = Time((rtt.lo.0 + rtt.hi.0) / 2);
+                    let window = tcp.max_window as u64 * tcp.packet as u64;
+                    switch::eq31_flows(rate, mean_rtt, switch::max_per_rtt(window, access, mean_rtt))
+                }
+            };
+            let total = n * ports as u64;
+            if total > MAX_FLOWS {
+                let expected =
+                    format!("at most {MAX_FLOWS} flows in all; eq. 3.1 gives {n} per output × {ports}");
+                return Err(error(&path, &Value::from("eq3.1"), &expected));
+            }
+            (total as u32, Some(n as u32))
+        }
+        (None, None) => unreachable!("flows are read unless given per output"),
+    };
+    Ok(Traffic::LongLived(LongLived { flows, tcp, start, jitter, per_output }))
+}
+
+/// The data packet size of a traffic entry (wire bytes).
+fn data_packet(t: &Traffic) -> u32 {
+    match t {
+        Traffic::LongLived(l) => l.tcp.packet,
+        Traffic::ClosedLoop(c) => c.tcp.packet,
+        Traffic::OpenLoop(o) => o.tcp.packet,
+        Traffic::Udp(u) => u.packet,
+    }
+}
+
+fn read_closed_loop(mut t: Table, asked: &mut Asked) -> Result<Traffic> {
+    let users = t.uint("users", 1, MAX_FLOWS)? as u32;
+    let (tcp, jitter) = read_tcp(&mut t)?;
+    let start = t.time_range("start")?;
+    let handshake = t.boolean("handshake")?;
+    // Plain numbers in an empirical CDF are bytes for sizes and seconds for times.
+    let file_size =
+        read_dist_key(&mut t, "file_size", |s| units::parse_bytes(s).map(|b| b as f64), 1.0, asked)?;
+    let think = read_dist_key(&mut t, "think", |s| units::parse_time(s).map(|x| x.0 as f64), 1e12, asked)?;
+    t.finish(asked)?;
+    let start = Starts::Uniform(start);
+    Ok(Traffic::ClosedLoop(ClosedLoop {
+        users,
+        tcp,
+        start,
+        jitter,
+        handshake,
+        file_size,
+        think,
+        repeated: false,
+    }))
+}
+
+fn read_open_loop(mut t: Table, bottleneck: Rate, asked: &mut Asked) -> Result<Traffic> {
+    let (tcp, jitter) = read_tcp(&mut t)?;
+    let handshake = t.boolean("handshake")?;
+    let file_size =
+        read_dist_key(&mut t, "file_size", |s| units::parse_bytes(s).map(|b| b as f64), 1.0, asked)?;
+    let start = t.time("start")?;
+    let arrivals_per_s = match (t.raw("arrivals").is_some(), t.raw("load").is_some()) {
+        (true, false) => t.number_between("arrivals", 0.0, 1e12)?,
+        (false, true) => {
+            // The issue's definition: load = arrival rate × mean size ÷ capacity.
+            let load = t.number_between("load", 0.0, 1000.0)?;
+            load * bottleneck.bits_per_s() as f64 / (8.0 * file_size.mean())
+        }
+        (both, _) => {
+            let key = if both { "load" } else { "arrivals" };
+            let got = t.raw(key).cloned().unwrap_or(Value::Null);
+            return Err(error(&t.key_path(key), &got, "exactly one of `arrivals` (per second) or `load`"));
+        }
+    };
+    t.finish(asked)?;
+    Ok(Traffic::OpenLoop(OpenLoop { tcp, jitter, handshake, file_size, arrivals_per_s, start }))
+}
+
+fn read_repeated_downloads(mut t: Table, asked: &mut Asked) -> Result<Traffic> {
+    let users = t.uint("users", 1, MAX_FLOWS)? as u32;
+    // This kind documents its own max_window default (16 KB), which read_tcp picks up.
+    let (tcp, jitter) = read_tcp(&mut t)?;
+    let start = Starts::Ramp(t.time("ramp")?);
+    let file_size = Dist::Constant(t.bytes("file_size")?.max(1) as f64);
+    t.finish(asked)?;
+    let think = Dist::Constant(0.0);
+    Ok(Traffic::ClosedLoop(ClosedLoop {
+        users,
+        tcp,
+        start,
+        jitter,
+        handshake: true,
+        file_size,
+        think,
+        repeated: true,
+    }))
+}
+
+fn read_udp(mut t: Table, pattern: UdpPattern, asked: &mut Asked) -> Result<Traffic> {
+    let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
+    let rate = t.rate("rate")?;
+    let packet = t.bytes("packet")?;
+    if !(1..=65_535).contains(&packet) {
+        let got = t.raw("packet").cloned().unwrap_or(Value::Null);
+        return Err(error(&format!("{}.packet", t.path()), &got, "a packet size from 1 B to 65535 B"));
+    }
+    let start = t.time_range("start")?;
+    t.finish(asked)?;
+    Ok(Traffic::Udp(Udp { pattern, flows, rate, packet: packet as u32, start }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::scenario::tests::{base, err};
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn cc_selects_the_window_algorithm_and_rejects_others() {
+        let Traffic::LongLived(l) = &Scenario::from_value(&base()).unwrap().traffic[0] else { panic!() };
+        assert_eq!(l.tcp.cc, CcKind::Reno, "reno by default");
+        for (name, kind) in
+            [("reno", CcKind::Reno), ("bic", CcKind::Bic), ("cubic", CcKind::Cubic), ("bbr", CcKind::Bbr)]
+        {
+            let mut v = base();
+            v["traffic"][0]["cc"] = json!(name);
+            let Traffic::LongLived(l) = &Scenario::from_value(&v).unwrap().traffic[0] else { panic!() };
+            assert_eq!((l.tcp.cc, l.tcp.cc.name()), (kind, name));
+        }
+        let mut v = base();
+        v["traffic"][0]["cc"] = json!("vegas");
+        assert_eq!(
+            err(v),
+            "traffic.0.cc: got \"vegas\"; expected one of \"reno\", \"bic\", \"cubic\", \"bbr\""
+        );
+    }
+
+    #[test]
+    fn bbr_refuses_another_pacing_and_ecn_naming_both_keys() {
+        let bbr = |key: &str, value: Value| {
+            let mut v = base();
+            v["traffic"][0]["cc"] = json!("bbr");
+            v["traffic"][0][key] = value;
+            v
+        };
+        for pacing in ["window", "linux"] {
+            let expected = format!(
+                "traffic.0.pacing: got \"{pacing}\"; expected \"off\" with cc = \"bbr\" (BBR always paces at its \
+                 own rate; leave `pacing` out)"
+            );
+            assert_eq!(err(bbr("pacing", json!(pacing))), expected);
+        }
+        assert!(Scenario::from_value(&bbr("pacing", json!("off"))).is_ok());
+        let e = err(bbr("ecn", json!(true)));
+        assert_eq!(e, "traffic.0.ecn: got true; expected false with cc = \"bbr\" (BBR v1 does not respond to ECN marks)");
+    }
+
+    #[test]
+    fn keys_of_another_traffic_kind_are_rejected() {
+        let mut v = base();
+        v["traffic"][0]["rate"] = json!("10Mbps");
+        assert!(err(v).starts_with("traffic.0.rate: unknown key"));
+    }
+}
