@@ -58,7 +58,7 @@ fn version() -> &'static str {
 /// Every documented scenario key, in documentation order.
 #[pyfunction]
 fn schema(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    core_schema::KEYS
+    core_schema::keys()
         .iter()
         .map(|k| {
             let d = PyDict::new(py);

@@ -37,6 +37,18 @@ pub struct Param {
     pub doc: &'static str,
 }
 
+impl Param {
+    /// The documented default as a value.
+    pub fn default_value(&self) -> Value {
+        match self.kind {
+            ParamKind::Bool => Value::Bool(self.default == "true"),
+            ParamKind::Packets | ParamKind::PositiveFraction => Value::Number(
+                self.default.parse().unwrap_or_else(|_| panic!("default of {} is not a number", self.key)),
+            ),
+        }
+    }
+}
+
 /// A parameter's value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
@@ -88,6 +100,16 @@ impl Values {
     /// Whether the user wrote `key`.
     pub fn given(&self, key: &str) -> bool {
         self.get(key).is_some_and(|e| e.2)
+    }
+
+    /// Whether `key` has a value.
+    pub fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The value of `key` (panics if it has none, as `number` does).
+    pub fn value(&self, key: &str) -> Value {
+        self.get(key).unwrap_or_else(|| panic!("parameter {key} has no value")).1
     }
 }
 

@@ -15,7 +15,6 @@ use super::queue::{self, read_queue, QueueSpec};
 use super::reader::{error, Asked, Result, ScenarioError, Table};
 use super::switch::{self, SwitchSpec};
 use super::MAX_FLOWS;
-use crate::queue::red::RedConfig;
 use crate::units::{BufferLimit, Range, Rate, Time};
 
 /// How the links are laid out.
@@ -100,7 +99,7 @@ pub(super) fn reject_other_topology(t: &mut Table, topology: Topology) -> Result
 }
 
 /// What a bottleneck link is made of.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
     pub rate: Rate,
     pub buffer: BufferLimit,
@@ -181,7 +180,7 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<ReadNetwork> {
     reject_other_topology(&mut net, topology)?;
     let rtt = net.time_range("rtt")?;
     let rtt_value = net.value("rtt")?;
-    let (bottleneck, red_base, loss, switch, cell) = match topology {
+    let (bottleneck, loss, switch, cell) = match topology {
         Topology::Switch => {
             let mut sw = net.table("switch", "network.switch")?;
             let (spec, cell) = switch::read_switch(&mut sw)?;
@@ -189,20 +188,17 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<ReadNetwork> {
             // The output links are the bottlenecks: what the summary's rate and buffer echo.
             let buffer =
                 spec.output_buffer.map_or(BufferLimit::Unlimited, |b| BufferLimit::Packets(b as u64));
-            let link = LinkSpec { rate: spec.rate, buffer, delay: Time::ZERO, queue: QueueSpec::DropTail };
-            (link, None, 0.0, Some(spec), cell)
+            let link = LinkSpec { rate: spec.rate, buffer, delay: Time::ZERO, queue: QueueSpec::drop_tail() };
+            (link, 0.0, Some(spec), cell)
         }
         _ => {
-            let (bottleneck, red) = read_bottleneck(&mut net, rtt, asked)?;
-            (bottleneck, Some(red), net.fraction("loss")?, None, None)
+            let bottleneck = read_bottleneck(&mut net, rtt, asked)?;
+            (bottleneck, net.fraction("loss")?, None, None)
         }
     };
     let load_rate = bottleneck.rate;
     let (hops, summary_hop) = match topology {
-        Topology::ParkingLot => {
-            let red = red_base.expect("the parking lot reads network.bottleneck");
-            read_hops(&mut net, bottleneck, red, asked)?
-        }
+        Topology::ParkingLot => read_hops(&mut net, bottleneck, asked)?,
         _ => (vec![bottleneck], 0),
     };
     let mut acc = net.table("access", "network.access")?;
@@ -251,9 +247,7 @@ fn read_cross(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Result<(R
 }
 
 /// The dumbbell's and the parking lot's `network.bottleneck` (a parking lot's default hop).
-/// Returns the link and the RED settings its hops inherit (the documented defaults when the
-/// bottleneck is drop-tail).
-fn read_bottleneck(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Result<(LinkSpec, RedConfig)> {
+fn read_bottleneck(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Result<LinkSpec> {
     let mut bn = net.table("bottleneck", "network.bottleneck")?;
     if net.raw("bottleneck").is_none() {
         return Err(ScenarioError {
@@ -264,7 +258,7 @@ fn read_bottleneck(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Resu
     let rate = bn.rate("rate")?;
     let buffer = bn.buffer("buffer")?;
     let delay = bn.time("delay")?;
-    let (queue, red) = read_queue(&mut bn, None, buffer)?;
+    let queue = read_queue(&mut bn, None, buffer)?;
     if Time(delay.0 * 2) > rtt.lo {
         let got = bn.raw("delay").cloned().unwrap_or(Value::Null);
         return Err(error(
@@ -274,19 +268,14 @@ fn read_bottleneck(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Resu
         ));
     }
     bn.finish(asked)?;
-    Ok((LinkSpec { rate, buffer, delay, queue }, red))
+    Ok(LinkSpec { rate, buffer, delay, queue })
 }
 
 /// The parking lot's hops, `network.hops` copies of the bottleneck with the
 /// `[[network.hop]]` overrides, and the summary hop (counted from 0).
-fn read_hops(
-    net: &mut Table,
-    bottleneck: LinkSpec,
-    red: RedConfig,
-    asked: &mut Asked,
-) -> Result<(Vec<LinkSpec>, usize)> {
+fn read_hops(net: &mut Table, bottleneck: LinkSpec, asked: &mut Asked) -> Result<(Vec<LinkSpec>, usize)> {
     let k = net.uint("hops", 1, MAX_HOPS)? as usize;
-    let mut hops = vec![bottleneck; k];
+    let mut hops = vec![bottleneck.clone(); k];
     let path = net.key_path("hop");
     let overrides = match net.raw("hop") {
         None => &[][..],
@@ -319,8 +308,7 @@ fn read_hops(
         if h.given("delay") {
             hops[i].delay = h.time("delay")?;
         }
-        let inherit = (matches!(bottleneck.queue, QueueSpec::Red(_)), red);
-        hops[i].queue = read_queue(&mut h, Some(inherit), hops[i].buffer)?.0;
+        hops[i].queue = read_queue(&mut h, Some(&bottleneck.queue), hops[i].buffer)?;
         h.finish(asked)?;
     }
     let summary_hop = net.uint("summary_hop", 1, k as u64)? as usize - 1;

@@ -1,118 +1,120 @@
-//! The queue discipline of a bottleneck or hop table: the `queue` key and the `red_*` keys.
+//! The queue discipline of a bottleneck or hop table: the `queue` key and the disciplines'
+//! own keys (`red_*`).
 //!
-//! Read first: [`super::reader`] (typed key access, errors). Owns [`QueueSpec`] and
-//! `read_queue`, the one function that reads a table's discipline, plus the two things the
-//! rest of the scenario asks of a discipline once it is read: the typical packet RED's idle
-//! rule needs (`set_typical_packet`) and the normalized echo of a bottleneck table
-//! (`normalize`). Must not know which table it reads (bottleneck or hop), the topology, or
-//! the traffic: what it inherits and the link's buffer are passed in. Kept self-contained so
-//! that a registry of disciplines can replace it as one piece.
+//! Read first: [`super::reader`] (typed key access, errors) and [`crate::queue::kinds`] (the
+//! disciplines, each describing its own parameters). Owns [`QueueSpec`] and [`read_queue`],
+//! the one function that reads a table's discipline, for every discipline alike, plus the two
+//! things the rest of the scenario asks of a discipline once it is read: the typical packet
+//! ([`set_typical_packet`]) and the normalized echo of a bottleneck table ([`normalize`]).
+//! Must not know any one discipline, which table it reads (bottleneck or hop), the topology or
+//! the traffic: what it inherits and the link's buffer are passed in.
 
 use serde_json::Value;
 
+use buflab_queue::describe::Described;
+
 use super::reader::{error, Result, Table};
-use crate::queue::red::RedConfig;
+use crate::queue::{kinds, ParamKind, Values};
 use crate::units::BufferLimit;
 
-/// A bottleneck's queue discipline (`network.bottleneck.queue`); see [`crate::queue`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum QueueSpec {
-    DropTail,
-    /// RED; its `packet` is the largest data packet of the traffic (filled in once the
-    /// traffic is read).
-    Red(RedConfig),
+/// A link's queue discipline as the scenario gives it (`network.bottleneck.queue`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueSpec {
+    /// The discipline's name, one of [`crate::queue::kinds`].
+    pub name: &'static str,
+    /// The values of its parameters.
+    pub values: Values,
+    /// The largest data packet of the traffic, bytes on the wire (filled in once the traffic
+    /// is read): RED's idle rule counts idle time in transmissions of it.
+    pub packet: u32,
 }
 
-/// The RED keys of a bottleneck or hop table, in documentation order.
-const RED_KEYS: [&str; 6] = ["red_min_th", "red_max_th", "red_max_p", "red_weight", "red_gentle", "red_ecn"];
+impl QueueSpec {
+    /// Drop-tail, which has no parameters.
+    pub fn drop_tail() -> QueueSpec {
+        QueueSpec { name: crate::queue::drop_tail::DropTail::NAME, values: Values::new(), packet: 0 }
+    }
+}
 
-/// The queue discipline of a bottleneck or hop table: `queue` and the `red_*` keys, checked
-/// against the link's `buffer`. A hop takes each key it does not give from `inherit` (the
-/// bottleneck's: whether it is RED, and its RED settings); the bottleneck takes the documented
-/// defaults. Returns the discipline and the RED settings read (defaults if drop-tail).
+/// The queue discipline of a bottleneck or hop table: `queue` and the chosen discipline's own
+/// keys, checked against the link's `buffer`. A hop takes each key it does not give from
+/// `inherit` (the bottleneck's discipline and values); the bottleneck takes the documented
+/// defaults. Another discipline's keys are an error: they would do nothing.
 pub(super) fn read_queue(
     t: &mut Table,
-    inherit: Option<(bool, RedConfig)>,
+    inherit: Option<&QueueSpec>,
     buffer: BufferLimit,
-) -> Result<(QueueSpec, RedConfig)> {
-    let is_red = match inherit {
-        Some((red, _)) if !t.given("queue") => red,
-        _ => t.choice("queue", &["droptail", "red"])? == "red",
+) -> Result<QueueSpec> {
+    let kinds = kinds();
+    let name = match inherit {
+        Some(base) if !t.given("queue") => base.name,
+        _ => {
+            let names: Vec<&'static str> = kinds.iter().map(|k| k.name).collect();
+            t.choice("queue", &names)?
+        }
     };
-    if !is_red {
-        for key in RED_KEYS {
-            if let Some(v) = t.raw(key) {
-                let expected = "no RED setting with queue = \"droptail\" (set queue = \"red\" to use it)";
-                return Err(error(&t.key_path(key), v, expected));
+    let kind = kinds.iter().find(|k| k.name == name).expect("a listed discipline");
+    for other in kinds.iter().filter(|k| k.name != name) {
+        for p in other.params {
+            if let Some(v) = t.raw(p.key) {
+                let expected = format!(
+                    "no {} setting with queue = \"{name}\" (set queue = \"{}\" to use it)",
+                    other.label, other.name
+                );
+                return Err(error(&t.key_path(p.key), v, &expected));
             }
         }
     }
-    let base = inherit.map(|(_, red)| red);
-    // A hop's key it does not give is the bottleneck's; otherwise read (or the default).
-    fn pick<'a, T>(
-        t: &mut Table<'a>,
-        key: &'static str,
-        base: Option<T>,
-        read: impl FnOnce(&mut Table<'a>, &'static str) -> Result<T>,
-    ) -> Result<T> {
-        match base {
-            Some(b) if !t.given(key) => Ok(b),
-            _ => read(t, key),
-        }
+    let mut values = Values::new();
+    for p in kind.params {
+        let given = t.given(p.key);
+        let value = match inherit {
+            _ if given => read_param(t, p.key, p.kind)?,
+            Some(base) if base.values.has(p.key) => base.values.value(p.key),
+            _ => p.default_value(),
+        };
+        values.set(p.key, value, given);
     }
-    fn packets(t: &mut Table, key: &'static str) -> Result<f64> {
-        let v = t.value(key)?;
-        v.as_f64()
-            .filter(|x| x.is_finite() && *x >= 0.0)
-            .ok_or_else(|| error(&t.key_path(key), &v, "a number of packets, at least 0"))
-    }
-    let red = RedConfig {
-        min_th: pick(t, "red_min_th", base.map(|b| b.min_th), packets)?,
-        max_th: pick(t, "red_max_th", base.map(|b| b.max_th), packets)?,
-        max_p: pick(t, "red_max_p", base.map(|b| b.max_p), Table::positive_fraction)?,
-        weight: pick(t, "red_weight", base.map(|b| b.weight), Table::positive_fraction)?,
-        gentle: pick(t, "red_gentle", base.map(|b| b.gentle), Table::boolean)?,
-        ecn: pick(t, "red_ecn", base.map(|b| b.ecn), Table::boolean)?,
-        packet: 0,
-    };
-    if !is_red {
-        return Ok((QueueSpec::DropTail, red));
-    }
-    // The error names the key the user gave (the upper threshold if both or neither).
-    let (min, max) = (red.min_th, red.max_th);
-    if min >= max {
-        return Err(if t.present("red_max_th") || !t.present("red_min_th") {
-            let expected = format!("a number of packets above red_min_th ({min})");
-            error(&t.key_path("red_max_th"), &Value::from(max), &expected)
-        } else {
-            let expected = format!("a number of packets below red_max_th ({max})");
-            error(&t.key_path("red_min_th"), &Value::from(min), &expected)
-        });
-    }
-    if let BufferLimit::Packets(b) = buffer {
-        if max > b as f64 {
-            let expected = format!("at most the buffer ({b} packets), which stays the hard limit");
-            return Err(error(&t.key_path("red_max_th"), &Value::from(max), &expected));
-        }
-    }
-    Ok((QueueSpec::Red(red), red))
+    (kind.check)(&values, buffer).map_err(|e| {
+        let got = match e.got {
+            buflab_queue::describe::Value::Number(x) => Value::from(x),
+            buflab_queue::describe::Value::Bool(b) => Value::from(b),
+        };
+        error(&t.key_path(e.key), &got, &e.expected)
+    })?;
+    Ok(QueueSpec { name, values, packet: 0 })
 }
 
-/// Gives a RED discipline the typical packet of the traffic (wire bytes): RED's idle rule
-/// counts idle time in transmissions of it (see [`crate::queue::red`]).
+/// One parameter's value, checked against its kind.
+fn read_param(t: &mut Table, key: &'static str, kind: ParamKind) -> Result<buflab_queue::describe::Value> {
+    use buflab_queue::describe::Value as V;
+    Ok(match kind {
+        ParamKind::Packets => {
+            let v = t.value(key)?;
+            let x = v
+                .as_f64()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| error(&t.key_path(key), &v, "a number of packets, at least 0"))?;
+            V::Number(x)
+        }
+        ParamKind::PositiveFraction => V::Number(t.positive_fraction(key)?),
+        ParamKind::Bool => V::Bool(t.boolean(key)?),
+    })
+}
+
+/// Gives a discipline the typical packet of the traffic (wire bytes).
 pub(super) fn set_typical_packet(queue: &mut QueueSpec, packet: u32) {
-    if let QueueSpec::Red(red) = queue {
-        red.packet = packet;
-    }
+    queue.packet = packet;
 }
 
-/// The normalized echo of a bottleneck table whose defaults are filled in: the RED keys do
-/// nothing for a drop-tail queue, which refuses them, so they are left out.
+/// The normalized echo of a bottleneck table whose defaults are filled in: the keys of the
+/// disciplines not chosen do nothing, and would be refused, so they are left out.
 pub(super) fn normalize(table: &mut Value) {
-    if table["queue"] == "droptail" {
-        if let Some(map) = table.as_object_mut() {
-            for key in RED_KEYS {
-                map.remove(key);
+    let chosen = table["queue"].as_str().unwrap_or_default().to_string();
+    if let Some(map) = table.as_object_mut() {
+        for kind in kinds().iter().filter(|k| k.name != chosen) {
+            for p in kind.params {
+                map.remove(p.key);
             }
         }
     }
@@ -123,6 +125,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::queue::red::RedConfig;
     use crate::scenario::tests::{base, err};
     use crate::scenario::{Scenario, Traffic};
 
@@ -135,6 +138,10 @@ mod tests {
             { "kind": "long_lived", "packet": "1500B" },
         ]);
         let s = Scenario::from_value(&v).unwrap();
+        let red = |q: &QueueSpec| {
+            assert_eq!(q.name, "red");
+            RedConfig::from_values(&q.values, q.packet)
+        };
         let expected = RedConfig {
             min_th: 5.0,
             max_th: 15.0,
@@ -144,17 +151,17 @@ mod tests {
             ecn: false,
             packet: 1500,
         };
-        assert_eq!(s.network.hops[0].queue, QueueSpec::Red(expected));
+        assert_eq!(red(&s.network.hops[0].queue), expected);
         let Traffic::LongLived(l) = &s.traffic[0] else { panic!() };
         assert!(l.tcp.ecn);
         // Drop-tail stays the default, and its normalized tree has no RED keys (which it
         // would refuse); a RED one has them all.
-        assert_eq!(Scenario::from_value(&base()).unwrap().network.hops[0].queue, QueueSpec::DropTail);
+        assert_eq!(Scenario::from_value(&base()).unwrap().network.hops[0].queue.name, "droptail");
         let n = Scenario::normalized(&base()).unwrap();
         assert!(n["network"]["bottleneck"].get("red_min_th").is_none());
         let n = Scenario::normalized(&v).unwrap();
         assert_eq!(n["network"]["bottleneck"]["red_max_p"], json!(0.1));
-        assert_eq!(Scenario::from_value(&n).unwrap().network.hops[0].queue, QueueSpec::Red(expected));
+        assert_eq!(red(&Scenario::from_value(&n).unwrap().network.hops[0].queue), expected);
     }
 
     #[test]
@@ -219,13 +226,13 @@ mod tests {
             { "queue": "droptail" },
         ]);
         let s = Scenario::from_value(&v).unwrap();
-        let red = |q: QueueSpec| match q {
-            QueueSpec::Red(c) => (c.min_th, c.max_th),
-            QueueSpec::DropTail => panic!("drop-tail"),
+        let red = |q: &QueueSpec| {
+            assert_eq!(q.name, "red");
+            (q.values.number("red_min_th"), q.values.number("red_max_th"))
         };
-        assert_eq!(red(s.network.hops[0].queue), (10.0, 30.0));
-        assert_eq!(s.network.hops[1].queue, QueueSpec::DropTail);
-        assert_eq!(red(s.network.hops[2].queue), (5.0, 30.0));
+        assert_eq!(red(&s.network.hops[0].queue), (10.0, 30.0));
+        assert_eq!(s.network.hops[1].queue.name, "droptail");
+        assert_eq!(red(&s.network.hops[2].queue), (5.0, 30.0));
         // A hop's RED key on a drop-tail hop, and a threshold above the hop's own buffer.
         v["network"]["hop"] = json!([{}, { "queue": "droptail", "red_ecn": true }]);
         assert!(err(v.clone()).starts_with("network.hop.1.red_ecn: got true; expected no RED setting"));

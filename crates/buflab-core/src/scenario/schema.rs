@@ -1,9 +1,14 @@
 //! Every scenario key, its type, default and meaning — the single source for the reader's
 //! defaults, its "did you mean" suggestions and the reference page `docs/scenario.md`.
 //!
-//! Read first: nothing; this is a leaf. Owns [`KEYS`] and the lookups over it. Must not know
-//! how a key is read or checked (that is the section readers'); a key added here must be
-//! read by one of them (the test `every_documented_key_is_read` in [`super`] checks it).
+//! Read first: nothing; this is a leaf but for one thing: the queue disciplines document
+//! their own keys (`buflab-queue`'s descriptions, listed by [`crate::queue::kinds`]), and
+//! [`keys`] puts them beside the `queue` key of the bottleneck and hop tables. Owns [`keys`]
+//! and the lookups over them. Must not know how a key is read or checked (that is the section
+//! readers'); a key added here must be read by one of them (the test
+//! `every_documented_key_is_read` in [`super`] checks it).
+
+use std::sync::LazyLock;
 
 /// One documented key.
 #[derive(Clone, Copy, Debug)]
@@ -21,8 +26,60 @@ pub const REQUIRED: &str = "required";
 
 macro_rules! keys {
     ($( $section:literal $key:literal $ty:literal $default:literal $doc:literal ;)*) => {
-        pub const KEYS: &[KeyDoc] = &[ $( KeyDoc { section: $section, key: $key, ty: $ty, default: $default, doc: $doc }, )* ];
+        /// The keys written here; [`keys`] adds the disciplines' own.
+        const STATIC_KEYS: &[KeyDoc] = &[ $( KeyDoc { section: $section, key: $key, ty: $ty, default: $default, doc: $doc }, )* ];
     };
+}
+
+/// Every documented key, in documentation order: those written below, with the bottleneck's
+/// `queue` key documented from the disciplines and each discipline's parameters after it
+/// (and after a hop's `queue` key, which inherits them).
+pub fn keys() -> &'static [KeyDoc] {
+    static KEYS: LazyLock<Vec<KeyDoc>> = LazyLock::new(|| {
+        let kinds = crate::queue::kinds();
+        // Built once per process: leaking the few generated strings keeps `KeyDoc` plain.
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        let mut keys = Vec::with_capacity(STATIC_KEYS.len() + 16);
+        for k in STATIC_KEYS {
+            match (k.section, k.key) {
+                ("network.bottleneck", "queue") => {
+                    let choices: String = kinds.iter().map(|d| format!(" `{}`: {}", d.name, d.doc)).collect();
+                    let doc = format!(
+                        "Queue discipline; `buffer` stays the hard limit under every one.{choices} A discipline's \
+                         own keys (named after it, e.g. `red_*`) are an error with another."
+                    );
+                    keys.push(KeyDoc { doc: leak(doc), ..*k });
+                    for d in &kinds {
+                        keys.extend(d.params.iter().map(|p| KeyDoc {
+                            section: k.section,
+                            key: p.key,
+                            ty: p.ty,
+                            default: p.default,
+                            doc: p.doc,
+                        }));
+                    }
+                }
+                ("network.hop", "queue") => {
+                    keys.push(*k);
+                    for d in &kinds {
+                        keys.extend(d.params.iter().map(|p| KeyDoc {
+                            section: k.section,
+                            key: p.key,
+                            ty: p.ty,
+                            default: leak(format!("network.bottleneck.{}", p.key)),
+                            doc: leak(format!(
+                                "This hop's `{}` (by default the bottleneck's); {} keys need the hop's queue to be `{}`.",
+                                p.key, d.label, d.name
+                            )),
+                        }));
+                    }
+                }
+                _ => keys.push(*k),
+            }
+        }
+        keys
+    });
+    &KEYS
 }
 
 keys! {
@@ -47,13 +104,7 @@ keys! {
     "network.bottleneck" "rate" "rate" "required" "Bottleneck capacity, e.g. \"100Mbps\".";
     "network.bottleneck" "buffer" "buffer" "\"100pkt\"" "Drop-tail limit: packets (\"125pkt\") or bytes (\"80KB\"). Counts packets waiting, not the one being serialized (as ns-2's drop-tail), so B packets of buffer hold at most B + 1.";
     "network.bottleneck" "delay" "time" "\"0ms\"" "One-way propagation delay of the bottleneck itself; the rest of each flow's RTT sits on its access link. At most half the smallest RTT.";
-    "network.bottleneck" "queue" "string" "\"droptail\"" "Queue discipline. `droptail`: an arrival is dropped when the buffer is full. `red`: Random Early Detection (Floyd & Jacobson 1993) on the average queue in packets, set by the `red_*` keys, dropping arrivals early at random or, with `red_ecn`, marking ECN-capable ones; `buffer` stays the hard limit. The `red_*` keys are an error with `droptail`.";
-    "network.bottleneck" "red_min_th" "number (packets)" "5" "RED: min_th. While the average queue is below it nothing is dropped or marked early (ns-2's `thresh_`). At least 0 and below `red_max_th`.";
-    "network.bottleneck" "red_max_th" "number (packets)" "15" "RED: max_th. The early-drop probability rises linearly from 0 at min_th to `red_max_p` here (ns-2's `maxthresh_`); above it (with `red_gentle`, above 2 × max_th) every arrival is dropped. At most `buffer` when the buffer is in packets.";
-    "network.bottleneck" "red_max_p" "number" "0.1" "RED: max_p, the early-drop (or mark) probability at max_th, above 0 and at most 1 (ns-2: 1 / `linterm_` = 1/10). Drops are spread out by the paper's `count`: at a steady probability p the gap between two is uniform on 1 … 1/p − 1 arrivals, so about 2p of the arrivals are dropped.";
-    "network.bottleneck" "red_weight" "number" "0.002" "RED: w_q, the weight of the newest sample in the average queue, avg ← (1 − w_q)·avg + w_q·q at each arrival (ns-2's `q_weight_`); above 0, at most 1. An arrival at an idle link instead decays it as m samples of an empty queue would, avg ← (1 − w_q)^m·avg, m = the idle time ÷ the transmission time of the largest data packet of the traffic.";
-    "network.bottleneck" "red_gentle" "boolean" "true" "RED: gentle RED (ns-2's default): between max_th and 2 × max_th the probability rises from max_p to 1 instead of jumping to 1 at max_th.";
-    "network.bottleneck" "red_ecn" "boolean" "false" "RED: mark ECN-capable packets (of flows with `ecn = true`) Congestion Experienced instead of dropping them early (RFC 3168). Other packets are still dropped, and above the top of the ramp (max_th, or 2 × max_th when gentle) or with the buffer full every arrival is dropped (RFC 3168 §7). Marks are counted apart from drops (`marks`, `mark_rate`).";
+    "network.bottleneck" "queue" "string" "\"droptail\"" "Written by `keys` from the disciplines' own documentation.";
 
     "network" "switch" "table" "{}" "Switch only: the N×N router; see `network.switch`.";
 
@@ -73,12 +124,6 @@ keys! {
     "network.hop" "buffer" "buffer" "network.bottleneck.buffer" "This hop's drop-tail limit, read as `network.bottleneck.buffer` (by default the bottleneck's).";
     "network.hop" "delay" "time" "network.bottleneck.delay" "This hop's one-way propagation delay (by default the bottleneck's). The hops a traffic entry crosses may add up to at most half the smallest RTT.";
     "network.hop" "queue" "string" "network.bottleneck.queue" "This hop's queue discipline, read as `network.bottleneck.queue` (by default the bottleneck's).";
-    "network.hop" "red_min_th" "number (packets)" "network.bottleneck.red_min_th" "This hop's RED min_th (by default the bottleneck's); RED keys need the hop's queue to be `red`.";
-    "network.hop" "red_max_th" "number (packets)" "network.bottleneck.red_max_th" "This hop's RED max_th (by default the bottleneck's); at most this hop's buffer in packets.";
-    "network.hop" "red_max_p" "number" "network.bottleneck.red_max_p" "This hop's RED max_p (by default the bottleneck's).";
-    "network.hop" "red_weight" "number" "network.bottleneck.red_weight" "This hop's RED w_q (by default the bottleneck's).";
-    "network.hop" "red_gentle" "boolean" "network.bottleneck.red_gentle" "This hop's RED gentle option (by default the bottleneck's).";
-    "network.hop" "red_ecn" "boolean" "network.bottleneck.red_ecn" "Whether this hop's RED marks ECN-capable packets (by default the bottleneck's).";
 
     "network" "cross" "table" "{}" "Dumbbell only: the link cross traffic leaves by; see `network.cross`.";
 
@@ -159,12 +204,12 @@ keys! {
 
 /// The documented keys of one section.
 pub fn section(section: &str) -> impl Iterator<Item = &'static KeyDoc> + '_ {
-    KEYS.iter().filter(move |k| k.section == section)
+    keys().iter().filter(move |k| k.section == section)
 }
 
 /// The entry for (section, key), if documented.
 pub fn find(section: &str, key: &str) -> Option<&'static KeyDoc> {
-    KEYS.iter().find(|k| k.section == section && k.key == key)
+    keys().iter().find(|k| k.section == section && k.key == key)
 }
 
 /// The entry for (section, key). Panics if the reader asks for an undocumented key: that is a

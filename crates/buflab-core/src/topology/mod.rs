@@ -13,12 +13,11 @@ pub mod switch;
 
 use crate::autosize::AutoSizer;
 use crate::link::Link;
-use crate::link::Queue;
 use crate::monitor::trace::FlowTracer;
 use crate::monitor::EventSink;
-use crate::queue::red::Red;
+use crate::queue::{self, LinkInfo};
 use crate::rng::{Rng, Stream};
-use crate::scenario::{LinkSpec, QueueSpec, Scenario, Topology};
+use crate::scenario::{LinkSpec, Scenario, Topology};
 use crate::sim::Sim;
 use crate::units::BufferLimit;
 
@@ -97,8 +96,7 @@ pub fn build(s: &Scenario) -> Network {
 /// Gives bottleneck link `hop` (counted from 0) the queue discipline of its spec, drawing
 /// from that hop's own stream.
 fn set_queue(link: &mut Link, spec: &LinkSpec, seed: u64, hop: usize) {
-    if let QueueSpec::Red(config) = spec.queue {
-        let red = Red::new(config, spec.rate, Rng::stream(seed, Stream::Queue, hop as u64));
-        link.set_queue(Queue::Admission(Box::new(red)));
-    }
+    let q = &spec.queue;
+    let info = LinkInfo { rate: spec.rate, limit: spec.buffer, packet: q.packet };
+    link.set_queue(queue::build(q.name, &q.values, info, Rng::stream(seed, Stream::Queue, hop as u64)));
 }
