@@ -75,6 +75,7 @@ macro_rules! disciplines {
 disciplines! {
     drop_tail::DropTail as inline,
     red::Red as admission,
+    drop_head::DropHeadKind as held,
 }
 
 pub use buflab_base::units::{BufferLimit as Limit, Time};
