@@ -112,6 +112,25 @@ def test_ecn_marks_are_logged_apart_from_drops_and_rebuilt_exactly() -> None:
         assert (before[column].to_numpy() == result.events.iloc[marks][column].to_numpy()).all()
 
 
+@pytest.mark.parametrize("batch_rows", [1 << 20, 997])
+def test_drop_head_purges_are_logged_and_rebuilt_exactly(batch_rows: int, tmp_path: Path) -> None:
+    # Drop-head holds its packets and drops the oldest one when the buffer is full: each drop
+    # is a purge row (not an arrival), and the rebuild, which takes the purged packets out of
+    # the FIFO it matches enqueues and dequeues with, equals the run to the last bit, also
+    # with batch edges everywhere.
+    result = buflab.run(
+        EXAMPLES / "dumbbell.toml",
+        overrides={**WITH_DROPS, "duration": "15s", "network.bottleneck.queue": "drop_head"},
+        events_to=tmp_path / "events.parquet",
+    )
+    assert result.events_file is not None
+    log = read_events(result.events_file)
+    measured = log[log["time_ps"] >= result.summary["warmup_s"] * PS_PER_S]["event"]
+    assert (measured == "purge").sum() == result.summary["drops"] > 500
+    assert (log["event"] == "drop").sum() == 0, "a full drop-head queue admits every arrival"
+    assert_rebuilt_exactly(analyze(result.events_file, batch_rows=batch_rows), result)
+
+
 def scripted_log(flows: list[int], kinds: list[str], gap_ps: int) -> pd.DataFrame:
     n = len(flows)
     return pd.DataFrame(

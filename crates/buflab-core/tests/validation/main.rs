@@ -6,6 +6,7 @@ mod analytic;
 mod autosize;
 mod bbr;
 mod cc_scenarios;
+mod disciplines;
 mod machines;
 mod pacing;
 mod parking_lot;

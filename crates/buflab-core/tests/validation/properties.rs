@@ -24,7 +24,7 @@ fn small_scenario() -> impl Strategy<Value = Value> {
         prop_oneof![Just(0.0), Just(0.001), Just(0.02)],
         0u64..1000, // seed
         // jitter µs, closed-loop users, handshake, server machines, classes per machine, pacing,
-        // congestion control, ECN, a RED bottleneck
+        // congestion control, ECN, the bottleneck's queue discipline
         (
             prop_oneof![Just(0u64), Just(50)],
             0u32..4,
@@ -34,13 +34,13 @@ fn small_scenario() -> impl Strategy<Value = Value> {
             prop_oneof![Just("off"), Just("window"), Just("linux")],
             prop_oneof![Just("reno"), Just("bic"), Just("cubic")],
             prop::bool::ANY,
-            prop::bool::ANY,
+            prop_oneof![Just("droptail"), Just("red"), Just("drop_head")],
         ),
     )
         .prop_map(|(tcp, udp, variant, buffer, bytes, mbps, rtt, delack, loss, seed, extra)| {
-            let (jitter, users, handshake, machines, classes, pacing, cc, ecn, red) = extra;
+            let (jitter, users, handshake, machines, classes, pacing, cc, ecn, queue) = extra;
             // RED needs room between its thresholds: a packet buffer of at least 3.
-            let red = red && !bytes && buffer >= 3;
+            let red = queue == "red" && !bytes && buffer >= 3;
             let red_max_th = buffer;
             // One draw in five paces the receivers' ACKs too (derived from the seed: the
             // strategy's tuples are full).
@@ -97,6 +97,10 @@ fn small_scenario() -> impl Strategy<Value = Value> {
                 bottleneck["red_max_th"] = json!(red_max_th);
                 bottleneck["red_max_p"] = json!(0.2);
                 bottleneck["red_ecn"] = json!(ecn);
+            }
+            if queue == "drop_head" {
+                // A held discipline: the link picks each departure (link/held.rs).
+                v["network"]["bottleneck"]["queue"] = json!("drop_head");
             }
             with_autosize(&mut v, seed);
             v
