@@ -1,5 +1,8 @@
 //! Seeded random streams, one per component.
 //!
+//! Read first: nothing (a leaf). Owns the generator and the stream names ([`Stream`]); must not
+//! know who draws from a stream or why (each component takes its own).
+//!
 //! Each flow or generator draws from its own stream derived from (scenario seed, stream id),
 //! so adding a flow does not change any other flow's draws. The generator is xoshiro256++
 //! seeded through SplitMix64 (Blackman & Vigna); both are a few lines, so results do not

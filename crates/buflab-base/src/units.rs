@@ -1,5 +1,8 @@
 //! Physical units: time in integer picoseconds, rates in bits/s, sizes in bytes.
 //!
+//! Read first: nothing (a leaf). Owns the quantities and their parsing; must not know scenarios,
+//! keys or error messages about keys (the scenario reader wraps a parse error with the key's name).
+//!
 //! Everything in the event loop is an integer so that runs are bit-for-bit reproducible.
 //! Human spellings are parsed here and nowhere else:
 //!

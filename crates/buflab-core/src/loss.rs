@@ -1,5 +1,8 @@
 //! A random-loss element: drops each packet independently with probability p, in zero time.
 //! Placed before a link's queue (the scenario's `network.loss` on the bottleneck).
+//!
+//! Read first: nothing. Owns the drop decision and its stream; must not know queues, flows or the
+//! scenario (the topology builder places it on a route).
 
 use crate::rng::Rng;
 

@@ -1,4 +1,7 @@
 //! Packets: small `Copy` values moved through queues and pipes without allocation.
+//!
+//! Read first: nothing (a leaf of the engine). Owns the packet and its flag bits; must not know
+//! what an endpoint or a queue does with them.
 
 use crate::units::Time;
 

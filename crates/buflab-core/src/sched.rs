@@ -1,5 +1,8 @@
 //! The event scheduler.
 //!
+//! Read first: nothing (a leaf of the engine). Owns the event order and the packing of events; must
+//! not know what a component does when its event fires (the simulator dispatches).
+//!
 //! Events are ordered by (time, insertion sequence): two events at the same picosecond run in
 //! the order they were scheduled. That single rule makes every run deterministic. An event is
 //! only a small integer naming the component and what happened (see [`Event`]); components keep

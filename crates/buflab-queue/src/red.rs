@@ -1,6 +1,9 @@
 //! RED: Random Early Detection gateways (Floyd & Jacobson, IEEE/ACM ToN 1(4), 1993), with the
 //! "gentle" variant and ECN marking (RFC 3168).
 //!
+//! Owns RED's average, its drop and mark decisions and its description for scenario files; must not
+//! know links, packets' other fields or the event loop (an [`Arrival`] is all it sees).
+//!
 //! Heads up: read the paper's §4 (the algorithm of its Fig. 2) and §7 (spreading the marks
 //! out with `count`), Floyd's note on `gentle_` RED (2000), and RFC 3168 §5 and §7 before
 //! editing; [`crate`] says how a discipline plugs into a link.

@@ -1,6 +1,9 @@
 //! A cell-level CIOQ switch for tests: Bernoulli arrivals, VOQs, a scheduler, speedup, and
 //! output queues; optionally a shadow OQ switch that stamps each cell with its time to leave.
 //!
+//! Read first: [`super`] (the slot model). Owns the test switch; must not be used by the engine
+//! (the router node in [`crate::switch`] is the real one).
+//!
 //! Slot order as in the module doc: arrivals, the speedup clock's scheduling phases, one
 //! departure per output. The harness allocates freely (VecDeque, BinaryHeap): it is a test
 //! oracle, not the router node.

@@ -3,6 +3,9 @@
 //! practical scheduler of seed 003 §3.3.1: 100 % throughput for uniform traffic, less for
 //! non-uniform bursty traffic.
 //!
+//! Read first: [`super`] (the shared vocabulary and the slot model). Owns iSLIP's pointers and
+//! iterations; must not know packets or time (it sees VOQ counts only).
+//!
 //! Each iteration, among the inputs and outputs still unmatched (the paper's three steps):
 //! 1. Request: each input requests every output for which its VOQ is non-empty.
 //! 2. Grant: each output grants the requesting input that appears next in a fixed

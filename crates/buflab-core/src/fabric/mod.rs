@@ -1,6 +1,10 @@
 //! Switch-fabric schedulers for the CIOQ router of the thesis (seed 003, Figure 1.1, §2.2,
 //! chapter 3): which input sends a cell to which output in each fabric slot.
 //!
+//! Read first: this page, then [`mwm`] (the baseline). Owns the shared vocabulary and the dispatch
+//! over schedulers; must not know packets, links, the event loop or the scenario (the router node
+//! in [`crate::switch`] feeds it VOQ counts).
+//!
 //! Pure and self-contained: a scheduler sees a [`VoqView`] and writes a [`Matching`]. Nothing
 //! here knows about packets, links or the event loop; the router node owns those.
 //!

@@ -4,6 +4,9 @@
 //! throughput in an input-queued switch", IEEE Trans. Commun. 1999 — the "longest queue first"
 //! weight), but is too complex for real routers.
 //!
+//! Read first: [`super`] (the shared vocabulary and the slot model). Owns the Hungarian algorithm
+//! and its tie rule; must not know packets or time (it sees VOQ counts only).
+//!
 //! Exact, by the Hungarian (Kuhn–Munkres) algorithm with potentials, O(N³) per matching: about
 //! 33k inner steps at N = 32. Weights are integers (cells), so the optimum is exact.
 //!

@@ -3,6 +3,9 @@
 //! input/output-queued switch", IEEE JSAC 17(6), 1999 — reference 21 of seed 003, whose §2.2
 //! builds Theorem 2.1 (input occupancy ≤ 2B) on it.
 //!
+//! Read first: [`super`] (the slot model), then Chuang et al. 1999 §3–4. Owns the shadow OQ switch
+//! and the stable matching; must not know packets or links (cells carry their time to leave).
+//!
 //! Two parts:
 //! - [`ShadowOq`]: the FIFO OQ switch being emulated. It gives each arriving cell its
 //!   *time to leave* TL (the slot in which the OQ switch would send it) and drops exactly the

@@ -1,6 +1,9 @@
 //! Parallel iterative matching (PIM): T. Anderson, S. Owicki, J. Saxe, C. Thacker,
 //! "High-speed switch scheduling for local-area networks", ACM TOCS 11(4), 1993.
 //!
+//! Read first: [`super`] (the shared vocabulary and the slot model). Owns PIM's random grants and
+//! accepts (from its own stream); must not know packets or time.
+//!
 //! Each iteration, among the inputs and outputs still unmatched:
 //! 1. Request: each input requests every output for which its VOQ is non-empty.
 //! 2. Grant: each output grants one requesting input, uniformly at random.

@@ -1,5 +1,8 @@
 //! Fabric speedup: how many matchings each line cell slot gets.
 //!
+//! Read first: [`super`] (the slot model). Owns the speedup clock; must not know matchings or
+//! cells.
+//!
 //! Speedup `s` ≥ 1 means the fabric moves cells `s` times faster than a line carries them
 //! (seed 003, §2.2 and §3.2), so it makes `s` matchings per line cell slot on average. The
 //! thesis uses 1, 1.2, 2 and 8 (= N). A real `s` is held as an exact fraction `num/den` and

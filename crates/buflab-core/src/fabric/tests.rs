@@ -1,5 +1,8 @@
 //! Tests across schedulers: every scheduler returns a valid matching, and the cell harness
 //! shows which ones keep an input-queued switch (speedup 1) stable.
+//!
+//! Read first: [`super`] and [`super::harness`]. Owns the cross-scheduler tests; must not be
+//! compiled outside tests.
 
 use super::harness::{CellSwitch, Load, Report};
 use super::speedup::Speedup;

@@ -1,5 +1,10 @@
 //! A link: an output queue, a serializer and a propagation pipe.
 //!
+//! Read first: this page, then the `buflab-queue` crate's contract. Owns the serializer, the pipe,
+//! the buffer's hard limit, the timetable and when a discipline is asked; must not know a
+//! discipline's rules, routes, endpoints or the scenario (the topology builder configures it; the
+//! simulator feeds it).
+//!
 //! ```text
 //!   arrive ──► [ queue (drop-tail, or a discipline) ] ──► serializer (rate) ──► pipe (delay) ──► exit
 //! ```

@@ -2,6 +2,9 @@
 //! with its time, packet and the occupancy after it — what the NetFPGA router's monitor reported
 //! (thesis app. A), enough to rebuild occupancy, loss and utilization exactly.
 //!
+//! Read first: [`super`] (the reports). Owns the log's columns and its batching to a sink; must not
+//! know where the batches go (a file, Python) or what the log is for.
+//!
 //! A 10 Gb/s run makes hundreds of millions of events, so the log is not kept whole unless
 //! asked: with an [`EventSink`] attached, events are handed over in batches of
 //! [`EventRecorder::BATCH`] and memory stays bounded; without one, the recorder keeps every

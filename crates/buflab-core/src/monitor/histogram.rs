@@ -1,6 +1,8 @@
 //! A log-linear histogram of picosecond values: exact below 128 ps, then 128 sub-buckets per
 //! power of two (relative error under 0.8 %), in a fixed 64 KiB table. Used for queueing
 //! delays, where storing every sample of a 10 Gb/s run would take gigabytes.
+//!
+//! Read first: nothing. Owns the buckets and the quantiles; must not know what it measures.
 
 const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;

@@ -1,6 +1,9 @@
 //! How the traffic arriving at a queue is mixed: the inter-arrival times of stored packets and
 //! the runs of successive packets of one flow.
 //!
+//! Read first: [`super`] (the reports it counts from). Owns the gaps and runs of arrivals; must not
+//! know queues or occupancy.
+//!
 //! These are the testbed's measures of burstiness. Thesis Fig 4.9 and IMC Fig 7 plot the CDF
 //! of inter-arrival times at the bottleneck of packets *stored* in the queue (dropped ones are
 //! left out). Thesis Fig 4.12 plots the CDF of burst sizes, "a burst … defined as a sequence

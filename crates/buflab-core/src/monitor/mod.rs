@@ -1,5 +1,9 @@
 //! Observers of a queue: metrics, a time series and (optionally) the full event log.
 //!
+//! Read first: [`crate::link`] (who reports, and when). Owns every figure of a queue that a run
+//! reports; must not know links' internals, disciplines or flows beyond a packet's fields (a link
+//! reports, the monitor counts).
+//!
 //! A link reports three things to its monitor, in time order: an *enqueue* (a packet admitted,
 //! with the occupancy after it and how long it will wait), a *dequeue* (service starts, with
 //! the serialization time) and a *drop*; a queue discipline adds a *mark* (an admitted packet

@@ -1,6 +1,9 @@
 //! Per-flow TCP traces: congestion window, ssthresh, smoothed RTT, pacing rate and bytes
 //! acknowledged over time, for the flows a scenario names (`monitor.trace_flows`).
 //!
+//! Read first: [`crate::endpoint`] (an endpoint's trace sample). Owns which flows are traced and
+//! the trace rows; must not know TCP's rules (it records what a sender reports).
+//!
 //! This is the observer of STYLE habit 11 for senders, what ns-3's traced `CongestionWindow`
 //! and `RTT` sources give: the simulator hands the tracer a sender's state after every event
 //! that can change it (an ACK, a timeout, the start of a connection), and the tracer keeps a

@@ -2,10 +2,10 @@
 //! own keys (`red_*`).
 //!
 //! Read first: [`super::reader`] (typed key access, errors) and [`crate::queue::kinds`] (the
-//! disciplines, each describing its own parameters). Owns [`QueueSpec`] and [`read_queue`],
+//! disciplines, each describing its own parameters). Owns [`QueueSpec`] and `read_queue`,
 //! the one function that reads a table's discipline, for every discipline alike, plus the two
 //! things the rest of the scenario asks of a discipline once it is read: the typical packet
-//! ([`set_typical_packet`]) and the normalized echo of a bottleneck table ([`normalize`]).
+//! (`set_typical_packet`) and the normalized echo of a bottleneck table (`normalize`).
 //! Must not know any one discipline, which table it reads (bottleneck or hop), the topology or
 //! the traffic: what it inherits and the link's buffer are passed in.
 

@@ -4,6 +4,11 @@
 //! drop-tail [`crate::link::Link`]s at the line rate, owned by the simulator: the switch hands
 //! each packet that crosses the fabric to its output link at the slot boundary.
 //!
+//! Read first: [`crate::fabric`] (the slot model and the schedulers), then [`crate::sim`] (how a
+//! route crosses a router). Owns VOQs, the slot loop and handing packets to output links; must not
+//! know the scheduling algorithms' insides, TCP or the scenario (the topology builder configures
+//! it).
+//!
 //! ```text
 //!  input line i ──► staged ──► VOQ(i, 0..N) ──► fabric (m matchings per slot) ──► output link j
 //! ```

@@ -1,6 +1,9 @@
 //! What a router node counts. Window figures cover the slots whose boundary lies in the
 //! measured window; a slot the switch skipped while empty counts as zero, so every figure is
 //! the same whether empty slots run or not (see the module doc of [`super`]).
+//!
+//! Read first: [`super`]. Owns the router's counters; must not compute the results' ratios (the
+//! result tables do).
 
 /// One input's counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

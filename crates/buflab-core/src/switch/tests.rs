@@ -1,5 +1,7 @@
 //! The router node on its own: a hand-checked slot sequence, VOQ limits, cells, lazy slots,
 //! the output-queued mode against speedup N, and OQ emulation's Theorem 2.1 bound.
+//!
+//! Read first: [`super`]. Owns the router node's own tests; must not be compiled outside tests.
 
 use super::*;
 use crate::packet::Kind;

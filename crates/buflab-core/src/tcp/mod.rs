@@ -1,5 +1,9 @@
 //! TCP: sender, receiver, retransmission timer and congestion control.
 //!
+//! Owns the TCP model's shared vocabulary ([`TcpConfig`], [`Recovery`], the header size) and the
+//! map below; must not know the event loop, links or the scenario (a flow's settings arrive as a
+//! `TcpConfig`).
+//!
 //! Read before editing: RFC 5681 (slow start, congestion avoidance, fast retransmit and
 //! recovery), RFC 6582 (NewReno), RFC 2018 and RFC 6675 (SACK and its loss recovery), RFC 6298
 //! (retransmission timer), RFC 1122 §4.2.3.2 and RFC 5681 §4.2 (delayed ACKs). The model is segment-based, like ns-2's one-way TCP:

@@ -1,6 +1,11 @@
 //! The TCP receiver: cumulative ACKs, out-of-order buffering, optional delayed ACKs, and for
 //! SACK flows the SACK option (RFC 2018; see [`super::sack::option`]).
 //!
+//! Read first: [`super`] (the segment model) and RFC 5681 §4.2, RFC 1122 §4.2.3.2. Owns the receive
+//! sequence state, delayed ACKs and the SACK blocks it reports; must not know the sender's state
+//! (what crosses is ACKs and the SACK side channel) or the event loop (its timer is a deadline
+//! [`super::flow`] states).
+//!
 //! The application reads data as soon as it is in order, so the advertised window is always
 //! the configured `max_window` and is not carried in ACKs.
 //!

@@ -1,4 +1,7 @@
 //! Round-trip time estimation and the retransmission timeout, RFC 6298.
+//!
+//! Read first: RFC 6298 §2–5. Owns srtt, rttvar and the backed-off RTO; must not know segments or
+//! timers' events.
 
 use crate::units::Time;
 

@@ -1,5 +1,10 @@
 //! The TCP sender: sequence state, loss detection and recovery, RTT estimation, timers.
 //!
+//! Owns the send sequence state, Reno and NewReno recovery, RTT timing, the retransmission timer's
+//! and the pacer's deadlines; SACK recovery ([`super::sack`]) and rate sampling ([`super::rate`])
+//! extend it in their own files. Must not know the event loop, links or users (it takes ACKs and
+//! timer calls through [`super::flow`], and connections through `accept`).
+//!
 //! Heads up: read RFC 5681 §3, RFC 6582 §3.2 and RFC 6298 §2–5 before editing; each rule
 //! below cites the clause it implements. Deliberate simplifications, all as in ns-2's one-way
 //! TCP that the seeds' simulations used: no SYN/FIN (connection set-up is another issue), the

@@ -1,6 +1,9 @@
 //! The dumbbell: N senders, each behind its own access link, share one bottleneck link into
 //! the receivers; ACKs return over an uncongested reverse path.
 //!
+//! Read first: [`super`] and `flows.rs`. Owns the dumbbell's links and routes; must not know
+//! endpoints' insides (flows.rs adds them).
+//!
 //! ```text
 //!  sender i ─ access_i (rate a, delay d_i) ─┐                        ┌─ receiver i
 //!                                           ├─ bottleneck (C, B, d_b) ┤

@@ -1,5 +1,9 @@
 //! What every topology does the same way: adding the flows of the scenario's traffic entries.
 //!
+//! Read first: [`super`] and [`crate::endpoint`]. Owns building each flow's endpoints, delays and
+//! starts from its traffic entry; must not know any topology's links (a [`Routing`] gives the
+//! routes).
+//!
 //! Flow i draws its two-way propagation delay `rtt_i` uniformly from `network.rtt`; the shared
 //! links it crosses carry their own delay, and its private access links (one each way) carry
 //! the rest of `rtt_i / 2`. Its endpoints follow its traffic entry's kind (long-lived or

@@ -1,5 +1,9 @@
 //! Topology builders: scenario → links, routes and flows in a [`crate::sim::Sim`].
 //!
+//! Read first: [`crate::sim`] (what a built network is made of) and [`crate::scenario`]. Owns
+//! turning a scenario into links, routes, flows and monitors; must not run anything or know the
+//! event loop's insides (it only calls the simulator's building API).
+//!
 //! - [`dumbbell`]: one bottleneck shared by every flow.
 //! - [`parking_lot`]: bottlenecks in series, with cross traffic at each.
 //! - [`switch`]: the N×N router of thesis ch. 3 behind multiplexing routers (Fig 3.1).

@@ -1,5 +1,8 @@
 //! The parking lot: k bottleneck links ("hops") in series, with cross traffic at each.
 //!
+//! Read first: [`super`] and `flows.rs`. Owns the parking lot's hops and routes; must not know
+//! endpoints' insides.
+//!
 //! ```text
 //!  senders:   main   cross at 1        cross at 2        cross at 3
 //!               │        │                 │                 │

@@ -2,6 +2,9 @@
 //! multiplexing router per switch input, an N×N router ([`crate::switch`]), and clients behind
 //! its output lines.
 //!
+//! Read first: [`super`], `flows.rs` and [`crate::switch`]. Owns the switch topology's links,
+//! router and routes; must not know the fabric's schedulers (the router node runs them).
+//!
 //! ```text
 //!  server ─ access (a, d) ─┐
 //!  server ─ access (a, d) ─┼─ mux router i (large buffer) ─ input line i (C) ─┐

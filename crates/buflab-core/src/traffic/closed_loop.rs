@@ -1,5 +1,8 @@
 //! A closed-loop user (Harpoon, thesis ch. 4.1): request a file over a new connection,
 //! download it, think, request the next. The simulator drives it; this holds its state.
+//!
+//! Read first: `sim/users.rs` (when a user acts). Owns a user's draws (file sizes, think times) and
+//! connection numbering; must not know TCP or the event loop.
 
 use super::dist::Dist;
 use crate::rng::Rng;

@@ -1,6 +1,9 @@
 //! Open-loop flow arrivals: flows (each a download over a new connection) arrive as a
 //! Poisson process, independently of how the network treats earlier ones.
 //!
+//! Read first: `sim/users.rs` (what an arrival does). Owns the arrival process and its idle slots;
+//! must not know TCP or the event loop.
+//!
 //! Each arrival takes an idle flow slot of its traffic entry (a flow whose last transfer has
 //! completed) or, if none is idle, a new one. A slot keeps the path it was built with, so
 //! the RTTs of open-loop flows are those of the slots, each drawn from the scenario's range.

@@ -1,6 +1,9 @@
 //! Open-loop UDP sources: Poisson or constant-bit-rate packet streams, for queueing-theory
 //! checks (M/D/1/K) and background load. A source and its sink are one endpoint (see
 //! [`crate::endpoint`]): the source emits on its one timer, the sink counts what arrives.
+//!
+//! Read first: [`crate::endpoint`]. Owns a source's pattern, its draws and its counts; must not
+//! know links or the event loop.
 
 use crate::endpoint::{Endpoint, Facts, Notice, Side};
 use crate::monitor::MeasuredWindow;

@@ -1,5 +1,9 @@
 //! Congestion control: window arithmetic only, one algorithm per file.
 //!
+//! Read first: RFC 5681 §3.1 and one algorithm's file. Owns the controller trait, its enum dispatch
+//! and slow start; must not know sequence numbers, loss detection, timers or packets (the sender
+//! owns those).
+//!
 //! The sender calls these hooks; it keeps loss detection, recovery and timers to itself
 //! (STYLE habit 6). Dispatch is an enum rather than a trait object so the hot path inlines;
 //! adding an algorithm means one file and one arm per match here.

@@ -1,5 +1,8 @@
 //! Reno's AIMD window arithmetic (RFC 5681 §3.1–3.2). Used by both the Reno and NewReno
 //! senders: they differ in loss recovery, which the sender owns, not in the window rules.
+//!
+//! Read first: [`super`] and RFC 5681 §3.1. Owns Reno's window arithmetic; must not know how a loss
+//! was detected.
 
 use super::{congestion_avoidance, slow_start, CongestionControl, Window};
 use crate::units::Time;
