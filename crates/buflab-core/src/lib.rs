@@ -1,26 +1,76 @@
 //! # buflab-core
 //!
 //! The engine of buflab, a lab for router buffer sizing and packet pacing: a deterministic,
-//! packet-level discrete-event simulator. Pure Rust, no I/O policy and no Python.
+//! packet-level discrete-event simulator. Pure Rust, no I/O and no Python. Start here; the
+//! repository's `ARCHITECTURE.md` places this crate among the others.
+//!
+//! ## A run, end to end
+//!
+//! ```text
+//!  scenario JSON ─► Scenario ─► topology::build ─► Network { Sim, monitored links } ─► Sim::run ─► result::collect ─► RunResult
+//!   (TOML tree)    (validated,   (links, routes,                                      (events)    (tables from
+//!                   units parsed)  flows, monitors)                                                the monitors)
+//! ```
+//!
+//! 1. [`scenario`] reads and validates the tree, one reader per section; every key, its
+//!    default and its documentation is in [`scenario::schema`]. Bad input is one
+//!    [`scenario::ScenarioError`] naming the key, the value and what was expected.
+//! 2. [`topology`] builds the network the scenario describes inside a [`sim::Sim`]: [`link`]s
+//!    (each with its queue discipline from [`queue`] and, where measured, a
+//!    [`monitor::QueueMonitor`]), random-loss elements ([`loss`]), router nodes ([`switch`],
+//!    scheduled by [`fabric`]), source routes, and one flow per traffic source with its
+//!    [`endpoint`]s: TCP ([`tcp`]) or UDP, driven by users ([`traffic`]) when transfers are
+//!    finite.
+//! 3. [`sim::Sim::run`] pops events from the [`sched`]uler in (time, insertion) order and
+//!    dispatches each to its component: a link's exit, an endpoint's timer, a switch slot.
+//!    The loop knows no protocol.
+//! 4. [`result::collect`] reads the monitors, the endpoints' counters and the auto-sizer's
+//!    steps ([`autosize`]) into the result tables.
+//!
+//! ## The invariants
+//!
+//! - **Determinism.** Time is an integer (picoseconds, [`units`]); events at the same
+//!   picosecond run in the order they were scheduled; every random draw comes from the
+//!   stream of the component that draws ([`rng`]). Same scenario and seed, same results, to
+//!   the last bit (`tests/golden.py` holds the fingerprints).
+//! - **One pending event per link.** A link is FIFO end to end, so only the head of its pipe
+//!   needs an event; timers are lazy (a deadline moves freely, a stale event finds nothing).
+//! - **Sans-IO components.** Endpoints and queue disciplines take time and packets and return
+//!   packets and verdicts; none holds the scheduler. The disciplines live in the
+//!   `buflab-queue` crate so that the emulator's datapath runs the same code.
+//!
+//! ## Computing ahead
+//!
+//! Most hops cannot change a packet's fate: an access link with an unlimited buffer, the
+//! reverse path of ACKs. The simulator decides once, before the run (`sim/plan.rs`), which
+//! hops it may compute instead of schedule: a packet crosses a chain of such links at its
+//! future times with no event; a sender whose first link is its own handles an ACK the moment
+//! its arrival time is known (running ahead of the global clock, its due timers fired first);
+//! a bottleneck whose downstream depends only on the order of its exits hands each admitted
+//! packet to its receiver at once. On the benchmark dumbbell a data packet costs one event
+//! and its ACK none, and the results are those of one event per hop (a property test checks
+//! it).
 //!
 //! ## Map
-//! - [`units`]: integer time (picoseconds), rates (bits/s), sizes; parsing of "10Gbps", "100ms".
-//! - [`sched`]: the event queue, ordered by (time, insertion sequence) — the determinism rule.
+//! - [`units`], [`rng`]: integer time, rates, sizes and their parsing; seeded streams (from
+//!   `buflab-base`).
+//! - [`sched`]: the event queue. [`sim`]: the tables and the loop (see its module doc for its
+//!   files). [`endpoint`]: the one interface the loop drives flows through.
 //! - [`packet`]: the 32-byte `Copy` packet with its source route.
-//! - [`link`]: queue + serializer + propagation pipe, with at most one pending event per link.
-//! - [`queue`]: queue disciplines beside the link's drop-tail buffer: RED, marking ECN (RFC 3168).
-//! - [`fabric`]: CIOQ switch-fabric schedulers (MWM, iSLIP, PIM, OQ emulation) on VOQ counts.
-//! - [`switch`]: the N×N router node: VOQs, a slotted fabric with speedup, output queues.
+//! - [`link`]: serializer, pipe and the queue's hard limit, running a discipline in either of
+//!   its two forms. [`queue`]: the disciplines a scenario may name (from `buflab-queue`).
 //! - [`loss`]: independent random loss.
-//! - [`tcp`]: sender, receiver, RTO (RFC 6298) and congestion control ([`tcp::cc`]).
-//! - [`traffic`]: open-loop UDP sources.
-//! - [`monitor`]: queue observers — metrics, time series, event log.
-//! - [`autosize`]: the live auto-sizer, a binary search for the smallest buffer meeting a
-//!   target utilization within one run (thesis ch. 4.3).
-//! - [`topology`]: builders (the dumbbell, the parking lot).
-//! - [`scenario`]: the scenario schema, reader and validation errors; [`names`]: the names a
-//!   scenario gives an enum's variants, kept beside each enum.
-//! - [`sim`]: the tables and the event loop; [`result`]: what a run returns.
+//! - [`switch`], [`fabric`]: the N×N router node and its schedulers (MWM, iSLIP, PIM, OQ
+//!   emulation).
+//! - [`tcp`]: sender, receiver, SACK, delivery rate, pacing, congestion control; [`tcp::flow`]
+//!   makes a connection one endpoint.
+//! - [`traffic`]: UDP sources, closed-loop users, open-loop arrivals, distributions.
+//! - [`monitor`]: queue observers (metrics, time series, event log) and flow traces.
+//! - [`autosize`]: the live auto-sizer (thesis ch. 4.3).
+//! - [`topology`]: builders (dumbbell, parking lot, switch).
+//! - [`scenario`]: the scenario schema, readers and validation errors; [`names`]: the names
+//!   a scenario gives an enum's variants.
+//! - [`result`]: what a run returns.
 //!
 //! ## Running a scenario
 //! ```
