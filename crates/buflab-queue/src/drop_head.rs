@@ -16,58 +16,51 @@
 //! needs), then it is admitted. Only an arrival larger than a byte limit on its own is
 //! dropped. The queue is FIFO: the survivors leave in arrival order.
 
-use std::collections::VecDeque;
-
 use buflab_base::rng::Rng;
 
 use crate::describe::{BuildHeld, Described, LinkInfo, Values};
+use crate::fifo::Packets;
 use crate::{fits, Arrival, Dequeue, Discipline, Queued, Time, Verdict};
 
 /// A drop-head queue of packets `P`.
 #[derive(Clone, Debug)]
 pub struct DropHead<P> {
-    queue: VecDeque<P>,
-    bytes: u64,
+    packets: Packets<P>,
 }
 
 impl<P: Queued> Default for DropHead<P> {
     fn default() -> Self {
-        DropHead { queue: VecDeque::new(), bytes: 0 }
+        DropHead { packets: Packets::new() }
     }
 }
 
 impl<P: Queued> Discipline<P> for DropHead<P> {
     fn enqueue(&mut self, a: &Arrival, pkt: P, purged: &mut Vec<P>) -> Verdict {
         let busy = a.busy_until > a.now;
-        while busy && !fits(a.limit, self.queue.len() as u64, self.bytes, pkt.size()) {
-            let Some(old) = self.queue.pop_front() else {
+        loop {
+            let (waiting, bytes) = self.packets.backlog();
+            if !busy || fits(a.limit, waiting, bytes, pkt.size()) {
+                break;
+            }
+            let Some(old) = self.packets.pop() else {
                 return Verdict::Drop; // larger than the byte limit on its own
             };
-            self.bytes -= old.size() as u64;
             purged.push(old);
         }
-        self.bytes += pkt.size() as u64;
-        self.queue.push_back(pkt);
+        self.packets.push(pkt);
         Verdict::Admit
     }
 
     fn dequeue(&mut self, _now: Time, _purged: &mut Vec<P>) -> Dequeue<P> {
-        match self.queue.pop_front() {
-            Some(p) => {
-                self.bytes -= p.size() as u64;
-                Dequeue::Send(p)
-            }
-            None => Dequeue::Idle,
-        }
+        self.packets.dequeue()
     }
 
     fn backlog(&self) -> (u64, u64) {
-        (self.queue.len() as u64, self.bytes)
+        self.packets.backlog()
     }
 
     fn in_send_order(&self, visit: &mut dyn FnMut(&P)) -> bool {
-        self.queue.iter().for_each(visit);
-        true
+        self.packets.visit(visit)
     }
 }
 

@@ -10,17 +10,57 @@ use std::collections::VecDeque;
 
 use crate::{Admission, Arrival, Dequeue, Discipline, Queued, Time, Verdict};
 
-/// A FIFO queue whose arrivals `A` decides.
+/// Packets in arrival order and their bytes: the storage of every FIFO discipline.
 #[derive(Clone, Debug)]
-pub struct Fifo<A, P> {
-    admission: A,
+pub(crate) struct Packets<P> {
     queue: VecDeque<P>,
     bytes: u64,
 }
 
+impl<P: Queued> Packets<P> {
+    pub fn new() -> Packets<P> {
+        Packets { queue: VecDeque::new(), bytes: 0 }
+    }
+
+    pub fn push(&mut self, p: P) {
+        self.bytes += p.size() as u64;
+        self.queue.push_back(p);
+    }
+
+    /// The oldest packet, taken out.
+    pub fn pop(&mut self) -> Option<P> {
+        let p = self.queue.pop_front()?;
+        self.bytes -= p.size() as u64;
+        Some(p)
+    }
+
+    /// The oldest packet for the serializer, or `Idle`.
+    pub fn dequeue(&mut self) -> Dequeue<P> {
+        self.pop().map_or(Dequeue::Idle, Dequeue::Send)
+    }
+
+    /// Packets and bytes held.
+    pub fn backlog(&self) -> (u64, u64) {
+        (self.queue.len() as u64, self.bytes)
+    }
+
+    /// Visits them oldest first (the order they leave).
+    pub fn visit(&self, visit: &mut dyn FnMut(&P)) -> bool {
+        self.queue.iter().for_each(visit);
+        true
+    }
+}
+
+/// A FIFO queue whose arrivals `A` decides.
+#[derive(Clone, Debug)]
+pub struct Fifo<A, P> {
+    admission: A,
+    packets: Packets<P>,
+}
+
 impl<A: Admission, P: Queued> Fifo<A, P> {
     pub fn new(admission: A) -> Fifo<A, P> {
-        Fifo { admission, queue: VecDeque::new(), bytes: 0 }
+        Fifo { admission, packets: Packets::new() }
     }
 
     /// The admission that decides.
@@ -37,28 +77,20 @@ impl<A: Admission, P: Queued> Discipline<P> for Fifo<A, P> {
             Verdict::Mark => pkt.mark_ce(),
             Verdict::Admit => {}
         }
-        self.bytes += pkt.size() as u64;
-        self.queue.push_back(pkt);
+        self.packets.push(pkt);
         verdict
     }
 
     fn dequeue(&mut self, _now: Time, _purged: &mut Vec<P>) -> Dequeue<P> {
-        match self.queue.pop_front() {
-            Some(p) => {
-                self.bytes -= p.size() as u64;
-                Dequeue::Send(p)
-            }
-            None => Dequeue::Idle,
-        }
+        self.packets.dequeue()
     }
 
     fn backlog(&self) -> (u64, u64) {
-        (self.queue.len() as u64, self.bytes)
+        self.packets.backlog()
     }
 
     fn in_send_order(&self, visit: &mut dyn FnMut(&P)) -> bool {
-        self.queue.iter().for_each(visit);
-        true
+        self.packets.visit(visit)
     }
 }
 
