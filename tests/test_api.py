@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 import buflab
-from buflab.engine.result import LINK_COLUMNS
+from buflab.engine import table_descriptions
+from buflab.engine.result import table_dtypes
 from buflab.experiments.sweep import DEFAULT_SEED
 from conftest import TINY_SCENARIO
 
@@ -20,6 +21,7 @@ FLOW_COLUMNS = [
     "sent_packets", "retransmits", "timeouts", "ecn_reactions", "cwnd_pkts", "ssthresh_pkts",
     "srtt_s", "machine", "class", "input", "output",
 ]  # fmt: skip
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TIMESERIES_COLUMNS = [
     "time_s", "throughput_bps", "utilization", "queue_pkts", "queue_max_pkts", "arrivals", "drops",
 ]  # fmt: skip
@@ -33,12 +35,37 @@ def test_run_returns_tables_and_the_scenario_it_ran() -> None:
     assert len(result.flows) == 4
     assert list(result.timeseries.columns) == TIMESERIES_COLUMNS
     # The dumbbell's links table is its one bottleneck, the summary's own link.
-    assert list(result.links.columns) == list(LINK_COLUMNS)
+    assert list(result.links.columns) == list(table_dtypes("links"))
     assert result.links["name"].tolist() == ["bottleneck"]
     assert result.links["utilization"].iloc[0] == result.summary["utilization"]
     assert result.events is None, "events are recorded only on request"
     assert result.scenario["network"]["bottleneck"]["buffer"] == "10pkt"
     assert result.scenario["seed"] == 3
+
+
+def test_every_table_has_the_columns_and_dtypes_the_engine_describes() -> None:
+    # Between them, every table has rows: the switch has ports (and no auto-sizer), the
+    # closed-loop dumbbell has transfers, and the auto-sizer's steps and flow traces.
+    switch = buflab.run(EXAMPLES / "switch.toml", duration="1s", warmup="0.5s")
+    closed = buflab.run(
+        EXAMPLES / "closed_loop.toml",
+        duration="6s",
+        warmup="2s",
+        overrides={"autosize.target_utilization": 0.9, "autosize.interval": "1s"},
+        monitor__trace_flows=[0, 1],
+    )
+    described = table_descriptions()
+    with_rows = set()
+    for result in (switch, closed):
+        summary = [column["name"] for column in described["summary"]["columns"]]
+        assert list(result.summary) == summary
+        for name in described.keys() - {"summary"}:
+            frame = getattr(result, name)
+            assert frame.dtypes.astype(str).to_dict() == table_dtypes(name), name
+            assert list(frame.columns) == list(table_dtypes(name)), name
+            if len(frame) > 0:
+                with_rows.add(name)
+    assert with_rows == described.keys() - {"summary"}
 
 
 def test_same_seed_same_numbers() -> None:

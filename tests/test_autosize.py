@@ -12,24 +12,26 @@ from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
-from buflab.engine.result import AUTOSIZE_COLUMNS, Result, typed_frame
+from buflab.engine.result import Result, table_dtypes, typed_frame
 from buflab.experiments.autosize import autosize_scenario, outcome, run_autosize
 from conftest import TINY_SCENARIO
 
 
 def steps_frame(rows: list[tuple[float, int, bool, int, bool]]) -> pd.DataFrame:
     """An autosize table from (time, buffer, passed, next, converged) rows."""
-    columns: dict[str, list] = {name: [] for name in AUTOSIZE_COLUMNS}
+    types = table_dtypes("autosize")
+    columns: dict[str, list] = {name: [] for name in types}
     for time_s, buffer, passed, next_buffer, converged in rows:
         for name, value in zip(
-            AUTOSIZE_COLUMNS,
+            types,
             (time_s, buffer, 0.99 if passed else 0.9, 0, 100, passed, next_buffer, converged),
             strict=True,
         ):
             columns[name].append(value)
-    return typed_frame(columns, AUTOSIZE_COLUMNS)
+    return typed_frame(columns, types)
 
 
+@pytest.mark.engine  # the tables' description
 def test_outcome_counts_each_convergence_once() -> None:
     # Converges at 3 (twice in a row it holds), starts afresh when 3 fails, converges at 3
     # again: two convergences of the same size, not one.
@@ -81,8 +83,8 @@ def test_the_table_has_one_typed_row_per_step(tmp_path: Path) -> None:
     # a mean RTT of 30 ms in 1000-B packets is 37.5, so the search starts at 38 packets.
     result = run_autosize(TINY_SCENARIO, 0.9, interval="1s")
     steps = result.autosize
-    assert list(steps.columns) == list(AUTOSIZE_COLUMNS)
-    assert dict(steps.dtypes.astype(str)) == AUTOSIZE_COLUMNS
+    assert list(steps.columns) == list(table_dtypes("autosize"))
+    assert dict(steps.dtypes.astype(str)) == table_dtypes("autosize")
     assert steps["time_s"].tolist() == pytest.approx([2.0, 3.0, 4.0, 5.0])
     assert steps["buffer_pkts"].iloc[0] == 38
     assert steps["buffer_pkts"].iloc[1:].tolist() == steps["next_buffer_pkts"].iloc[:-1].tolist()
@@ -97,7 +99,9 @@ def test_the_table_has_one_typed_row_per_step(tmp_path: Path) -> None:
 @pytest.mark.engine
 def test_without_autosize_the_table_is_empty_and_the_answer_minus_one() -> None:
     result = buflab.run(TINY_SCENARIO)
-    assert len(result.autosize) == 0 and list(result.autosize.columns) == list(AUTOSIZE_COLUMNS)
+    assert len(result.autosize) == 0 and list(result.autosize.columns) == list(
+        table_dtypes("autosize")
+    )
     assert "autosize" not in result.tables()
     assert result.summary["autosize_buffer_pkts"] == -1
     # The normalized scenario has an empty table: off.

@@ -9,7 +9,8 @@ from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
-from buflab.cli.docs import SUMMARY_KEYS, key_tables
+from buflab.cli.docs import key_tables, results_section
+from buflab.engine import table_descriptions
 from conftest import TINY_SCENARIO
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "scenario.md"
@@ -32,6 +33,26 @@ def test_key_tables_are_markdown_per_section() -> None:
     assert "| `network.bottleneck.rate` | rate | required | Rate \\| with a pipe. |" in text
 
 
+def test_results_are_a_markdown_table_per_described_table() -> None:
+    column = {"name": "x", "dtype": "int64", "unit": "pkt", "doc": "A | count."}
+    tables = {
+        "summary": {"doc": "The run.", "columns": [column]},
+        "transfers": {"doc": "A row per file.", "columns": [{**column, "unit": ""}]},
+    }
+    text = results_section(tables)
+    assert "this object; `Result.summary` is the same dict. The run.\n" in text
+    assert (
+        "| key | type | unit | meaning |\n|---|---|---|---|\n| `x` | int64 | pkt | A \\| count. |"
+        in text
+    )
+    # A table's doc, then what Python offers for it.
+    assert "#### transfers\n\nA row per file. `buflab.analysis.transfers.by_size_bin()`" in text
+    assert (
+        "| column | type | unit | meaning |" in text and "| `x` | int64 |  | A \\| count. |" in text
+    )
+    assert "#### events" in text, "the event log's hand-written section"
+
+
 @pytest.mark.engine
 def test_committed_reference_is_current() -> None:
     generated = CliRunner().invoke(cli, ["docs"]).stdout
@@ -44,4 +65,6 @@ def test_committed_reference_is_current() -> None:
 @pytest.mark.engine
 def test_every_summary_key_is_documented() -> None:
     summary = buflab.run(TINY_SCENARIO).summary
-    assert list(summary) == list(SUMMARY_KEYS)
+    assert list(summary) == [
+        column["name"] for column in table_descriptions()["summary"]["columns"]
+    ]

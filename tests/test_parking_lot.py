@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
-from buflab.engine.result import LINK_COLUMNS, Result
+from buflab.engine.result import Result, table_dtypes
 from conftest import TINY_SCENARIO
 
 pytestmark = pytest.mark.engine
@@ -20,8 +20,9 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "parking_lot.tom
 
 
 def assert_link_types(links: pd.DataFrame) -> None:
-    assert list(links.columns) == list(LINK_COLUMNS)
-    numbers = {name: kind for name, kind in LINK_COLUMNS.items() if name != "name"}
+    types = table_dtypes("links")
+    assert list(links.columns) == list(types)
+    numbers = {name: kind for name, kind in types.items() if name != "name"}
     assert links[list(numbers)].dtypes.astype(str).to_dict() == numbers
     assert pd.api.types.is_string_dtype(links["name"])
 

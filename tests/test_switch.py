@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import buflab
 from buflab.analysis import theory
 from buflab.cli import cli
-from buflab.engine.result import PORT_COLUMNS, Result
+from buflab.engine.result import Result, table_dtypes
 
 pytestmark = pytest.mark.engine
 
@@ -21,8 +21,8 @@ SHORT = {"duration": "4s", "warmup": "1s"}
 
 
 def assert_port_types(ports: pd.DataFrame) -> None:
-    assert list(ports.columns) == list(PORT_COLUMNS)
-    assert ports.dtypes.astype(str).to_dict() == PORT_COLUMNS
+    assert list(ports.columns) == list(table_dtypes("ports"))
+    assert ports.dtypes.astype(str).to_dict() == table_dtypes("ports")
 
 
 def test_the_example_runs_from_its_toml_with_a_row_per_port(tmp_path: Path) -> None:

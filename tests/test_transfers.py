@@ -1,7 +1,8 @@
 """Transfers of closed-loop traffic: the `Result.transfers` table and its summaries by size.
 
 Every input is a dict of columns made here, shaped like the engine's "transfers" table, so
-these tests need neither the engine nor closed-loop traffic in it.
+these tests need no closed-loop traffic; they need the engine for the tables' description
+(`table_dtypes`), which types every table of a `Result`.
 """
 
 from __future__ import annotations
@@ -18,15 +19,17 @@ from click.testing import CliRunner
 import buflab
 from buflab.analysis.transfers import COLUMNS, SIZE_BINS, by_size_bin, short_and_long
 from buflab.cli import cli
-from buflab.engine.result import TRANSFER_COLUMNS, Result
+from buflab.engine.result import Result, table_dtypes
 from conftest import TINY_SCENARIO
+
+pytestmark = pytest.mark.engine
 
 SIZE_LABELS = ["< 30 KB", "30–50 KB", "50–100 KB", "100–200 KB", "200–500 KB", "≥ 500 KB"]
 
 
 def columns(*transfers: tuple[int, float | None]) -> dict[str, list[Any]]:
     """The engine's columns for transfers given as (bytes, fct_s); fct_s None = incomplete."""
-    table: dict[str, list[Any]] = {name: [] for name in TRANSFER_COLUMNS}
+    table: dict[str, list[Any]] = {name: [] for name in table_dtypes("transfers")}
     for index, (size, fct) in enumerate(transfers):
         complete = fct is not None
         start = 10.0 + index
@@ -167,7 +170,7 @@ def test_no_transfers_give_a_table_with_the_columns_and_no_rows(summarise) -> No
 
 @pytest.mark.parametrize(
     "extra",
-    [{}, {"transfers": {}}, {"transfers": {name: [] for name in TRANSFER_COLUMNS}}],
+    [{}, {"transfers": {}}, {"transfers": {name: [] for name in table_dtypes("transfers")}}],
     ids=["no key", "no columns", "no rows"],
 )
 def test_a_run_without_transfers_has_an_empty_typed_table(
@@ -175,8 +178,8 @@ def test_a_run_without_transfers_has_an_empty_typed_table(
 ) -> None:
     result = result_from(extra)
     assert len(result.transfers) == 0
-    assert result.transfers.dtypes.astype(str).to_dict() == TRANSFER_COLUMNS
-    assert list(result.transfers.columns) == list(TRANSFER_COLUMNS)
+    assert result.transfers.dtypes.astype(str).to_dict() == table_dtypes("transfers")
+    assert list(result.transfers.columns) == list(table_dtypes("transfers"))
     assert "transfers" not in result.tables()
     result.to_dir(tmp_path, csv=True)
     assert not list(tmp_path.glob("transfers.*")), "no file for an empty table"
@@ -187,8 +190,8 @@ def test_transfers_come_out_in_column_order_typed_and_written(tmp_path: Path) ->
     shuffled = dict(reversed(list(given.items())))  # the engine's order must not matter
     result = result_from({"transfers": shuffled})
     transfers = result.transfers
-    assert list(transfers.columns) == list(TRANSFER_COLUMNS)
-    assert transfers.dtypes.astype(str).to_dict() == TRANSFER_COLUMNS
+    assert list(transfers.columns) == list(table_dtypes("transfers"))
+    assert transfers.dtypes.astype(str).to_dict() == table_dtypes("transfers")
     assert transfers["complete"].tolist() == [True, False]
     assert math.isnan(transfers["end_s"].iloc[1]) and math.isnan(transfers["fct_s"].iloc[1])
     assert transfers["throughput_bps"].iloc[0] == 640_000.0
@@ -202,7 +205,7 @@ def test_columns_the_engine_adds_are_kept_after_the_known_ones() -> None:
     given = columns((40_000, 0.5))
     given["syn_retries"] = [0]
     assert list(result_from({"transfers": given}).transfers.columns) == [
-        *TRANSFER_COLUMNS,
+        *table_dtypes("transfers"),
         "syn_retries",
     ]
 
@@ -241,7 +244,6 @@ def test_run_without_transfers_prints_no_bins(
     assert "transfers by file size" not in readable.stdout
 
 
-@pytest.mark.engine
 def test_closed_loop_run_returns_transfers(tmp_path: Path) -> None:
     # Through the real engine: one user, constant 3,840 B files (four 960 B segments), RTT
     # 100 ms, uncongested: every download takes the handshake and one data round trip, 2 RTT,

@@ -16,7 +16,7 @@ it, and that only the engine's door imports `_core`):
     engine → analysis → plots → experiments → cli
 
 - `buflab.engine`: the door to `_core`, units, scenarios and overrides, the event log,
-  `Result` and its table columns, `run` and `validate`.
+  `Result` and the dtypes of its tables, `run` and `validate`.
 - `buflab.analysis`: the sizing rules (`theory`), statistics, transfers, the queue rebuilt
   from the event log.
 - `buflab.plots`: the shared figure helpers, and the figures of analyses.

@@ -28,27 +28,32 @@ def validate(scenario_json: str) -> dict[str, Any]:
     values in canonical units (strings like "100Mbps" kept as given where sensible).
     Raises ScenarioError on the first problem."""
 
-def run(scenario_json: str) -> dict[str, Any]:
+def tables() -> dict[str, dict[str, Any]]:
+    """Every table a result carries, the summary first, then the tables in the order `run`
+    returns them: name -> {"doc": what a row is and when the table has rows, "columns": a
+    list of {"name", "dtype" (the pandas dtype: "int64", "float64", "bool" or "str"), "unit"
+    ("s", "bit/s", "pkt", "B", or "" for counts of other things, ratios and labels), "doc"},
+    in column order}. The columns of `run`'s tables and the keys of its summary are exactly
+    these, in this order (the event log is apart: see `buflab.engine.events`).
+    """
+
+def run(scenario_json: str, event_sink: Any = None) -> dict[str, Any]:
     """Run one scenario to completion (releases the GIL while simulating).
 
     Returns a dict with:
-      "summary":    dict[str, float | int | str]  (see docs/scenario.md, "Results")
-      "flows":      dict[str, list]  columns, one row per flow
-      "timeseries": dict[str, list]  columns, one row per monitor interval
-      "transfers":  dict[str, list]  columns, one row per connection of closed-loop traffic
-                    (one file each); empty without such traffic. Older builds omit the key,
-                    which `Result.from_engine` reads as an empty table.
-      "links":      dict[str, list]  columns, one row per monitored link in path order: the
-                    dumbbell's bottleneck, every hop of the parking lot, or every output line
-                    of the switch. Older builds omit
-                    the key, which `Result.from_engine` reads as an empty table.
-      "ports":      dict[str, list]  columns, one row per port of the switch topology's router
-                    (its input's VOQs and its output line); empty on the other topologies.
-                    Older builds omit the key, which `Result.from_engine` reads as empty.
-      "autosize":   dict[str, list]  columns, one row per step of the live auto-sizer
-                    (`[autosize]`); empty without it. Older builds omit the key, which
-                    `Result.from_engine` reads as an empty table.
-      "events":     dict[str, list] | None  the bottleneck queue event log (on the parking
-                    lot, `network.summary_hop`'s) when `monitor.events = true`
+      "summary":    dict[str, float | int | str | None]  the keys `tables()["summary"]`
+                    describes, in its order (see docs/scenario.md, "Results")
+      "flows", "timeseries", "links", "ports", "transfers", "autosize", "traces":
+                    dict[str, list]  each table's columns, named and ordered as `tables()`
+                    describes them; a table without rows (ports off the switch topology,
+                    transfers without finite transfers, autosize without `[autosize]`,
+                    traces without `monitor.trace_flows`) has its columns, empty. Older
+                    builds omit some tables, which `Result.from_engine` reads as empty.
+      "events":     dict[str, bytes] | None  the bottleneck queue event log (on the parking
+                    lot, `network.summary_hop`'s) when `monitor.events = true` and no
+                    `event_sink` is given: raw little-endian columns (`buflab.engine.events`)
+      "events_written": int  events handed to `event_sink`, which receives them in batches of
+                    the same form as "events"
+      "events_error": str | None  why `event_sink` failed, if it did
     Raises ScenarioError for invalid input.
     """

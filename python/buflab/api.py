@@ -25,7 +25,7 @@ without a path it is kept in memory as `result.events`. `buflab.analysis.queue.a
 rebuilds the queue from it.
 
 This module only re-exports; each name lives in its layer: `run`, `validate` and
-`load_scenario` in `buflab.engine.runner`, `Result` and the table columns in
+`load_scenario` in `buflab.engine.runner`, `Result` and the tables' dtypes in
 `buflab.engine.result`, `size`, `size_curve` and `size_curves` in `buflab.experiments.size`.
 Nothing inside buflab imports it.
 """
@@ -33,24 +33,11 @@ Nothing inside buflab imports it.
 from __future__ import annotations
 
 from buflab.engine import ScenarioError
-from buflab.engine.result import (
-    AUTOSIZE_COLUMNS,
-    LINK_COLUMNS,
-    PORT_COLUMNS,
-    TRACE_COLUMNS,
-    TRANSFER_COLUMNS,
-    Result,
-    typed_frame,
-)
+from buflab.engine.result import Result, table_dtypes, typed_frame
 from buflab.engine.runner import load_scenario, run, validate
 from buflab.experiments.size import size, size_curve, size_curves
 
 __all__ = [
-    "AUTOSIZE_COLUMNS",
-    "LINK_COLUMNS",
-    "PORT_COLUMNS",
-    "TRACE_COLUMNS",
-    "TRANSFER_COLUMNS",
     "Result",
     "ScenarioError",
     "load_scenario",
@@ -58,6 +45,7 @@ __all__ = [
     "size",
     "size_curve",
     "size_curves",
+    "table_dtypes",
     "typed_frame",
     "validate",
 ]

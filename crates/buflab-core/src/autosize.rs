@@ -151,24 +151,18 @@ impl Search {
     }
 }
 
-/// One step of the auto-sizer: the interval that ended at `time` and what was decided.
+/// One step of the auto-sizer: the interval that ended at `time` and what was decided. It is
+/// a row of the `autosize` table: its fields are that table's columns (`time` as `time_s`),
+/// described in [`crate::result::autosize`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Step {
-    /// End of the interval, when the decision is taken.
     pub time: Time,
-    /// The buffer limit during the interval, packets.
     pub buffer_pkts: u64,
-    /// Fraction of the measured part of the interval (after `settle`) the bottleneck
-    /// serializer was busy.
     pub utilization: f64,
-    /// Bottleneck queue drops and arrivals (admitted or dropped) in the measured part.
     pub drops: u64,
     pub arrivals: u64,
-    /// Utilization ≥ tolerance × target.
     pub passed: bool,
-    /// The limit set for the next interval, packets (not applied after the run's last step).
     pub next_buffer_pkts: u64,
-    /// The search had converged after this step (bounds one packet apart).
     pub converged: bool,
 }
 

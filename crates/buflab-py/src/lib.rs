@@ -2,7 +2,8 @@
 //! Deliberately thin (STYLE habit 12): no logic here that Python or the core should own.
 
 use buflab_core::monitor::{EventLog, EventSink};
-use buflab_core::result::RunResult;
+use buflab_core::result::table::Values;
+use buflab_core::result::{descriptions, RunResult};
 use buflab_core::scenario::{schema as core_schema, Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -161,147 +162,23 @@ fn event_batch<'py>(py: Python<'py>, log: &EventLog) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
+/// A run's result: the summary as a dict, every described table as a dict of columns (lists,
+/// named and ordered as `_core.tables()` describes them), and the event log.
 fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("summary", to_py(py, &Value::Object(r.summary.to_json()))?)?;
-
-    let flows = PyDict::new(py);
-    macro_rules! column {
-        ($dict:expr, $rows:expr, $($field:ident),*) => {
-            $( $dict.set_item(stringify!($field), $rows.iter().map(|x| x.$field.clone()).collect::<Vec<_>>())?; )*
-        };
+    for table in r.tables() {
+        let d = PyDict::new(py);
+        for (name, values) in table.columns() {
+            match values {
+                Values::Int(v) => d.set_item(name, v)?,
+                Values::Float(v) => d.set_item(name, v)?,
+                Values::Bool(v) => d.set_item(name, v)?,
+                Values::Text(v) => d.set_item(name, PyList::new(py, v.iter().map(|s| s.as_ref()))?)?,
+            }
+        }
+        out.set_item(table.name(), d)?;
     }
-    column!(
-        flows,
-        r.flows,
-        flow,
-        traffic,
-        kind,
-        tcp,
-        cc,
-        rtt_s,
-        start_s,
-        goodput_bps,
-        delivered_bytes,
-        sent_packets,
-        retransmits,
-        timeouts,
-        ecn_reactions,
-        cwnd_pkts,
-        ssthresh_pkts,
-        srtt_s,
-        machine,
-        class,
-        input,
-        output
-    );
-    out.set_item("flows", flows)?;
-
-    let transfers = PyDict::new(py);
-    column!(
-        transfers,
-        r.transfers,
-        flow,
-        traffic,
-        conn,
-        start_s,
-        end_s,
-        bytes,
-        fct_s,
-        throughput_bps,
-        retransmits,
-        timeouts,
-        complete
-    );
-    out.set_item("transfers", transfers)?;
-
-    let links = PyDict::new(py);
-    column!(
-        links,
-        r.links,
-        hop,
-        name,
-        rate_bps,
-        buffer_pkts,
-        buffer_bytes,
-        utilization,
-        throughput_bps,
-        drop_rate,
-        drops,
-        marks,
-        mark_rate,
-        arrivals,
-        mean_queue_pkts,
-        max_queue_pkts,
-        queue_delay_mean_s
-    );
-    out.set_item("links", links)?;
-
-    let ports = PyDict::new(py);
-    column!(
-        ports,
-        r.ports,
-        port,
-        flows_in,
-        flows_out,
-        in_arrivals,
-        in_drops,
-        in_drop_rate,
-        voq_mean_pkts,
-        voq_max_pkts,
-        mux_drops,
-        out_utilization,
-        out_throughput_bps,
-        out_arrivals,
-        out_drops,
-        out_drop_rate,
-        out_mean_queue_pkts,
-        out_max_queue_pkts,
-        late_departures
-    );
-    out.set_item("ports", ports)?;
-
-    let ts = PyDict::new(py);
-    column!(
-        ts,
-        r.timeseries,
-        time_s,
-        throughput_bps,
-        utilization,
-        queue_pkts,
-        queue_max_pkts,
-        arrivals,
-        drops
-    );
-    out.set_item("timeseries", ts)?;
-
-    let autosize = PyDict::new(py);
-    column!(
-        autosize,
-        r.autosize,
-        time_s,
-        buffer_pkts,
-        utilization,
-        drops,
-        arrivals,
-        passed,
-        next_buffer_pkts,
-        converged
-    );
-    out.set_item("autosize", autosize)?;
-
-    // Traces: whole columns, times in seconds (the table is for plots and frames).
-    let t = &r.traces;
-    let traces = PyDict::new(py);
-    traces.set_item("time_s", t.time.iter().map(|x| x.secs_f64()).collect::<Vec<_>>())?;
-    traces.set_item("flow", &t.flow)?;
-    traces.set_item("cwnd_pkts", &t.cwnd)?;
-    traces.set_item("ssthresh_pkts", &t.ssthresh)?;
-    traces.set_item("srtt_s", t.srtt.iter().map(|x| x.secs_f64()).collect::<Vec<_>>())?;
-    traces.set_item("pacing_rate_bps", &t.pacing_bps)?;
-    traces.set_item("acked_bytes", &t.acked_bytes)?;
-    out.set_item("traces", traces)?;
-
     match &r.events {
         None => out.set_item("events", py.None())?,
         Some(log) => out.set_item("events", event_batch(py, log)?)?,
@@ -311,11 +188,35 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
     Ok(out)
 }
 
+/// Every table a result carries, the summary first: name -> {"doc": what a row is,
+/// "columns": [{"name", "dtype", "unit", "doc"}, ...] in column order}.
+#[pyfunction]
+fn tables(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for t in descriptions() {
+        let columns = PyList::empty(py);
+        for c in &t.columns {
+            let d = PyDict::new(py);
+            d.set_item("name", c.name)?;
+            d.set_item("dtype", c.kind.dtype())?;
+            d.set_item("unit", c.unit)?;
+            d.set_item("doc", c.doc)?;
+            columns.append(d)?;
+        }
+        let table = PyDict::new(py);
+        table.set_item("doc", t.doc)?;
+        table.set_item("columns", columns)?;
+        out.set_item(t.name, table)?;
+    }
+    Ok(out)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(tables, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())

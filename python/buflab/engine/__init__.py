@@ -14,6 +14,7 @@ not know the analyses, plots, experiments or the command line built on it.
 
 from __future__ import annotations
 
+import functools
 import json
 import resource
 import sys
@@ -51,17 +52,42 @@ def core() -> ModuleType:
     return _core
 
 
+# The summary keys `run_engine` adds, after the engine's, described as the engine describes
+# its own columns (`_core.tables()`).
+PROCESS_SUMMARY_COLUMNS: tuple[dict[str, str], ...] = (
+    {
+        "name": "peak_rss_mib",
+        "dtype": "float64",
+        "unit": "MiB",
+        "doc": (
+            "Peak resident memory of the process that ran it, counting the interpreter and "
+            "earlier runs in the same process; like wall_s, it varies between equal runs."
+        ),
+    },
+)
+
+
 def run_engine(
     scenario_text: str, event_sink: Callable[[dict[str, bytes]], None] | None = None
 ) -> dict[str, Any]:
-    """One engine run, with the run statistics only the process can see added to the summary.
-    `event_sink` receives the event log in batches (`buflab.engine.events`) instead of the
-    result."""
+    """One engine run, with the run statistics only the process can see added to the summary
+    (`PROCESS_SUMMARY_COLUMNS`). `event_sink` receives the event log in batches
+    (`buflab.engine.events`) instead of the result."""
     raw = core().run(scenario_text, event_sink)
     if raw.get("events_error"):
         raise EventLogError(f"the event log could not be written: {raw['events_error']}")
     raw["summary"]["peak_rss_mib"] = peak_rss_mib()
     return raw
+
+
+@functools.cache
+def table_descriptions() -> dict[str, dict[str, Any]]:
+    """Every table a result carries, the summary first, as the engine describes it: name ->
+    {"doc": what a row is, "columns": [{"name", "dtype", "unit", "doc"}, ...] in order}, the
+    summary's with the keys `run_engine` adds. Read once per process; do not modify it."""
+    tables = core().tables()
+    tables["summary"]["columns"].extend(dict(column) for column in PROCESS_SUMMARY_COLUMNS)
+    return tables
 
 
 def peak_rss_mib() -> float:

@@ -1,11 +1,12 @@
-"""The result of a run: `Result`, and the description of every table it carries.
+"""The result of a run: `Result`, and the types of every table it carries.
 
 `Result` is what `buflab.run` returns: the summary, the per-flow, per-link, per-port,
 per-transfer, per-step and per-trace tables, the event log (in memory or streamed to a file)
-and the scenario run; `to_dir` writes it as `buflab run --out` does. The `*_COLUMNS` dicts
-name and type the tables that may be empty, so an empty table is as usable as a full one;
-`typed_frame` applies them. This module turns the engine's columns into DataFrames; it must
-not know how a run is started (`buflab.engine.runner`) or what is done with its result.
+and the scenario run; `to_dir` writes it as `buflab run --out` does. The engine describes
+every table (`buflab.engine.table_descriptions`); `table_dtypes` gives a table's columns and
+their dtypes from that description, and `typed_frame` applies them, so that an empty table is
+as usable as a full one. This module turns the engine's columns into DataFrames; it must not
+know how a run is started (`buflab.engine.runner`) or what is done with its result.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from buflab.engine import table_descriptions
 from buflab.engine.events import (
     LogFacts,
     batch_frame,
@@ -26,93 +28,6 @@ from buflab.engine.events import (
     write_events,
 )
 from buflab.engine.scenario import Scenario
-
-# The transfers table: one row per connection of closed-loop traffic, each carrying one file.
-# Long-lived and UDP traffic have none, so the columns and their types are fixed here to keep
-# an empty table usable (`transfers[transfers["complete"]]`, `.astype`, Parquet) like a full one.
-TRANSFER_COLUMNS: dict[str, str] = {
-    "flow": "int64",  # the user's slot, as in the flows table
-    "traffic": "int64",  # index of its [[traffic]] entry
-    "conn": "int64",  # connection number within the flow, from 1
-    "start_s": "float64",  # the client opened the connection (SYN, or first data)
-    "end_s": "float64",  # the client had the last byte; nan if incomplete
-    "bytes": "int64",  # file size
-    "fct_s": "float64",  # end_s - start_s; nan if incomplete
-    "throughput_bps": "float64",  # bytes * 8 / fct_s; nan if incomplete
-    "retransmits": "int64",  # the server's, on this connection
-    "timeouts": "int64",
-    "complete": "bool",  # the last byte arrived before the run ended
-}
-
-# The links table: one row per monitored link, in path order (the dumbbell's bottleneck, the
-# parking lot's hops), over the measured time. Typed here so that a result without the table
-# (hand-made, or from an older engine) still has it, empty.
-LINK_COLUMNS: dict[str, str] = {
-    "hop": "int64",  # position on the path, from 1
-    "name": "str",  # "bottleneck", or "hop1", "hop2", ... (object under pandas 2)
-    "rate_bps": "int64",
-    "buffer_pkts": "int64",  # -1 when the buffer is in bytes or unlimited
-    "buffer_bytes": "int64",  # -1 when it is in packets or unlimited
-    "utilization": "float64",  # fraction of the measured time the link was busy
-    "throughput_bps": "float64",  # bits serialized per second, headers included
-    "drop_rate": "float64",  # drops / arrivals at its queue
-    "drops": "int64",
-    "marks": "int64",  # admitted with an ECN mark (CE) by RED; not drops
-    "mark_rate": "float64",  # marks / arrivals at its queue
-    "arrivals": "int64",
-    "mean_queue_pkts": "float64",  # time-average packets waiting
-    "max_queue_pkts": "int64",
-    "queue_delay_mean_s": "float64",  # mean wait of an admitted packet
-}
-
-# The ports table of the switch topology: one row per port, over the measured time, its input
-# (the VOQs of the packets arriving there) beside its output line (the same figures as its links
-# row). Empty on the other topologies; typed here so that an empty table is usable.
-PORT_COLUMNS: dict[str, str] = {
-    "port": "int64",  # from 1
-    "flows_in": "int64",  # flows entering at this input
-    "flows_out": "int64",  # flows leaving by this output
-    "in_arrivals": "int64",  # packets reaching the input's VOQs (admitted or dropped)
-    "in_drops": "int64",  # VOQ full (under oq_emulation: dropped by the shadow OQ switch)
-    "in_drop_rate": "float64",
-    "voq_mean_pkts": "float64",  # packets in the input's VOQs after each slot's arrivals, mean
-    "voq_max_pkts": "int64",  # ... and largest
-    "mux_drops": "int64",  # at the input's multiplexing router (0 when unlimited)
-    "out_utilization": "float64",
-    "out_throughput_bps": "float64",
-    "out_arrivals": "int64",
-    "out_drops": "int64",
-    "out_drop_rate": "float64",
-    "out_mean_queue_pkts": "float64",
-    "out_max_queue_pkts": "int64",
-    "late_departures": "int64",  # oq_emulation: sent after their shadow OQ slot
-}
-
-# The autosize table: one row per step of the live auto-sizer (`[autosize]`), in time order.
-# Empty without it; typed here so that an empty table is usable like a full one.
-AUTOSIZE_COLUMNS: dict[str, str] = {
-    "time_s": "float64",  # end of the interval, when the step decided
-    "buffer_pkts": "int64",  # the buffer limit during the interval
-    # The next three over the interval after its first `autosize.settle`:
-    "utilization": "float64",  # fraction of the time the bottleneck was busy
-    "drops": "int64",  # bottleneck queue drops
-    "arrivals": "int64",  # arrivals at the bottleneck queue, admitted or dropped
-    "passed": "bool",  # utilization >= tolerance * target
-    "next_buffer_pkts": "int64",  # the limit for the next interval
-    "converged": "bool",  # the search had converged after this step
-}
-
-# The traces table (`monitor.trace_flows`): the traced TCP senders' state after each change (or
-# once per `monitor.trace_interval`), in (time, flow) order. Empty without traced flows.
-TRACE_COLUMNS: dict[str, str] = {
-    "time_s": "float64",
-    "flow": "int64",  # as in the flows table
-    "cwnd_pkts": "float64",  # congestion window, segments
-    "ssthresh_pkts": "float64",
-    "srtt_s": "float64",  # smoothed RTT; 0 before the first sample
-    "pacing_rate_bps": "float64",  # 0 when the flow does not pace
-    "acked_bytes": "int64",  # payload acknowledged since the flow started (all connections)
-}
 
 
 @dataclass
@@ -127,9 +42,9 @@ class Result:
     transfers: pd.DataFrame
     events: pd.DataFrame | None
     scenario: Scenario
-    autosize: pd.DataFrame = field(default_factory=lambda: typed_frame(None, AUTOSIZE_COLUMNS))
-    ports: pd.DataFrame = field(default_factory=lambda: typed_frame(None, PORT_COLUMNS))
-    traces: pd.DataFrame = field(default_factory=lambda: typed_frame(None, TRACE_COLUMNS))
+    autosize: pd.DataFrame = field(default_factory=lambda: empty_table("autosize"))
+    ports: pd.DataFrame = field(default_factory=lambda: empty_table("ports"))
+    traces: pd.DataFrame = field(default_factory=lambda: empty_table("traces"))
     # The event log streamed to a file (`run(..., events_to=...)`), in place of `events`, and
     # the queue's facts that reading either needs (`buflab.engine.events.LogFacts`).
     events_file: Path | None = None
@@ -137,18 +52,25 @@ class Result:
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any], scenario: Scenario) -> Result:
+        """The result of the engine's `raw` output. Every run has flows and a time series,
+        taken as they come; any other table it lacks (a hand-made result, or one from an older
+        engine) is an empty table with the described columns."""
         events = raw.get("events")
+
+        def table(name: str) -> pd.DataFrame:
+            return typed_frame(raw.get(name), table_dtypes(name))
+
         return cls(
             summary=dict(raw["summary"]),
             flows=pd.DataFrame(raw["flows"]),
             timeseries=pd.DataFrame(raw["timeseries"]),
-            links=typed_frame(raw.get("links"), LINK_COLUMNS),
-            transfers=typed_frame(raw.get("transfers"), TRANSFER_COLUMNS),
+            links=table("links"),
+            transfers=table("transfers"),
             events=None if events is None else with_seconds(batch_frame(events)),
             scenario=scenario,
-            autosize=typed_frame(raw.get("autosize"), AUTOSIZE_COLUMNS),
-            ports=typed_frame(raw.get("ports"), PORT_COLUMNS),
-            traces=typed_frame(raw.get("traces"), TRACE_COLUMNS),
+            autosize=table("autosize"),
+            ports=table("ports"),
+            traces=table("traces"),
         )
 
     def to_dir(self, out: str | Path, csv: bool = False) -> Path:
@@ -188,6 +110,17 @@ class Result:
         if len(self.traces) > 0:
             tables["traces"] = self.traces
         return tables
+
+
+def table_dtypes(name: str) -> dict[str, str]:
+    """The columns of result table `name` ("flows", "links", ...) and their pandas dtypes, in
+    order, as the engine describes them (`_core.tables()`)."""
+    return {column["name"]: column["dtype"] for column in table_descriptions()[name]["columns"]}
+
+
+def empty_table(name: str) -> pd.DataFrame:
+    """Result table `name` without rows: its columns, typed."""
+    return typed_frame(None, table_dtypes(name))
 
 
 def typed_frame(columns: dict[str, list[Any]] | None, types: dict[str, str]) -> pd.DataFrame:

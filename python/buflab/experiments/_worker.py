@@ -29,9 +29,8 @@ def run_summary(scenario_text: str) -> dict[str, Any]:
     if raw.get("transfers") and raw["transfers"].get("flow"):
         # start-up time: pandas only for runs with downloads (workers start once per sweep)
         from buflab.analysis.transfers import sweep_metrics
-        from buflab.engine.result import TRANSFER_COLUMNS, typed_frame
+        from buflab.engine.result import table_dtypes, typed_frame
 
-        summary.update(
-            sweep_metrics(typed_frame(raw["transfers"], TRANSFER_COLUMNS), summary["warmup_s"])
-        )
+        transfers = typed_frame(raw["transfers"], table_dtypes("transfers"))
+        summary.update(sweep_metrics(transfers, summary["warmup_s"]))
     return summary

@@ -2,6 +2,7 @@
 //! should, and changing the limit mid-run keeps every invariant of the engine.
 
 use buflab_core::result::RunResult;
+use buflab_core::units::Time;
 use serde_json::{json, Value};
 
 /// 30 long-lived flows on 10 Mb/s, RTTs 50–150 ms: stationary after a few seconds. RTT·C is
@@ -28,7 +29,7 @@ fn static_utilization(v: &Value, buffer: u64) -> f64 {
 fn check_chained(r: &RunResult, start: u64) {
     assert_eq!(r.autosize[0].buffer_pkts, start);
     for pair in r.autosize.windows(2) {
-        assert_eq!(pair[1].buffer_pkts, pair[0].next_buffer_pkts, "at {} s", pair[1].time_s);
+        assert_eq!(pair[1].buffer_pkts, pair[0].next_buffer_pkts, "at {}", pair[1].time);
     }
 }
 
@@ -39,7 +40,7 @@ fn the_search_converges_where_static_runs_cross_the_target() {
     let v = stationary("300s", "12s", json!({ "target_utilization": 0.98 }));
     let r = super::run(v.clone());
     assert_eq!(r.autosize.len(), 96, "(300 − 12) / 3 steps");
-    assert!((r.autosize[0].time_s - 15.0).abs() < 1e-9);
+    assert_eq!(r.autosize[0].time, Time::from_secs(15));
     check_chained(&r, 125);
 
     // Bisection from a start that passes converges within 1 + ⌈log2 125⌉ = 8 steps: each
@@ -93,7 +94,7 @@ fn limit_changes_keep_packets_conserved_and_queues_within_the_limits_in_force() 
     for (k, step) in steps.iter().enumerate() {
         let before = if k == 0 { 125 } else { steps[k - 1].buffer_pkts };
         let max = r.timeseries[first + k].queue_max_pkts;
-        assert!(max <= step.buffer_pkts.max(before), "step at {} s held {max}", step.time_s);
+        assert!(max <= step.buffer_pkts.max(before), "step at {} held {max}", step.time);
         drained_above |= max > step.buffer_pkts;
     }
     assert!(drained_above, "no shrink ever left packets above the new limit");

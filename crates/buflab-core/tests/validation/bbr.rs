@@ -79,13 +79,12 @@ fn one_flow_with_a_bdp_buffer_measures_the_path_and_keeps_the_queue_small() {
         // path's 1250 packets/s, except that after ProbeRTT, until the next 1.25 phase, the
         // 10-round window can hold only what the flow delivered pacing 1 % below it (1237.5):
         // allow 3 %, which still tells the gains apart.
-        let t = &r.traces;
-        let after_drain = (0..t.len()).filter(|&i| t.time[i] >= Time::from_secs(5));
+        let after_drain = r.traces.iter().filter(|row| row.time >= Time::from_secs(5));
         let wire = 1250.0 * 8000.0 * 0.99;
-        for i in after_drain {
-            let gain = t.pacing_bps[i] / wire;
+        for row in after_drain {
+            let gain = row.sample.pacing_bps / wire;
             let near = |g: f64| (0.97 * g..=g * (1.0 + 1e-9)).contains(&gain);
-            assert!(near(1.25) || near(0.75) || near(1.0), "{tcp}: pacing gain {gain} at {}", t.time[i]);
+            assert!(near(1.25) || near(0.75) || near(1.0), "{tcp}: pacing gain {gain} at {}", row.time);
         }
     }
 }

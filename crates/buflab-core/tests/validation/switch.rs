@@ -88,7 +88,7 @@ fn packets_are_conserved_and_buffers_respected() {
         assert_eq!(r.ports.len(), 4);
         assert_eq!(r.ports.iter().map(|p| p.flows_out).collect::<Vec<_>>(), vec![70; 4], "{scheduler}");
         let drops: u64 = r.ports.iter().map(|p| p.in_drops).sum();
-        assert_eq!(r.summary.input_drops, drops);
+        assert_eq!(r.summary.switch.input_drops, drops);
         if scheduler == "output_queued" {
             assert_eq!(drops, 0);
         }
@@ -153,7 +153,7 @@ fn speedup_n_is_the_output_queued_router() {
 }
 
 fn r_drops(r: &RunResult) -> (u64, u64) {
-    (r.summary.drops, r.summary.input_drops)
+    (r.summary.drops, r.summary.switch.input_drops)
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn oq_emulation_at_speedup_two_is_the_output_queued_router_within_theorem_2_1() 
     let v = small("oq_emulation", json!({ "speedup": 2 }));
     let (net, emu) = simulate(v, false, true);
     assert_eq!(traffic_outcome(&oq), traffic_outcome(&emu));
-    assert_eq!(oq.summary.drops, emu.summary.input_drops);
+    assert_eq!(oq.summary.drops, emu.summary.switch.input_drops);
     assert_eq!(emu.summary.drops, 0);
     assert!(emu.ports.iter().all(|p| p.late_departures == 0));
     let b = 8 + 1;
@@ -181,10 +181,13 @@ fn speedup_one_queues_only_at_the_inputs() {
     // §3.2: "With speedup one, there is no queueing at egress ports".
     let r = super::run(small("mwm", json!({ "voq_buffer": 5 })));
     assert!(r.links.iter().all(|l| l.max_queue_pkts == 0 && l.drops == 0), "{:?}", r.links);
-    assert!(r.summary.input_drops > 0 && r.summary.voq_mean_pkts > 0.0);
-    assert!(r.summary.fabric_mean_matching > 1.0 && r.summary.fabric_busy_slots <= r.summary.fabric_slots);
+    assert!(r.summary.switch.input_drops > 0 && r.summary.switch.voq_mean_pkts > 0.0);
+    assert!(
+        r.summary.switch.fabric_mean_matching > 1.0
+            && r.summary.switch.fabric_busy_slots <= r.summary.switch.fabric_slots
+    );
     // 6 s of 80 µs slots (1000 B at 100 Mb/s).
-    assert_eq!(r.summary.fabric_slots, 75_000);
+    assert_eq!(r.summary.switch.fabric_slots, 75_000);
 }
 
 #[test]
