@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+import buflab
 from buflab.analysis import theory
 from buflab.engine.units import UnitError, parse_bytes, parse_quantity, parse_rate, parse_time
 
@@ -55,6 +56,7 @@ def test_out_of_domain_inputs_say_which(call, message: str) -> None:
         call()
 
 
+@pytest.mark.engine
 def test_link_facts_from_a_normalised_scenario() -> None:
     scenario = {
         "network": {
@@ -75,6 +77,7 @@ def test_link_facts_from_a_normalised_scenario() -> None:
     assert facts.wmax_pkts == pytest.approx(500)
 
 
+@pytest.mark.engine
 def test_link_facts_count_the_window_in_segments_of_payload() -> None:
     # max_window is the advertised window in payload bytes: 61,440 B = 64 segments of 960 B,
     # the thesis's W_max of 64 packets of 1000 B (eq. 3.1).
@@ -85,6 +88,7 @@ def test_link_facts_count_the_window_in_segments_of_payload() -> None:
     assert theory.LinkFacts.from_scenario(scenario).wmax_pkts == pytest.approx(64)
 
 
+@pytest.mark.engine
 def test_link_facts_of_a_parking_lot_describe_the_summary_hop() -> None:
     # Hop 2 of three, at its own 5 Mb/s: crossed by the main flows and the 2..3 entry only.
     scenario = {
@@ -108,6 +112,45 @@ def test_link_facts_of_a_parking_lot_describe_the_summary_hop() -> None:
     scenario["network"]["summary_hop"] = 3
     assert theory.LinkFacts.from_scenario(scenario).flows == 22
     assert theory.LinkFacts.from_scenario(scenario).rate_bps == 10e6
+
+
+@pytest.mark.engine
+def test_link_facts_are_the_engines_and_rtt_c_is_the_auto_sizers_default_start() -> None:
+    # Property: the facts Python's formulas take are the engine's, whole: RTT·C from them,
+    # rounded up, is the auto-sizer's default first buffer, which the engine computes in
+    # integers. 7 Mb/s × 117 ms ÷ (8 × 576 B) = 177.73 → 178, the summary hop's own rate and
+    # the packet of the first long-lived entry crossing it (not the first entry's).
+    scenario = {
+        "network": {
+            "topology": "parking_lot",
+            "hops": 2,
+            "summary_hop": 2,
+            "bottleneck": {"rate": "20Mbps"},
+            "hop": [{}, {"rate": "7Mbps"}],
+            "rtt": "100ms..134ms",
+        },
+        "traffic": [
+            {"kind": "long_lived", "hops": 1, "packet": "1500B"},
+            {"kind": "long_lived", "hops": "1..2", "packet": "576B"},
+        ],
+        "autosize": {"target_utilization": 0.9},
+    }
+    facts = theory.LinkFacts.from_scenario(scenario)
+    assert (facts.rate_bps, facts.packet_bytes, facts.flows) == (7e6, 576, 1)
+    bdp = theory.bdp_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes)
+    assert bdp == pytest.approx(177.734375, rel=1e-12)
+    assert buflab.validate(scenario)["autosize"]["start"] == math.ceil(bdp) == 178
+
+
+@pytest.mark.engine
+def test_link_facts_w_max_is_in_whole_segments_as_the_sender_has_them() -> None:
+    # 100 KB of window is 104 whole segments of 960 B (the sender never has the 105th in
+    # flight), below the 125,000 packets 10 Gb/s access links carry in 100 ms.
+    scenario = {
+        "network": {"bottleneck": {"rate": "1Gbps"}, "rtt": "100ms"},
+        "traffic": [{"kind": "long_lived", "max_window": "100KB"}],
+    }
+    assert theory.LinkFacts.from_scenario(scenario).wmax_pkts == 104
 
 
 @pytest.mark.parametrize(
