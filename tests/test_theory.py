@@ -8,9 +8,18 @@ import pytest
 
 import buflab
 from buflab.analysis import theory
-from buflab.engine.units import UnitError, parse_bytes, parse_quantity, parse_rate, parse_time
+from buflab.engine.units import (
+    Quantity,
+    UnitError,
+    parse_bytes,
+    parse_quantity,
+    parse_rate,
+    parse_time,
+    parse_time_range,
+)
 
 
+@pytest.mark.engine
 def test_f1_rule_of_thumb() -> None:
     # 10 Gb/s × 100 ms / (8 × 1000 B) is exactly 125,000: only float rounding may differ.
     rate, rtt, packet = parse_rate("10Gbps"), parse_time("100ms"), parse_bytes("1000B")
@@ -153,6 +162,7 @@ def test_link_facts_w_max_is_in_whole_segments_as_the_sender_has_them() -> None:
     assert theory.LinkFacts.from_scenario(scenario).wmax_pkts == 104
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize(
     ("text", "value", "kind"),
     [
@@ -172,7 +182,15 @@ def test_units(text: str, value: float, kind: str) -> None:
     assert quantity.value == pytest.approx(value, rel=1e-12)
 
 
-def test_a_bad_unit_says_what_was_expected() -> None:
-    with pytest.raises(UnitError, match=r"'10Gbs' is not a rate \(expected e.g. 10Gbps\)"):
+@pytest.mark.engine
+def test_a_bad_unit_says_what_the_engine_expected() -> None:
+    with pytest.raises(UnitError, match=r"'10Gbs' is not a rate: expected a positive rate such"):
         parse_rate("10Gbs")
+    # The engine's reading: whole bytes, and a range's ends in order.
+    with pytest.raises(UnitError, match=r"'1.5B' is not a size in bytes: expected a whole number"):
+        parse_bytes("1.5B")
+    with pytest.raises(UnitError, match=r"'2s..1s' is not a range of times: expected a range"):
+        parse_time_range("2s..1s")
+    assert parse_time_range("75ms..125ms") == (0.075, 0.125)
     assert math.isclose(parse_time(0.5), 0.5)  # bare numbers are in the base unit
+    assert parse_quantity("83", ("packets", "bytes")) == Quantity(83.0, "packets")

@@ -80,3 +80,7 @@ def parse_quantity(text: str, kind: str) -> float:
     """A unit string ("10Gbps", "100ms", "80KB", "125pkt") read by the engine's parser, in
     the base unit of `kind`: "rate" (bits/s), "time" (seconds), "bytes" or "packets".
     Raises ValueError whose message says what was expected ("a positive rate such as …")."""
+
+def parse_range(text: str, kind: str) -> tuple[float, float]:
+    """A range "lo..hi" of `kind` (or one value, as (value, value)), each end read as
+    `parse_quantity` reads it; ValueError if an end does not read or lo > hi."""

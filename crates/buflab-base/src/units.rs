@@ -289,6 +289,12 @@ impl Quantity {
             Quantity::Packets => parse_packets(s)? as f64,
         })
     }
+
+    /// A range `lo..hi` (or a single value) of this quantity, as [`Quantity::parse`] reads
+    /// each end.
+    pub fn parse_range(self, s: &str) -> Result<Range<f64>, UnitError> {
+        parse_range(s, |end| self.parse(end))
+    }
 }
 
 /// An inclusive range `lo..hi` of values; a single value is the range `v..v`.
@@ -366,6 +372,9 @@ mod tests {
         assert_eq!(expected(Quantity::Bytes, "1.5B"), "a whole number of bytes");
         assert!(expected(Quantity::Rate, "10Gbs").starts_with("a positive rate such as"));
         assert!(expected(Quantity::Time, "10").starts_with("a non-negative duration"));
+        assert_eq!(Quantity::Time.parse_range("75ms..125ms"), Ok(Range { lo: 0.075, hi: 0.125 }));
+        assert_eq!(Quantity::Time.parse_range("1s"), Ok(Range { lo: 1.0, hi: 1.0 }));
+        assert!(Quantity::Time.parse_range("2s..1s").is_err());
     }
 
     #[test]

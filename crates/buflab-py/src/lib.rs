@@ -108,13 +108,23 @@ fn traffic_facts<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'p
     to_py(py, &read_scenario(scenario_json)?.traffic_facts().to_json())
 }
 
+fn quantity(kind: &str) -> PyResult<Quantity> {
+    Quantity::from_name(kind)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown kind of quantity {kind:?}")))
+}
+
 /// A unit string read as the engine reads it, in the base unit of `kind` ("rate": bits/s,
 /// "time": seconds, "bytes", "packets"); ValueError with what was expected otherwise.
 #[pyfunction]
 fn parse_quantity(text: &str, kind: &str) -> PyResult<f64> {
-    let quantity = Quantity::from_name(kind)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown kind of quantity {kind:?}")))?;
-    quantity.parse(text).map_err(|e| PyValueError::new_err(e.0))
+    quantity(kind)?.parse(text).map_err(|e| PyValueError::new_err(e.0))
+}
+
+/// A range "lo..hi" (or one value) of `kind`, as `parse_quantity` reads each end.
+#[pyfunction]
+fn parse_range(text: &str, kind: &str) -> PyResult<(f64, f64)> {
+    let r = quantity(kind)?.parse_range(text).map_err(|e| PyValueError::new_err(e.0))?;
+    Ok((r.lo, r.hi))
 }
 
 /// Runs a scenario; the simulation itself runs without the GIL. With `event_sink`, a callable,
@@ -349,5 +359,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(link_facts, m)?)?;
     m.add_function(wrap_pyfunction!(traffic_facts, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_range, m)?)?;
     Ok(())
 }
