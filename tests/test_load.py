@@ -44,6 +44,7 @@ SMALL = {
 }
 
 
+@pytest.mark.engine
 def test_udp_offered_load_is_exact():
     # Property: flows × rate, per entry and in total; tolerance: float rounding only.
     scenario = {
@@ -132,6 +133,7 @@ def test_empirical_sizes_are_drawn_as_the_engine_draws_them():
     assert draws.min() == 1000 and draws.max() <= 5000
 
 
+@pytest.mark.engine
 def test_closed_loop_offered_load_is_linear_in_users():
     # Property: per-user rate is independent of the number of users (the same seeded draws),
     # so 30 users offer exactly 3 times what 10 do. Tolerance: float rounding (1e-12).
@@ -143,6 +145,7 @@ def test_closed_loop_offered_load_is_linear_in_users():
     assert row["goodput_bps"] < row["rate_bps"]  # headers are on the wire, not in goodput
 
 
+@pytest.mark.engine
 def test_long_lived_offered_load():
     # Property: window-limited flows send max_window/MSS full packets per RTT (averaged over
     # the RTT range: E[1/RTT] over 50..150 ms is ln 3 / 0.1 s); with 20 MB windows and fast
@@ -160,6 +163,7 @@ def test_long_lived_offered_load():
     assert greedy["traffic"][0]["limit_bps"] > 100e6
 
 
+@pytest.mark.engine
 def test_switch_offered_load_is_per_output_line():
     # Property: on a switch the link is one output line. eq. 3.1's flows_per_output offer it
     # 100 % (at the mean RTT; the offered load averages 1/RTT over 75..125 ms, E[1/RTT] =
@@ -233,6 +237,7 @@ def test_load_command(tmp_path):
     assert "not a closed_loop" in bad.stderr
 
 
+@pytest.mark.engine
 def test_open_loop_offered_load_is_the_requested_load_plus_headers() -> None:
     # load 0.5 of 10 Mb/s with constant 12,500 B files (14 segments of 960 B; 13 hold only
     # 12,480): each file also carries 14 × 40 B of headers and a 40 B SYN-ACK, 600 B in all,
