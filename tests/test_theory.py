@@ -152,6 +152,27 @@ def test_link_facts_are_the_engines_and_rtt_c_is_the_auto_sizers_default_start()
 
 
 @pytest.mark.engine
+@pytest.mark.parametrize("access", ["25Mbps", "2.5Mbps"])
+@pytest.mark.parametrize("rtt", ["100ms", "70ms..140ms"])
+def test_eq31_over_the_link_facts_gives_the_engines_flows_per_output(access, rtt) -> None:
+    # Property: the facts' W_max is the one eq. 3.1 takes (the window, or what the access
+    # link carries in the mean RTT: 2.5 Mb/s × 105 ms = 32,812 B), so the formula over the
+    # facts gives the flows per output the engine resolved "eq3.1" to (49, 100 or 101).
+    scenario = {
+        "network": {
+            "topology": "switch",
+            "rtt": rtt,
+            "access": {"rate": access},
+            "switch": {"ports": 4, "rate": "250Mbps", "voq_buffer": 3},
+        },
+        "traffic": [{"kind": "long_lived", "flows_per_output": "eq3.1", "max_window": "61440B"}],
+    }
+    facts = theory.LinkFacts.from_scenario(scenario)
+    wmax_bytes = facts.wmax_pkts * facts.packet_bytes
+    assert theory.eq31_flows(facts.rate_bps, facts.rtt_s, wmax_bytes) == facts.flows
+
+
+@pytest.mark.engine
 def test_link_facts_w_max_is_in_whole_segments_as_the_sender_has_them() -> None:
     # 100 KB of window is 104 whole segments of 960 B (the sender never has the 105th in
     # flight), below the 125,000 packets 10 Gb/s access links carry in 100 ms.

@@ -13,6 +13,7 @@
 use serde_json::{json, Value};
 
 use super::network::Network;
+use super::switch;
 use super::traffic::{HopSpan, LongLived, Traffic, TrafficKind};
 use super::Scenario;
 use crate::tcp::TcpConfig;
@@ -35,7 +36,8 @@ pub struct LinkFacts {
     /// output: `flows_per_output`, or the entry's flows shared by the ports.
     pub flows: u64,
     /// The largest window a flow of that first entry can use, packets: its max window (whole
-    /// segments), or what the access link carries in one mean RTT if that is less.
+    /// segments), or what the access link carries in one mean RTT if that is less (the W_max
+    /// of eq. 3.1, [`switch::max_per_rtt`], in packets).
     pub wmax_pkts: f64,
 }
 
@@ -56,9 +58,10 @@ impl LinkFacts {
         let first = long_lived.first().map(|l| l.tcp);
         let packet = first.map_or(DEFAULT_PACKET, |tcp| tcp.packet);
         let rtt = network.rtt;
-        // A source cannot send more than its access link carries in one RTT (thesis §2.1.3).
-        let carried = network.access_rate.bits_per_s() as f64 * mean_secs(rtt) / (8.0 * packet as f64);
-        let wmax_pkts = first.map_or(carried, |tcp| carried.min(tcp.max_window as f64));
+        // Without a window, what the access link carries in one RTT.
+        let window = first.map_or(u64::MAX, |tcp| tcp.max_window as u64 * packet as u64);
+        let per_rtt = switch::max_per_rtt(window, network.access_rate, switch::mean_rtt(rtt));
+        let wmax_pkts = per_rtt as f64 / packet as f64;
         let flows = long_lived
             .iter()
             .map(|l| match (l.per_output, &network.switch) {
@@ -405,6 +408,14 @@ mod tests {
         let t = Scenario::from_value(&v).unwrap().traffic_facts();
         let per_link: Vec<(u64, f64)> = t.entries.iter().map(|e| (e.flows, e.link_share)).collect();
         assert_eq!(per_link, [(49, 1.0), (40, 0.25), (8, 0.25)]);
+        // Behind 2.5 Mb/s access links with 70..140 ms, a flow carries 32,812 B (of 32,812.5)
+        // in the mean RTT, below its 64 packets: W_max is eq. 3.1's, which then gives
+        // ⌈250e6 × 0.105 ÷ (8 × 32,812)⌉ = 101 flows per output.
+        let mut v = v;
+        v["network"]["access"]["rate"] = json!("2.5Mbps");
+        v["network"]["rtt"] = json!("70ms..140ms");
+        let f = facts(&v);
+        assert_eq!((f.wmax_pkts, f.flows), (32.812, 101 + 10));
     }
 
     #[test]
