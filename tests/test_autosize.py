@@ -13,7 +13,12 @@ from click.testing import CliRunner
 import buflab
 from buflab.cli import cli
 from buflab.engine.result import Result, table_dtypes, typed_frame
-from buflab.experiments.autosize import autosize_scenario, outcome, run_autosize
+from buflab.experiments.autosize import (
+    autosize_scenario,
+    outcome,
+    pass_threshold,
+    run_autosize,
+)
 from conftest import TINY_SCENARIO
 
 
@@ -120,6 +125,15 @@ def test_validate_states_the_computed_defaults() -> None:
         "tolerance": 0.995,
         "recheck": 0,
     }
+
+
+@pytest.mark.engine
+def test_the_pass_threshold_takes_the_engines_tolerance() -> None:
+    # A scenario that leaves the tolerance out gets the engine's default (0.995).
+    scenario = buflab.load_scenario(TINY_SCENARIO, overrides={"autosize.target_utilization": 0.9})
+    assert pass_threshold(scenario) == 0.9 * 0.995
+    scenario["autosize"]["tolerance"] = 0.98
+    assert pass_threshold(scenario) == 0.9 * 0.98
 
 
 @pytest.mark.engine

@@ -286,16 +286,21 @@ def test_the_package_docstring_states_the_layer_order() -> None:
         "import buflab.cli",
         "import buflab.experiments._worker",
         "import buflab; buflab.theory",
+        # `buflab theory FILE`: the link's facts are the engine's, read without the runner.
+        "from buflab.cli.theory import theory_command; "
+        f"theory_command.main([{str(PACKAGE.parent.parent / 'examples' / 'dumbbell.toml')!r}], "
+        "standalone_mode=False)",
     ],
 )
 def test_cheap_starts_import_no_heavy_library(statement: str) -> None:
-    """`buflab --help`, `buflab theory`, sweep workers and `import buflab` import neither
-    pandas, pyarrow nor matplotlib."""
+    """`buflab --help`, `buflab theory` (with a FILE too), sweep workers and `import buflab`
+    import neither pandas, pyarrow nor matplotlib."""
     probe = f"{statement}; import sys; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
-    assert loaded.strip() == "[]", f"{statement}: imports {loaded.strip()}"
+    loaded = loaded.strip().splitlines()[-1]  # after what the statement prints
+    assert loaded == "[]", f"{statement}: imports {loaded}"
 
 
 def test_the_public_api_is_where_it_was() -> None:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
-from buflab.engine.units import parse_bytes
+from buflab.engine import core, scenario_json
 from buflab.experiments.load import (
     TcpPath,
     _distribution,
@@ -44,6 +44,7 @@ SMALL = {
 }
 
 
+@pytest.mark.engine
 def test_udp_offered_load_is_exact():
     # Property: flows × rate, per entry and in total; tolerance: float rounding only.
     scenario = {
@@ -78,7 +79,15 @@ def test_download_time_counts_round_trips(segments, handshake, rtts):
     # Property: with an unbounded access link, an initial-window file takes 2 RTT with the
     # handshake and 1 without; 12 segments with IW 4 take 3 RTT with it. Tolerance: float
     # rounding only.
-    path = TcpPath(packet_bytes=1000, initial_window=4, handshake=handshake)
+    path = TcpPath(
+        1000,
+        960,
+        initial_window=4,
+        max_window=20_833,
+        access_bps=math.inf,
+        handshake=handshake,
+        delayed_ack=False,
+    )
     assert download_time(segments * 960, 0.1, path) == pytest.approx(rtts * 0.1, rel=1e-12)
 
 
@@ -100,19 +109,23 @@ def test_download_time_matches_the_engine_file_by_file(handshake):
         result.flows[["flow", "rtt_s"]], on="flow"
     )
     assert len(done) > 50
-    path = TcpPath(packet_bytes=1000, initial_window=4, access_bps=10e6, handshake=handshake)
+    facts = core().traffic_facts(scenario_json(scenario))
+    path = TcpPath.from_facts(facts["entries"][0], facts["access_bps"])
+    assert (path.access_bps, path.mss_bytes, path.initial_window) == (10e6, 960, 4)
     sizes, rtts = done["bytes"], done["rtt_s"]
     model = [download_time(b, rtt, path)[()] for b, rtt in zip(sizes, rtts, strict=True)]
     assert np.max(np.abs(done["fct_s"].to_numpy() - model)) < 1e-3
 
 
+@pytest.mark.engine
 def test_empirical_sizes_are_drawn_as_the_engine_draws_them():
     # Property: 30 % of draws are exactly the first point, the rest uniform up to 5000 B
     # (mean 2400 B). Tolerance: 1 % of the mean and 0.01 of the probability, both over 7
     # standard errors of 200k draws.
-    mean, sample = _distribution(
-        {"dist": "empirical", "cdf": [["1000B", 0.3], [5000, 1.0]]}, parse_bytes
-    )
+    cdf = {"dist": "empirical", "cdf": [["1000B", 0.3], [5000, 1.0]]}
+    scenario = {**SMALL, "traffic": [{"kind": "closed_loop", "file_size": cdf}]}
+    (entry,) = core().traffic_facts(scenario_json(scenario))["entries"]
+    mean, sample = _distribution(entry["file_size"])
     draws = sample(np.random.default_rng(1), 200_000)
     assert mean == 2400.0
     assert abs(draws.mean() / 2400 - 1) < 0.01
@@ -120,6 +133,7 @@ def test_empirical_sizes_are_drawn_as_the_engine_draws_them():
     assert draws.min() == 1000 and draws.max() <= 5000
 
 
+@pytest.mark.engine
 def test_closed_loop_offered_load_is_linear_in_users():
     # Property: per-user rate is independent of the number of users (the same seeded draws),
     # so 30 users offer exactly 3 times what 10 do. Tolerance: float rounding (1e-12).
@@ -131,6 +145,7 @@ def test_closed_loop_offered_load_is_linear_in_users():
     assert row["goodput_bps"] < row["rate_bps"]  # headers are on the wire, not in goodput
 
 
+@pytest.mark.engine
 def test_long_lived_offered_load():
     # Property: window-limited flows send max_window/MSS full packets per RTT (averaged over
     # the RTT range: E[1/RTT] over 50..150 ms is ln 3 / 0.1 s); with 20 MB windows and fast
@@ -148,6 +163,7 @@ def test_long_lived_offered_load():
     assert greedy["traffic"][0]["limit_bps"] > 100e6
 
 
+@pytest.mark.engine
 def test_switch_offered_load_is_per_output_line():
     # Property: on a switch the link is one output line. eq. 3.1's flows_per_output offer it
     # 100 % (at the mean RTT; the offered load averages 1/RTT over 75..125 ms, E[1/RTT] =
@@ -221,6 +237,7 @@ def test_load_command(tmp_path):
     assert "not a closed_loop" in bad.stderr
 
 
+@pytest.mark.engine
 def test_open_loop_offered_load_is_the_requested_load_plus_headers() -> None:
     # load 0.5 of 10 Mb/s with constant 12,500 B files (14 segments of 960 B; 13 hold only
     # 12,480): each file also carries 14 × 40 B of headers and a 40 B SYN-ACK, 600 B in all,
@@ -237,3 +254,48 @@ def test_open_loop_offered_load_is_the_requested_load_plus_headers() -> None:
     }
     result = offered_load(scenario)
     assert result["load"] == pytest.approx(0.5 * 13_100 / 12_500, rel=1e-12)
+
+
+@pytest.mark.engine
+def test_offered_load_is_on_the_summary_link_from_the_entries_crossing_it(tmp_path) -> None:
+    # Property: on a parking lot the link is network.summary_hop at its own rate, which only
+    # the entries whose hops include it load; on the dumbbell cross traffic leaves by its own
+    # link before the bottleneck. UDP rates make both exact.
+    lot = {
+        "network": {
+            "topology": "parking_lot",
+            "hops": 2,
+            "summary_hop": 2,
+            "bottleneck": {"rate": "10Mbps"},
+            "hop": [{}, {"rate": "5Mbps"}],
+        },
+        "traffic": [
+            {"kind": "udp_cbr", "flows": 2, "rate": "1Mbps", "hops": "all"},
+            {"kind": "udp_cbr", "flows": 3, "rate": "1Mbps", "hops": 1},
+        ],
+    }
+    load = offered_load(lot)
+    assert load["bottleneck_bps"] == 5e6
+    assert [row["rate_bps"] for row in load["traffic"]] == [2e6, 0.0]
+    assert load["load"] == 0.4
+    dumbbell = {
+        "network": {"bottleneck": {"rate": "10Mbps"}, "access": {"machines": 1}},
+        "traffic": [
+            {"kind": "udp_cbr", "flows": 2, "rate": "1Mbps"},
+            {"kind": "udp_cbr", "flows": 3, "rate": "1Mbps", "path": "cross"},
+        ],
+    }
+    load = offered_load(dumbbell)
+    assert [row["link_share"] for row in load["traffic"]] == [1.0, 0.0]
+    assert load["rate_bps"] == 2e6
+    path = tmp_path / "cross.toml"
+    path.write_text(
+        '[network]\nbottleneck = { rate = "10Mbps" }\naccess = { machines = 1 }\n'
+        '[[traffic]]\nkind = "udp_cbr"\nrate = "1Mbps"\n'
+        '[[traffic]]\nkind = "udp_cbr"\nrate = "1Mbps"\npath = "cross"\n'
+    )
+    printed = CliRunner().invoke(cli, ["load", str(path)])
+    assert printed.exit_code == 0, printed.output
+    # The cross entry's row: no active fraction (UDP), and neither rate nor load on the link.
+    (row,) = [line for line in printed.output.splitlines() if line.startswith("│       1 ")]
+    assert row.count("–") == 3 and "does not cross" in printed.output

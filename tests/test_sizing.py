@@ -115,6 +115,7 @@ def test_size_command_on_a_small_scenario_and_resume(tmp_path: Path) -> None:
 SLOW_ACCESS = ["network.access.rate=1Mbps"]
 
 
+@pytest.mark.engine
 def test_theory_columns_match_theory_py(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Each row's RTT·C, RTT·C/√N and eq. 2.1 are theory.py's for that value's scenario, and
     eq. 2.1 says why where it does not apply."""
@@ -167,6 +168,7 @@ def test_single_search_prints_eq21_beside_the_answer(
     assert "eq. 2.1 (tiny buffers) does not apply: the target 0.9 is not below" in above.stdout
 
 
+@pytest.mark.engine
 def test_a_value_with_no_buffer_is_kept_and_drawn(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -255,6 +257,7 @@ def test_vary_given_three_times_is_refused(tiny_file: Path) -> None:
     assert_one_line_error(CliRunner().invoke(cli, [*command, *same]), "given twice")
 
 
+@pytest.mark.engine
 def test_a_second_vary_draws_one_curve_per_value(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -6,10 +6,20 @@ import math
 
 import pytest
 
+import buflab
 from buflab.analysis import theory
-from buflab.engine.units import UnitError, parse_bytes, parse_quantity, parse_rate, parse_time
+from buflab.engine.units import (
+    Quantity,
+    UnitError,
+    parse_bytes,
+    parse_quantity,
+    parse_rate,
+    parse_time,
+    parse_time_range,
+)
 
 
+@pytest.mark.engine
 def test_f1_rule_of_thumb() -> None:
     # 10 Gb/s × 100 ms / (8 × 1000 B) is exactly 125,000: only float rounding may differ.
     rate, rtt, packet = parse_rate("10Gbps"), parse_time("100ms"), parse_bytes("1000B")
@@ -55,6 +65,7 @@ def test_out_of_domain_inputs_say_which(call, message: str) -> None:
         call()
 
 
+@pytest.mark.engine
 def test_link_facts_from_a_normalised_scenario() -> None:
     scenario = {
         "network": {
@@ -75,6 +86,7 @@ def test_link_facts_from_a_normalised_scenario() -> None:
     assert facts.wmax_pkts == pytest.approx(500)
 
 
+@pytest.mark.engine
 def test_link_facts_count_the_window_in_segments_of_payload() -> None:
     # max_window is the advertised window in payload bytes: 61,440 B = 64 segments of 960 B,
     # the thesis's W_max of 64 packets of 1000 B (eq. 3.1).
@@ -85,6 +97,7 @@ def test_link_facts_count_the_window_in_segments_of_payload() -> None:
     assert theory.LinkFacts.from_scenario(scenario).wmax_pkts == pytest.approx(64)
 
 
+@pytest.mark.engine
 def test_link_facts_of_a_parking_lot_describe_the_summary_hop() -> None:
     # Hop 2 of three, at its own 5 Mb/s: crossed by the main flows and the 2..3 entry only.
     scenario = {
@@ -110,6 +123,67 @@ def test_link_facts_of_a_parking_lot_describe_the_summary_hop() -> None:
     assert theory.LinkFacts.from_scenario(scenario).rate_bps == 10e6
 
 
+@pytest.mark.engine
+def test_link_facts_are_the_engines_and_rtt_c_is_the_auto_sizers_default_start() -> None:
+    # Property: the facts Python's formulas take are the engine's, whole: RTT·C from them,
+    # rounded up, is the auto-sizer's default first buffer, which the engine computes in
+    # integers. 7 Mb/s × 117 ms ÷ (8 × 576 B) = 177.73 → 178, the summary hop's own rate and
+    # the packet of the first long-lived entry crossing it (not the first entry's).
+    scenario = {
+        "network": {
+            "topology": "parking_lot",
+            "hops": 2,
+            "summary_hop": 2,
+            "bottleneck": {"rate": "20Mbps"},
+            "hop": [{}, {"rate": "7Mbps"}],
+            "rtt": "100ms..134ms",
+        },
+        "traffic": [
+            {"kind": "long_lived", "hops": 1, "packet": "1500B"},
+            {"kind": "long_lived", "hops": "1..2", "packet": "576B"},
+        ],
+        "autosize": {"target_utilization": 0.9},
+    }
+    facts = theory.LinkFacts.from_scenario(scenario)
+    assert (facts.rate_bps, facts.packet_bytes, facts.flows) == (7e6, 576, 1)
+    bdp = theory.bdp_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes)
+    assert bdp == pytest.approx(177.734375, rel=1e-12)
+    assert buflab.validate(scenario)["autosize"]["start"] == math.ceil(bdp) == 178
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("access", ["25Mbps", "2.5Mbps"])
+@pytest.mark.parametrize("rtt", ["100ms", "70ms..140ms"])
+def test_eq31_over_the_link_facts_gives_the_engines_flows_per_output(access, rtt) -> None:
+    # Property: the facts' W_max is the one eq. 3.1 takes (the window, or what the access
+    # link carries in the mean RTT: 2.5 Mb/s × 105 ms = 32,812 B), so the formula over the
+    # facts gives the flows per output the engine resolved "eq3.1" to (49, 100 or 101).
+    scenario = {
+        "network": {
+            "topology": "switch",
+            "rtt": rtt,
+            "access": {"rate": access},
+            "switch": {"ports": 4, "rate": "250Mbps", "voq_buffer": 3},
+        },
+        "traffic": [{"kind": "long_lived", "flows_per_output": "eq3.1", "max_window": "61440B"}],
+    }
+    facts = theory.LinkFacts.from_scenario(scenario)
+    wmax_bytes = facts.wmax_pkts * facts.packet_bytes
+    assert theory.eq31_flows(facts.rate_bps, facts.rtt_s, wmax_bytes) == facts.flows
+
+
+@pytest.mark.engine
+def test_link_facts_w_max_is_in_whole_segments_as_the_sender_has_them() -> None:
+    # 100 KB of window is 104 whole segments of 960 B (the sender never has the 105th in
+    # flight), below the 125,000 packets 10 Gb/s access links carry in 100 ms.
+    scenario = {
+        "network": {"bottleneck": {"rate": "1Gbps"}, "rtt": "100ms"},
+        "traffic": [{"kind": "long_lived", "max_window": "100KB"}],
+    }
+    assert theory.LinkFacts.from_scenario(scenario).wmax_pkts == 104
+
+
+@pytest.mark.engine
 @pytest.mark.parametrize(
     ("text", "value", "kind"),
     [
@@ -129,7 +203,15 @@ def test_units(text: str, value: float, kind: str) -> None:
     assert quantity.value == pytest.approx(value, rel=1e-12)
 
 
-def test_a_bad_unit_says_what_was_expected() -> None:
-    with pytest.raises(UnitError, match=r"'10Gbs' is not a rate \(expected e.g. 10Gbps\)"):
+@pytest.mark.engine
+def test_a_bad_unit_says_what_the_engine_expected() -> None:
+    with pytest.raises(UnitError, match=r"'10Gbs' is not a rate: expected a positive rate such"):
         parse_rate("10Gbs")
+    # The engine's reading: whole bytes, and a range's ends in order.
+    with pytest.raises(UnitError, match=r"'1.5B' is not a size in bytes: expected a whole number"):
+        parse_bytes("1.5B")
+    with pytest.raises(UnitError, match=r"'2s..1s' is not a range of times: expected a range"):
+        parse_time_range("2s..1s")
+    assert parse_time_range("75ms..125ms") == (0.075, 0.125)
     assert math.isclose(parse_time(0.5), 0.5)  # bare numbers are in the base unit
+    assert parse_quantity("83", ("packets", "bytes")) == Quantity(83.0, "packets")

@@ -57,3 +57,35 @@ def run(scenario_json: str, event_sink: Any = None) -> dict[str, Any]:
       "events_error": str | None  why `event_sink` failed, if it did
     Raises ScenarioError for invalid input.
     """
+
+def link_facts(scenario_json: str) -> dict[str, Any]:
+    """What a scenario means for the link its run summary describes (the dumbbell's
+    bottleneck, the parking lot's `network.summary_hop`, one output line of the switch),
+    computed by the engine from the validated scenario (`buflab_core::scenario::facts`):
+    `rate_bps`, `rtt_s` (the mean two-way propagation delay), `packet_bytes` (of the first
+    long-lived entry crossing the link, else 1000), `flows` (the long-lived flows crossing
+    it; per output on the switch) and `wmax_pkts` (that entry's max window in whole
+    segments, or what the access link carries in one mean RTT if less). Raises
+    ScenarioError for invalid input."""
+
+def traffic_facts(scenario_json: str) -> dict[str, Any]:
+    """What the scenario's traffic offers that link, as the engine read it: `link_bps`,
+    `rtt_s` ([low, high]), `access_bps` (what one flow's sender can send at),
+    `servers_bps` (what the server machines carry at most, or None) and `entries`, one dict
+    per traffic entry: `kind`, `flows` (flows or users; per output when given so),
+    `link_share` (the fraction of its traffic the link carries, 0 if it does not cross it);
+    for TCP kinds `packet_bytes`, `mss_bytes`, `initial_window` and `max_window` (segments),
+    `delayed_ack`, and for downloads `handshake`; for UDP `rate_bps` (each flow) and
+    `packet_bytes`; for open-loop traffic `arrivals_per_s`; for downloads `file_size`
+    (bytes) and for closed-loop users `think` (seconds), each a dict with `dist`, its
+    parameters (`value`, `lo`/`hi`, `mean`, `shape`, `sigma` or `cdf`) and `mean`. Raises
+    ScenarioError for invalid input."""
+
+def parse_quantity(text: str, kind: str) -> float:
+    """A unit string ("10Gbps", "100ms", "80KB", "125pkt") read by the engine's parser, in
+    the base unit of `kind`: "rate" (bits/s), "time" (seconds), "bytes" or "packets".
+    Raises ValueError whose message says what was expected ("a positive rate such as …")."""
+
+def parse_range(text: str, kind: str) -> tuple[float, float]:
+    """A range "lo..hi" of `kind` (or one value, as (value, value)), each end read as
+    `parse_quantity` reads it; ValueError if an end does not read or lo > hi."""

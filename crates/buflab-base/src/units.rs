@@ -230,6 +230,22 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
     Ok(b as u64)
 }
 
+/// The units of a packet count.
+const PACKET_UNITS: &[&str] = &["pkt", "pkts", "packet", "packets", "p"];
+
+/// Parses a packet count such as `"125pkt"`.
+pub fn parse_packets(s: &str) -> Result<u64, UnitError> {
+    const EXPECT: &str = "a packet count such as \"125pkt\"";
+    let (v, unit) = split_number(s).ok_or_else(|| UnitError(EXPECT.into()))?;
+    if !PACKET_UNITS.contains(&unit) {
+        return Err(UnitError(EXPECT.into()));
+    }
+    if v < 0.0 || v.fract() != 0.0 {
+        return Err(UnitError("a whole, non-negative number of packets".into()));
+    }
+    Ok(v as u64)
+}
+
 /// Parses a buffer limit: `"125pkt"`, a byte size, or `"unlimited"`.
 pub fn parse_buffer(s: &str) -> Result<BufferLimit, UnitError> {
     const EXPECT: &str =
@@ -238,15 +254,50 @@ pub fn parse_buffer(s: &str) -> Result<BufferLimit, UnitError> {
     if t == "unlimited" || t == "inf" {
         return Ok(BufferLimit::Unlimited);
     }
-    if let Some((v, unit)) = split_number(t) {
-        if matches!(unit, "pkt" | "pkts" | "packet" | "packets" | "p") {
-            if v < 0.0 || v.fract() != 0.0 {
-                return Err(UnitError("a whole, non-negative number of packets".into()));
-            }
-            return Ok(BufferLimit::Packets(v as u64));
-        }
+    if split_number(t).is_some_and(|(_, unit)| PACKET_UNITS.contains(&unit)) {
+        return parse_packets(t).map(BufferLimit::Packets);
     }
     parse_bytes(t).map(BufferLimit::Bytes).map_err(|_| UnitError(EXPECT.into()))
+}
+
+/// What a quantity measures, for front ends that read a unit string as a number (the
+/// Python package's options, plot axes and the numbers its formulas take).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    Rate,
+    Time,
+    Bytes,
+    Packets,
+}
+
+impl Quantity {
+    /// The quantity a front end names: "rate", "time", "bytes" or "packets".
+    pub fn from_name(name: &str) -> Option<Quantity> {
+        match name {
+            "rate" => Some(Quantity::Rate),
+            "time" => Some(Quantity::Time),
+            "bytes" => Some(Quantity::Bytes),
+            "packets" => Some(Quantity::Packets),
+            _ => None,
+        }
+    }
+
+    /// `s` read as the engine reads it, as a float in the base unit: bits/s, seconds, bytes
+    /// or packets.
+    pub fn parse(self, s: &str) -> Result<f64, UnitError> {
+        Ok(match self {
+            Quantity::Rate => parse_rate(s)?.bits_per_s() as f64,
+            Quantity::Time => parse_time(s)?.secs_f64(),
+            Quantity::Bytes => parse_bytes(s)? as f64,
+            Quantity::Packets => parse_packets(s)? as f64,
+        })
+    }
+
+    /// A range `lo..hi` (or a single value) of this quantity, as [`Quantity::parse`] reads
+    /// each end.
+    pub fn parse_range(self, s: &str) -> Result<Range<f64>, UnitError> {
+        parse_range(s, |end| self.parse(end))
+    }
 }
 
 /// An inclusive range `lo..hi` of values; a single value is the range `v..v`.
@@ -309,6 +360,24 @@ mod tests {
         assert!(parse_buffer("ten").is_err());
         assert!(parse_buffer("1.5pkt").is_err());
         assert!(parse_range("125ms..75ms", parse_time).is_err());
+    }
+
+    #[test]
+    fn a_quantity_is_its_base_unit_as_a_float() {
+        assert_eq!(Quantity::from_name("rate").unwrap().parse("100 Mb/s"), Ok(1e8));
+        assert_eq!(Quantity::Time.parse("75ms"), Ok(0.075));
+        assert_eq!(Quantity::Bytes.parse("64KiB"), Ok(65_536.0));
+        assert_eq!(Quantity::Packets.parse("125pkt"), Ok(125.0));
+        assert_eq!(Quantity::from_name("furlongs"), None);
+        let expected = |q: Quantity, s: &str| q.parse(s).unwrap_err().0;
+        assert_eq!(expected(Quantity::Packets, "80KB"), "a packet count such as \"125pkt\"");
+        assert_eq!(expected(Quantity::Packets, "1.5pkt"), "a whole, non-negative number of packets");
+        assert_eq!(expected(Quantity::Bytes, "1.5B"), "a whole number of bytes");
+        assert!(expected(Quantity::Rate, "10Gbs").starts_with("a positive rate such as"));
+        assert!(expected(Quantity::Time, "10").starts_with("a non-negative duration"));
+        assert_eq!(Quantity::Time.parse_range("75ms..125ms"), Ok(Range { lo: 0.075, hi: 0.125 }));
+        assert_eq!(Quantity::Time.parse_range("1s"), Ok(Range { lo: 1.0, hi: 1.0 }));
+        assert!(Quantity::Time.parse_range("2s..1s").is_err());
     }
 
     #[test]

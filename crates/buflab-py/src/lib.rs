@@ -5,6 +5,7 @@ use buflab_core::monitor::{EventLog, EventSink};
 use buflab_core::result::table::Values;
 use buflab_core::result::{descriptions, RunResult};
 use buflab_core::scenario::{schema as core_schema, Scenario, ScenarioError as CoreError};
+use buflab_core::units::Quantity;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -88,6 +89,43 @@ fn validate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, Py
     let v = parse(scenario_json)?;
     let n = Scenario::normalized(&v).map_err(scenario_error)?;
     to_py(py, &n)
+}
+
+/// A validated scenario.
+fn read_scenario(scenario_json: &str) -> PyResult<Scenario> {
+    Scenario::from_value(&parse(scenario_json)?).map_err(scenario_error)
+}
+
+/// What the scenario means for the link its run summary describes (see
+/// `buflab_core::scenario::facts`): `buflab.theory.LinkFacts`'s fields.
+#[pyfunction]
+fn link_facts<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    to_py(py, &read_scenario(scenario_json)?.link_facts().to_json())
+}
+
+/// What the scenario's traffic offers that link, entry by entry, as `buflab.load` reads it.
+#[pyfunction]
+fn traffic_facts<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    to_py(py, &read_scenario(scenario_json)?.traffic_facts().to_json())
+}
+
+fn quantity(kind: &str) -> PyResult<Quantity> {
+    Quantity::from_name(kind)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown kind of quantity {kind:?}")))
+}
+
+/// A unit string read as the engine reads it, in the base unit of `kind` ("rate": bits/s,
+/// "time": seconds, "bytes", "packets"); ValueError with what was expected otherwise.
+#[pyfunction]
+fn parse_quantity(text: &str, kind: &str) -> PyResult<f64> {
+    quantity(kind)?.parse(text).map_err(|e| PyValueError::new_err(e.0))
+}
+
+/// A range "lo..hi" (or one value) of `kind`, as `parse_quantity` reads each end.
+#[pyfunction]
+fn parse_range(text: &str, kind: &str) -> PyResult<(f64, f64)> {
+    let r = quantity(kind)?.parse_range(text).map_err(|e| PyValueError::new_err(e.0))?;
+    Ok((r.lo, r.hi))
 }
 
 /// Runs a scenario; the simulation itself runs without the GIL. With `event_sink`, a callable,
@@ -219,5 +257,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(link_facts, m)?)?;
+    m.add_function(wrap_pyfunction!(traffic_facts, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_range, m)?)?;
     Ok(())
 }

@@ -12,17 +12,17 @@ Rates are bits/s, times seconds, sizes bytes; results are real numbers of packet
 up to size a buffer).
 
 Formulas over a link's facts: it must not run anything, nor know how its numbers are shown.
+The facts of a scenario's link are the engine's (`LinkFacts.from_scenario` asks it): this
+module must not read a scenario's keys.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from buflab.engine.scenario import get_key
-from buflab.engine.units import parse_bytes, parse_quantity, parse_rate, parse_time_range
+from buflab.engine import core, scenario_json
 
 
 def bdp_packets(rate_bps: float, rtt_s: float, packet_bytes: float) -> float:
@@ -89,10 +89,9 @@ def _require_positive(**values: float) -> None:
 
 @dataclass(frozen=True)
 class LinkFacts:
-    """What the rules need to know about a scenario's bottleneck and its flows. On a parking
-    lot the bottleneck is the hop the run summary describes (`network.summary_hop`), and its
-    flows are those of the entries that cross it. On a switch it is one output line, and its
-    flows those of one output: the flows in all ÷ the ports."""
+    """What the rules need to know about a scenario's bottleneck and its flows: the link the
+    run summary describes (on a parking lot `network.summary_hop`, on a switch one output
+    line, whose flows are those of one output) and the long-lived flows crossing it."""
 
     rate_bps: float
     rtt_s: float  # mean two-way propagation delay
@@ -103,77 +102,6 @@ class LinkFacts:
 
     @classmethod
     def from_scenario(cls, scenario: dict[str, Any]) -> LinkFacts:
-        """Read from a normalised scenario (`buflab.validate`), where every key is present."""
-        low, high = parse_time_range(get_key(scenario, "network.rtt"))
-        rtt = (low + high) / 2  # RTTs are uniform on [low, high]
-        rate, crosses = _summary_link(scenario)
-        long_lived = [
-            t for t in scenario.get("traffic", []) if t.get("kind") == "long_lived" and crosses(t)
-        ]
-        traffic = long_lived[0] if long_lived else {}
-        packet = parse_bytes(traffic.get("packet", "1000B"))
-        wmax = _window_packets(traffic.get("max_window"), packet)
-        access = get_key(scenario, "network.access.rate")
-        if access is not None:
-            # A source cannot send more than its access link carries in one RTT (thesis §2.1.3).
-            wmax = min(wmax, parse_rate(access) * rtt / (8 * packet))
-        flows = sum(int(t.get("flows", 1)) for t in long_lived)
-        if get_key(scenario, "network.topology") == "switch":
-            # Per output: `flows_per_output` (the normalised tree resolves "eq3.1"), or `flows`
-            # shared by the ports.
-            ports = int(get_key(scenario, "network.switch.ports", 8))
-            flows = sum(
-                int(t["flows_per_output"])
-                if "flows_per_output" in t
-                else int(t.get("flows", 1)) // ports
-                for t in long_lived
-            )
-        return cls(
-            rate_bps=rate,
-            rtt_s=rtt,
-            packet_bytes=packet,
-            flows=flows,
-            wmax_pkts=wmax,
-        )
-
-
-def _summary_link(scenario: dict[str, Any]) -> tuple[float, Callable[[dict[str, Any]], bool]]:
-    """The rate of the link a run's summary describes, and which traffic entries cross it: the
-    dumbbell's bottleneck, the parking lot's `network.summary_hop`, or a switch's output line
-    (every entry crosses some output)."""
-    if get_key(scenario, "network.topology") == "switch":
-        return parse_rate(get_key(scenario, "network.switch.rate")), lambda entry: True
-    rate = parse_rate(get_key(scenario, "network.bottleneck.rate"))
-    if get_key(scenario, "network.topology") != "parking_lot":
-        return rate, lambda entry: True
-    hop = int(get_key(scenario, "network.summary_hop", 1))
-    overrides = get_key(scenario, "network.hop", [])
-    if hop <= len(overrides) and "rate" in overrides[hop - 1]:
-        rate = parse_rate(overrides[hop - 1]["rate"])
-    hops = int(get_key(scenario, "network.hops", 1))
-    return rate, lambda entry: hop in _hop_span(entry.get("hops", "all"), hops)
-
-
-def _hop_span(value: Any, hops: int) -> range:
-    """The hops, from 1, that a valid `hops` value names: 2, "2", "1..3" or "all"."""
-    text = str(value).strip()
-    if text == "all":
-        return range(1, hops + 1)
-    first, _, last = text.partition("..")
-    return range(int(first), int(last or first) + 1)
-
-
-# TCP/IP headers per packet, as the engine's `tcp::HEADER_BYTES`: a `packet` of 1000 B carries
-# a segment of 960 B of payload.
-TCP_HEADER_BYTES = 40
-
-
-def _window_packets(window: Any, packet_bytes: float) -> float:
-    """`max_window` as packets in flight: it counts payload bytes (the receiver's advertised
-    window), so 61,440 B are 64 segments of 960 B, each a 1000 B packet on the wire."""
-    if window is None:
-        return math.inf
-    quantity = parse_quantity(window, ("bytes", "packets"))
-    if quantity.kind == "packets":
-        return quantity.value
-    return quantity.value / max(1.0, packet_bytes - TCP_HEADER_BYTES)
+        """The facts of a scenario (a tree, normalised or not) as the engine computes them
+        from the validated scenario (`buflab._core.link_facts`); raises ScenarioError."""
+        return cls(**core().link_facts(scenario_json(scenario)))

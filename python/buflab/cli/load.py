@@ -93,11 +93,15 @@ def _load_table(offered: dict[str, Any]) -> Any:
     def share(value: float) -> str:
         return format_percent(value) if math.isfinite(value) else "unbounded"
 
+    caption = (
+        "Mean rates with no drops and no queueing, headers included; active: the fraction of "
+        "time a user is downloading; unbounded: long-lived flows that neither the access link "
+        "nor the window holds below the bottleneck rate"
+    )
+    if any(row["link_share"] == 0 for row in offered["traffic"]):
+        caption += "; – under rate and load: traffic that does not cross this link"
     table = Table(
-        title=f"Offered load on {format_rate(offered['bottleneck_bps'])}",
-        caption="Mean rates with no drops and no queueing, headers included; active: the "
-        "fraction of time a user is downloading; unbounded: long-lived flows that neither "
-        "the access link nor the window holds below the bottleneck rate",
+        title=f"Offered load on {format_rate(offered['bottleneck_bps'])}", caption=caption
     )
     table.add_column("traffic", justify="right")
     table.add_column("kind", no_wrap=True)
@@ -105,14 +109,15 @@ def _load_table(offered: dict[str, Any]) -> Any:
         table.add_column(header, justify="right", no_wrap=True)
     for row in offered["traffic"]:
         active = row.get("active_fraction")
+        crosses = row["link_share"] > 0
         table.add_row(
             str(row["traffic"]),
             row["kind"],
             f"{row['count']:,}",
             rate(row["per_flow_bps"]),
             "–" if active is None else format_percent(active),
-            rate(row["rate_bps"]),
-            share(row["load"]),
+            rate(row["rate_bps"]) if crosses else "–",
+            share(row["load"]) if crosses else "–",
         )
     table.add_row("total", "", "", "", "", rate(offered["rate_bps"]), share(offered["load"]))
     return table

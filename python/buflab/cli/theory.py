@@ -1,8 +1,8 @@
 """`buflab theory`: the buffer sizing rules for a link given by options or by a scenario.
 
 The rules are the analysis layer's (`buflab.analysis.theory`); this module reads the link's
-facts from options or from the validated scenario and prints the table. It must not know
-the rules' formulas.
+facts from options or from a scenario (the engine's facts of it) and prints the table. It
+must not know the rules' formulas.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rich.table import Table
 from buflab.analysis import theory
 from buflab.cli.common import BadInput, set_option
 from buflab.cli.console import stdout
+from buflab.engine.scenario import load_scenario
 from buflab.engine.units import (
     UnitError,
     format_bytes,
@@ -82,10 +83,7 @@ def _theory_inputs(
 ) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     if file is not None or overrides:
-        # start-up time: the runner imports pandas; the options alone never need it
-        from buflab.engine.runner import validate
-
-        known = theory.LinkFacts.from_scenario(validate(file or {}, overrides=overrides))
+        known = theory.LinkFacts.from_scenario(load_scenario(file or {}, overrides))
         facts = dict(vars(known))
     given = {
         "rate_bps": _option("--rate", rate, parse_rate),

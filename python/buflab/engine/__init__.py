@@ -2,8 +2,9 @@
 
 Everything that needs the engine asks `core()` for it, so a missing build is reported once,
 as a sentence that says how to build it, instead of as an ImportError deep in a traceback.
-Modules that do not simulate (theory, units, override parsing) work without the engine.
-No other module of buflab imports `_core`.
+What a scenario or a unit string means is the engine's alone, so reading one needs it too
+(`units`, `theory.LinkFacts.from_scenario`); the formulas, formatting and override parsing
+work without it. No other module of buflab imports `_core`.
 
 The layer's modules are what the rest of buflab knows of the engine: `units` (the unit
 strings scenarios are written in), `scenario` (loading scenarios, overrides), `events` (the

@@ -1,13 +1,16 @@
 """Unit strings as scenario files write them ("10Gbps", "100ms", "80KB", "125pkt").
 
-The engine parses scenario values itself; this module is for the Python side only: the
-`theory` command's options, plot axes and human-readable output. It accepts the spellings the
-engine accepts (see docs/scenario.md): decimal prefixes are powers of 1000 (KB = 1000 B,
-Gbps = 1e9 b/s), binary ones powers of 1024 (KiB = 1024 B), rates may be written Mb/s and in
-any case. A bare number is taken in the base unit (bits/s, seconds, bytes, packets).
+Reading one is the engine's: `parse_quantity` asks its parser (`buflab._core.parse_quantity`,
+crates/buflab-base/src/units.rs), so a string means here exactly what it means in a scenario
+(docs/scenario.md: decimal prefixes are powers of 1000, KB = 1000 B and Gbps = 1e9 b/s, binary
+ones powers of 1024, KiB = 1024 B; rates may be written Mb/s and in any case). A bare number,
+or a string that is only a number, is taken in the base unit (bits/s, seconds, bytes,
+packets): options and plot axes may give one. This module owns only that and the way back,
+numbers written for people (`format_*`).
 
-It stands on nothing in buflab and must not know scenarios or results: strings in, numbers
-out, and back.
+It is for the Python side: the `theory` command's options, plot axes and human-readable
+output. It stands on the engine's door alone and must not know scenarios or results: strings
+in, numbers out, and back.
 """
 
 from __future__ import annotations
@@ -16,41 +19,12 @@ import math
 import re
 from dataclasses import dataclass
 
-# Rate units are matched in lower case with "/s" read as "ps" (Mb/s = Mbps = mbps).
-RATE_UNITS = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "tbps": 1e12}
-TIME_UNITS = {
-    "s": 1.0,
-    "sec": 1.0,
-    "min": 60.0,
-    "h": 3600.0,
-    "ms": 1e-3,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "ns": 1e-9,
-    "ps": 1e-12,
-}
-BYTE_UNITS = {
-    "B": 1,
-    "bytes": 1,
-    "KB": 1000,
-    "kB": 1000,
-    "MB": 1000**2,
-    "GB": 1000**3,
-    "KiB": 1024,
-    "MiB": 1024**2,
-    "GiB": 1024**3,
-}
-PACKET_UNITS = {"pkt": 1, "pkts": 1, "packet": 1, "packets": 1, "p": 1}
+from buflab.engine import core
 
-# kind -> (units, example); the example goes into error messages.
-KINDS = {
-    "rate": (RATE_UNITS, "10Gbps"),
-    "time": (TIME_UNITS, "100ms"),
-    "bytes": (BYTE_UNITS, "1000B"),
-    "packets": (PACKET_UNITS, "125pkt"),
-}
+# The kinds of quantity, each with the phrase its errors name it by.
+KINDS = {"rate": "rate", "time": "time", "bytes": "size in bytes", "packets": "packet count"}
 
-_NUMBER_AND_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]*)\s*$")
+_BARE_NUMBER = re.compile(r"^\s*[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?\s*$")
 
 
 class UnitError(ValueError):
@@ -66,28 +40,25 @@ class Quantity:
 
 
 def parse_quantity(text: str | int | float, kinds: tuple[str, ...] = tuple(KINDS)) -> Quantity:
-    """Read "10Gbps", "100ms", "80KB", "125pkt" (or a bare number, taken as the first kind)."""
+    """Read "10Gbps", "100ms", "80KB", "125pkt" as the first of `kinds` the engine reads it as
+    (a bare number is taken as the first kind)."""
     if isinstance(text, bool):
         raise UnitError(f"{text!r} is not a {_kinds_phrase(kinds)}")
     if isinstance(text, int | float):
         return Quantity(float(text), kinds[0])
-    match = _NUMBER_AND_UNIT.match(text)
-    if match:
-        number, unit = float(match.group(1)), match.group(2)
-        if not unit:
-            return Quantity(number, kinds[0])
-        for kind in kinds:
-            units, _ = KINDS[kind]
-            key = unit.lower().replace("/s", "ps") if kind == "rate" else unit
-            if key in units:
-                return Quantity(number * units[key], kind)
-    examples = ", ".join(KINDS[k][1] for k in kinds)
-    raise UnitError(f"{text!r} is not a {_kinds_phrase(kinds)} (expected e.g. {examples})")
+    if _BARE_NUMBER.match(text):
+        return Quantity(float(text), kinds[0])
+    expected = []
+    for kind in kinds:
+        try:
+            return Quantity(core().parse_quantity(text, kind), kind)
+        except ValueError as error:  # the engine's message completes "expected …"
+            expected.append(str(error))
+    raise UnitError(f"{text!r} is not a {_kinds_phrase(kinds)}: expected {'; or '.join(expected)}")
 
 
 def _kinds_phrase(kinds: tuple[str, ...]) -> str:
-    names = {"rate": "rate", "time": "time", "bytes": "size in bytes", "packets": "packet count"}
-    return " or ".join(names[k] for k in kinds)
+    return " or ".join(KINDS[k] for k in kinds)
 
 
 def parse_rate(text: str | int | float) -> float:
@@ -108,8 +79,10 @@ def parse_bytes(text: str | int | float) -> float:
 def parse_time_range(text: str | int | float) -> tuple[float, float]:
     """A time or a uniform range "a..b", in seconds, as (low, high)."""
     if isinstance(text, str) and ".." in text:
-        low, high = text.split("..", 1)
-        return parse_time(low), parse_time(high)
+        try:
+            return core().parse_range(text, "time")
+        except ValueError as error:
+            raise UnitError(f"{text!r} is not a range of times: expected {error}") from None
     value = parse_time(text)
     return value, value
 

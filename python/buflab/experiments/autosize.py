@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buflab.engine.result import Result
-from buflab.engine.runner import load_scenario, run
+from buflab.engine.runner import load_scenario, run, validate
 from buflab.engine.scenario import Overrides, Scenario, ScenarioSource, get_key
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ _OPTION_KEYS = {
     "tolerance": "tolerance",
     "recheck": "recheck",
 }
-DEFAULT_TOLERANCE = 0.995  # the engine's default for autosize.tolerance
 
 
 def autosize_scenario(scenario: Scenario, target: float, **options: Any) -> Scenario:
@@ -119,9 +118,10 @@ def outcome(result: Result) -> Outcome:
 
 
 def pass_threshold(scenario: Scenario) -> float:
-    """The utilization a step must reach: tolerance × target."""
-    target = float(get_key(scenario, "autosize.target_utilization"))
-    return target * float(get_key(scenario, "autosize.tolerance", DEFAULT_TOLERANCE))
+    """The utilization a step must reach: tolerance × target, the tolerance the engine's
+    default when the scenario gives none."""
+    table = validate(scenario)["autosize"]
+    return float(table["target_utilization"]) * float(table["tolerance"])
 
 
 def figure(result: Result, version: str) -> Figure:

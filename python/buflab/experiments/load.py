@@ -15,7 +15,10 @@
 Rates are bit/s on the wire (headers included, as the summary's `throughput_bps` and a UDP
 source's `rate` count them), times seconds, sizes bytes.
 
-It must not know how its numbers are printed (`buflab load` does that).
+What the scenario means (the link, each entry's flows on it, windows, distributions, defaults)
+is the engine's, read once as its traffic facts (`buflab._core.traffic_facts`): this module
+keeps the model over those numbers and must not read a scenario's keys for their meaning,
+nor know how its numbers are printed (`buflab load` does that).
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from buflab.engine import core, scenario_json
 from buflab.engine.runner import load_scenario, run, validate
 from buflab.engine.scenario import Overrides, Scenario, ScenarioSource, get_key, set_key
-from buflab.engine.units import parse_bytes, parse_rate, parse_time, parse_time_range
+from buflab.engine.units import parse_rate
 
-HEADER_BYTES = 40  # TCP/IP headers of a data segment; also the size of SYN-ACK and ACKs
 DRAWS = 200_000  # Monte Carlo draws of file sizes per traffic entry
 RTT_POINTS = 16  # a uniform RTT range is averaged over the midpoints of this many bins
 POTENTIAL_SCALE = 100.0  # "unconstrained": the bottleneck made this many times faster
@@ -39,15 +42,6 @@ CLOSED_LOOP_KINDS = ("closed_loop", "repeated_downloads")
 
 
 # ---- TCP with no drops and no queueing --------------------------------------------------
-
-
-def initial_window_segments(packet_bytes: float, initial_window: int | str = "rfc3390") -> int:
-    """The initial window in segments: a number, or RFC 3390's min(4·MSS, max(2·MSS, 4380 B))
-    in whole segments (3 for 1500 B packets, 4 for 1000 B)."""
-    if initial_window != "rfc3390":
-        return int(initial_window)
-    mss = int(packet_bytes) - HEADER_BYTES
-    return min(4 * mss, max(2 * mss, 4380)) // mss
 
 
 def _next_window(window: int, max_window: int, delayed_ack: bool) -> int:
@@ -82,35 +76,36 @@ def slow_start_rounds(
 
 @dataclass(frozen=True)
 class TcpPath:
-    """What sets a download's time with no drops and no queueing."""
+    """What sets a download's time with no drops and no queueing (`from_facts` reads it
+    from an entry's traffic facts)."""
 
-    packet_bytes: float = 1000.0  # on the wire; payload = packet − 40
-    initial_window: int = 4  # segments
-    max_window: int = 20_000_000 // 960  # segments
-    access_bps: float = math.inf  # the sender's access link (serialization only)
-    handshake: bool = True
-    delayed_ack: bool = False
+    packet_bytes: float  # a full packet on the wire
+    mss_bytes: float  # its payload; the rest is headers, also the size of a SYN-ACK
+    initial_window: int  # segments
+    max_window: int  # segments
+    access_bps: float  # the sender's access link (serialization only)
+    handshake: bool
+    delayed_ack: bool
 
     @property
-    def mss(self) -> float:
-        return self.packet_bytes - HEADER_BYTES
+    def header_bytes(self) -> float:
+        return self.packet_bytes - self.mss_bytes
 
     @classmethod
-    def from_entry(cls, entry: dict[str, Any], access_bps: float) -> TcpPath:
-        packet = parse_bytes(entry.get("packet", "1000B"))
-        mss = packet - HEADER_BYTES
+    def from_facts(cls, entry: dict[str, Any], access_bps: float) -> TcpPath:
+        """The path of a TCP entry of `traffic_facts` whose senders send at `access_bps`."""
         return cls(
-            packet_bytes=packet,
-            initial_window=initial_window_segments(packet, entry.get("initial_window", "rfc3390")),
-            max_window=max(1, int(parse_bytes(entry.get("max_window", "20MB")) // mss)),
+            packet_bytes=entry["packet_bytes"],
+            mss_bytes=entry["mss_bytes"],
+            initial_window=entry["initial_window"],
+            max_window=entry["max_window"],
             access_bps=access_bps,
-            # repeated_downloads always opens connections with a handshake.
-            handshake=bool(entry.get("handshake", True)),
-            delayed_ack=bool(entry.get("delayed_ack", False)),
+            handshake=bool(entry.get("handshake")),  # long-lived flows open no connections
+            delayed_ack=entry["delayed_ack"],
         )
 
 
-def download_time(sizes: Any, rtt_s: float, path: TcpPath = TcpPath()) -> np.ndarray:
+def download_time(sizes: Any, rtt_s: float, path: TcpPath) -> np.ndarray:
     """Time from the client's request to the last byte of files of `sizes` payload bytes,
     with no drops and no queueing (vectorised over `sizes`).
 
@@ -129,7 +124,7 @@ def download_time(sizes: Any, rtt_s: float, path: TcpPath = TcpPath()) -> np.nda
     the bottleneck's own serialization (one packet, microseconds) is left out.
     """
     sizes = np.maximum(np.round(np.asarray(sizes, dtype=float)), 1.0)
-    remaining = np.ceil(sizes / path.mss)
+    remaining = np.ceil(sizes / path.mss_bytes)
     per_packet = path.packet_bytes * 8 / path.access_bps  # 0 for an unbounded access link
     first = 1.5 if path.handshake else 0.5
     time = np.full(remaining.shape, (first + 0.5) * rtt_s)
@@ -156,33 +151,29 @@ def download_time(sizes: Any, rtt_s: float, path: TcpPath = TcpPath()) -> np.nda
 # ---- distributions ----------------------------------------------------------------------
 
 
-def _distribution(spec: Any, parse: Any) -> tuple[float, Any]:
-    """(exact mean, sampler(rng, n)) of a scenario distribution, drawn as the engine draws."""
-    if not isinstance(spec, dict):  # repeated_downloads: a fixed size
-        value = parse(spec)
-        return value, lambda rng, n: np.full(n, value)
-    dist = spec["dist"]
-    if dist == "constant":
-        value = parse(spec["value"])
-        return value, lambda rng, n: np.full(n, value)
-    if dist == "uniform":
-        lo, hi = (parse(part) for part in str(spec["range"]).split("..", 1))
-        return (lo + hi) / 2, lambda rng, n: lo + (hi - lo) * rng.random(n)
-    if dist == "exponential":
-        mean = parse(spec["mean"])
+def _distribution(dist: dict[str, Any]) -> tuple[float, Any]:
+    """(mean, sampler(rng, n)) of a distribution of `traffic_facts` (its kind, parameters
+    and mean as the engine read them), drawn as the engine draws it."""
+    kind, mean = dist["dist"], dist["mean"]
+    if kind == "constant":
+        value = dist["value"]
+        return mean, lambda rng, n: np.full(n, value)
+    if kind == "uniform":
+        lo, hi = dist["lo"], dist["hi"]
+        return mean, lambda rng, n: lo + (hi - lo) * rng.random(n)
+    if kind == "exponential":
         return mean, lambda rng, n: rng.exponential(mean, n)
-    if dist == "pareto":
-        mean, shape = parse(spec["mean"]), float(spec.get("shape", 1.5))
+    if kind == "pareto":
+        shape = dist["shape"]
         scale = mean * (shape - 1) / shape
         return mean, lambda rng, n: scale / (1.0 - rng.random(n)) ** (1 / shape)
-    if dist == "lognormal":
-        mean, sigma = parse(spec["mean"]), float(spec.get("sigma", 1.0))
+    if kind == "lognormal":
+        sigma = dist["sigma"]
         mu = math.log(mean) - sigma**2 / 2
         return mean, lambda rng, n: rng.lognormal(mu, sigma, n)
-    if dist == "empirical":
-        values = np.array([parse(v) for v, _ in spec["cdf"]], dtype=float)
-        probs = np.array([float(p) for _, p in spec["cdf"]], dtype=float)
-        mean = values[0] * probs[0] + float(np.sum((values[1:] + values[:-1]) / 2 * np.diff(probs)))
+    if kind == "empirical":
+        values = np.array([v for v, _ in dist["cdf"]], dtype=float)
+        probs = np.array([p for _, p in dist["cdf"]], dtype=float)
 
         def sample(rng: np.random.Generator, n: int) -> np.ndarray:
             # The first point whose probability reaches u, interpolated from the one before.
@@ -194,21 +185,13 @@ def _distribution(spec: Any, parse: Any) -> tuple[float, Any]:
             return np.where(i > 0, values[j] + (values[i] - values[j]) * step, values[i])
 
         return mean, sample
-    raise ValueError(f"unknown distribution {dist!r}")
+    raise ValueError(f"unknown distribution {kind!r}")
 
 
-def _rtt_grid(scenario: Scenario) -> np.ndarray:
-    lo, hi = parse_time_range(get_key(scenario, "network.rtt", "100ms"))
-    if lo == hi:
-        return np.array([lo])
-    return lo + (hi - lo) * (np.arange(RTT_POINTS) + 0.5) / RTT_POINTS
-
-
-def _access_bps(scenario: Scenario) -> float:
-    rate = parse_rate(get_key(scenario, "network.access.rate", "10Gbps"))
-    if int(get_key(scenario, "network.access.machines", 0)) > 0:
-        rate = min(rate, parse_rate(get_key(scenario, "network.access.nic", "1Gbps")))
-    return rate
+def _rtt_grid(low: float, high: float) -> np.ndarray:
+    if low == high:
+        return np.array([low])
+    return low + (high - low) * (np.arange(RTT_POINTS) + 0.5) / RTT_POINTS
 
 
 # ---- offered load -----------------------------------------------------------------------
@@ -245,72 +228,61 @@ def offered_load(
       segment, the SYN-ACK). With `load` instead of `arrivals`, the engine's rate is
       load × bottleneck ÷ (8 × E[file size]), so the offered load is `load` plus headers.
 
-    On a switch the link is one output line (`network.switch.rate`) and every figure is per
-    output: a long-lived entry's `flows_per_output` flows, and any other entry's rate ÷ the
-    ports (uniform load spreads it evenly; diagonal load too, each output taking 2/3 of one
-    input's and 1/3 of another's). `count` stays the entry's own flows or users.
+    The link is the one the run summary describes, and every figure is its share of an
+    entry's traffic (`link_share` of the engine's traffic facts): on the dumbbell the
+    bottleneck, which cross traffic (`path = "cross"`) leaves before; on the parking lot
+    `network.summary_hop`, which only the entries whose `hops` include it cross; on a switch
+    one output line, per output: a long-lived entry's `flows_per_output` flows, and any other
+    entry's rate ÷ the ports (uniform load spreads it evenly; diagonal load too, each output
+    taking 2/3 of one input's and 1/3 of another's). `count` stays the entry's own flows or
+    users; an entry that does not cross the link offers it 0.
 
     With server machines (`network.access.machines` > 0) a flow's access rate is taken as
     min(class rate, NIC rate) and the total is capped at what the machines' NICs and class
     queues can carry (`capped` is then true).
     """
-    tree = validate(scenario, overrides=overrides)
-    switch = get_key(tree, "network.topology") == "switch"
-    if switch:
-        bottleneck = parse_rate(get_key(tree, "network.switch.rate"))
-        ports = int(get_key(tree, "network.switch.ports"))
-    else:
-        bottleneck, ports = parse_rate(tree["network"]["bottleneck"]["rate"]), 1
-    access = _access_bps(tree)
-    rtts = _rtt_grid(tree)
+    tree = load_scenario(scenario, overrides=overrides)
+    facts = core().traffic_facts(scenario_json(tree))
+    link, access = facts["link_bps"], facts["access_bps"]
+    rtts = _rtt_grid(*facts["rtt_s"])
     entries = []
-    for index, entry in enumerate(tree["traffic"]):
+    for index, entry in enumerate(facts["entries"]):
         kind = entry["kind"]
-        share = 1.0 if "flows_per_output" in entry else 1.0 / ports
-        if "flows_per_output" in entry:
-            entry = {**entry, "flows": entry["flows_per_output"]}
         if kind.startswith("udp_"):
             row = _udp(entry)
         elif kind == "long_lived":
-            row = _long_lived(entry, access, rtts, bottleneck)
+            row = _long_lived(entry, access, rtts, link)
         elif kind == "open_loop":
-            row = _open_loop(entry, bottleneck, draws, seed)
+            row = _open_loop(entry, access, draws, seed)
         else:
             row = _closed_loop(entry, access, rtts, draws, seed)
-        row = {"traffic": index, "kind": kind, **row}
-        row["rate_bps"] *= share
-        row["load"] = row["rate_bps"] / bottleneck
+        share = entry["link_share"]
+        row = {"traffic": index, "kind": kind, "link_share": share, **row}
+        row["rate_bps"] = row["rate_bps"] * share if share > 0 else 0.0  # not inf × 0
+        row["load"] = row["rate_bps"] / link
         entries.append(row)
     total = sum(row["rate_bps"] for row in entries)
-    capped = False
-    machines = int(tree["network"]["access"].get("machines", 0))
-    if machines > 0:
-        net = tree["network"]["access"]
-        per_machine = min(
-            parse_rate(net["nic"]), int(net.get("classes", 1)) * parse_rate(net["rate"])
-        )
-        if total > machines * per_machine:
-            total, capped = machines * per_machine, True
+    servers = facts["servers_bps"]
+    capped = servers is not None and total > servers
     return {
-        "bottleneck_bps": bottleneck,
-        "rate_bps": total,
-        "load": total / bottleneck,
+        "bottleneck_bps": link,
+        "rate_bps": servers if capped else total,
+        "load": (servers if capped else total) / link,
         "capped": capped,
         "traffic": entries,
     }
 
 
 def _udp(entry: dict[str, Any]) -> dict[str, Any]:
-    flows = int(entry.get("flows", 1))
-    per_flow = parse_rate(entry["rate"])
+    flows, per_flow = entry["flows"], entry["rate_bps"]
     return {"count": flows, "per_flow_bps": per_flow, "rate_bps": flows * per_flow}
 
 
 def _long_lived(
     entry: dict[str, Any], access: float, rtts: np.ndarray, bottleneck: float
 ) -> dict[str, Any]:
-    flows = int(entry.get("flows", 1))
-    path = TcpPath.from_entry(entry, access)
+    flows = entry["flows"]
+    path = TcpPath.from_facts(entry, access)
     limits = np.minimum(access, path.max_window * path.packet_bytes * 8 / rtts)
     limit = float(limits.mean())
     per_flow = math.inf if float(limits.min()) >= bottleneck else limit
@@ -325,18 +297,17 @@ def _long_lived(
 def _wire_bytes(sizes: np.ndarray, size_mean: float, path: TcpPath) -> float:
     """Mean bytes on the wire per file: payload, 40 B per segment and the SYN-ACK.
     E[ceil(S/MSS)] is E[S]/MSS plus the mean of the bounded rounding term."""
-    segments = size_mean / path.mss + float(np.mean(np.ceil(sizes / path.mss) - sizes / path.mss))
-    return size_mean + HEADER_BYTES * (segments + (1 if path.handshake else 0))
+    mss = path.mss_bytes
+    segments = size_mean / mss + float(np.mean(np.ceil(sizes / mss) - sizes / mss))
+    return size_mean + path.header_bytes * (segments + (1 if path.handshake else 0))
 
 
-def _open_loop(entry: dict[str, Any], bottleneck: float, draws: int, seed: int) -> dict[str, Any]:
-    path = TcpPath.from_entry(entry, math.inf)
-    size_mean, sample_size = _distribution(entry.get("file_size"), parse_bytes)
+def _open_loop(entry: dict[str, Any], access: float, draws: int, seed: int) -> dict[str, Any]:
+    path = TcpPath.from_facts(entry, access)
+    size_mean, sample_size = _distribution(entry["file_size"])
     sizes = np.maximum(np.round(sample_size(np.random.default_rng(seed), draws)), 1.0)
-    if "arrivals" in entry:
-        per_second = float(entry["arrivals"])
-    else:  # the engine's conversion (docs/scenario.md, traffic.open_loop.load)
-        per_second = float(entry["load"]) * bottleneck / (8 * size_mean)
+    # With `load` instead of `arrivals`, as the engine converted it (docs/scenario.md).
+    per_second = entry["arrivals_per_s"]
     wire_bytes = _wire_bytes(sizes, size_mean, path)
     return {
         "count": per_second,
@@ -350,16 +321,18 @@ def _open_loop(entry: dict[str, Any], bottleneck: float, draws: int, seed: int) 
 def _closed_loop(
     entry: dict[str, Any], access: float, rtts: np.ndarray, draws: int, seed: int
 ) -> dict[str, Any]:
-    users = int(entry.get("users", 1))
-    path = TcpPath.from_entry(entry, access)
-    size_mean, sample_size = _distribution(entry.get("file_size", "1MB"), parse_bytes)
-    think_mean, _ = _distribution(entry.get("think", {"dist": "constant", "value": 0}), parse_time)
+    users = entry["flows"]
+    path = TcpPath.from_facts(entry, access)
+    size_mean, sample_size = _distribution(entry["file_size"])
+    think_mean = entry["think"]["mean"]
     sizes = np.maximum(np.round(sample_size(np.random.default_rng(seed), draws)), 1.0)
     wire_bytes = _wire_bytes(sizes, size_mean, path)
     per_packet = path.packet_bytes * 8 / path.access_bps
     downloads, rates, active = [], [], []
     for rtt in rtts:
-        steady = max(rtt + per_packet, path.max_window * per_packet) / (path.max_window * path.mss)
+        steady = max(rtt + per_packet, path.max_window * per_packet) / (
+            path.max_window * path.mss_bytes
+        )
         mean_time = float(np.mean(download_time(sizes, rtt, path) - steady * sizes))
         mean_time += steady * size_mean
         downloads.append(mean_time)
@@ -397,16 +370,17 @@ def potential_load(
     scenario: ScenarioSource, *, seeds: int = 1, overrides: Overrides = None
 ) -> float:
     """The potential load (IMC footnote 8): the throughput measured on the bottleneck when
-    it is made effectively unconstrained (`unconstrained`), divided by the original
-    bottleneck rate; the mean over seeds seed, seed + 1, … Throughput counts headers, so
+    it is made effectively unconstrained (`unconstrained`), divided by the original rate of
+    the link the summary describes; the mean over seeds seed, seed + 1, … Throughput
+    counts headers, so
     it compares with `offered_load`'s `load`. The run keeps the scenario's duration and
     warm-up: closed-loop users all start in the first second, so give it a warm-up of a
     few think times and enough files for a stable mean (a Pareto size with shape 1.5 has
     infinite variance: its sample mean converges slowly and is usually low)."""
     tree = load_scenario(scenario, overrides=overrides)
-    rate = parse_rate(get_key(tree, "network.bottleneck.rate"))
+    rate = core().traffic_facts(scenario_json(tree))["link_bps"]
     fast = unconstrained(tree)
-    seed = int(get_key(tree, "seed", 1))
+    seed = validate(tree)["seed"]
     measured = [run(fast, seed=seed + k).summary["throughput_bps"] for k in range(seeds)]
     return float(np.mean(measured)) / rate
 
@@ -439,13 +413,15 @@ def users_for_load(
     if target <= 0:
         raise ValueError(f"target load {target} must be positive")
     tree = load_scenario(scenario, overrides=overrides)
-    entries = tree.get("traffic") or []
-    if not 0 <= traffic < len(entries) or entries[traffic].get("kind") not in CLOSED_LOOP_KINDS:
-        raise ValueError(f"traffic.{traffic} is not a closed_loop or repeated_downloads entry")
     load = offered_load(tree)
+    rows = load["traffic"]
+    if not 0 <= traffic < len(rows) or rows[traffic]["kind"] not in CLOSED_LOOP_KINDS:
+        raise ValueError(f"traffic.{traffic} is not a closed_loop or repeated_downloads entry")
+    row = rows[traffic]
+    if row["link_share"] == 0:
+        raise ValueError(f"traffic.{traffic}'s users do not cross the link the load is of")
     if load["capped"]:
         raise ValueError("the offered load is capped by the server machines' links")
-    row = load["traffic"][traffic]
     other = load["rate_bps"] - row["rate_bps"]
     if not math.isfinite(other):
         raise ValueError("another traffic entry's offered load is unbounded")
@@ -453,7 +429,7 @@ def users_for_load(
     if wanted <= 0:
         share = other / load["bottleneck_bps"]
         raise ValueError(f"the other traffic entries alone offer {share:.3g} of the bottleneck")
-    estimate = max(1, round(wanted / row["per_flow_bps"]))
+    estimate = max(1, round(wanted / (row["per_flow_bps"] * row["link_share"])))
     if method == "offered":
         return estimate
     if method != "potential":
@@ -465,7 +441,7 @@ def users_for_load(
 
     def reaches(users: int) -> bool:
         if users not in measured:
-            trial = {**tree, "traffic": [dict(e) for e in entries]}
+            trial = {**tree, "traffic": [dict(e) for e in tree["traffic"]]}
             trial["traffic"][traffic]["users"] = users
             measured[users] = potential_load(trial, seeds=seeds) >= target
         return measured[users]

@@ -2,16 +2,18 @@
 //!
 //! Read first: [`super`] (how `Scenario::read` calls one reader per section) and
 //! [`crate::autosize`], which owns the auto-sizer and its [`Config`]. Owns the reader of
-//! `autosize.*`, with the default first buffer (RTT·C of the summary link) and the normalized
-//! echo of the values it computes. Must not know how the auto-sizer searches or runs.
+//! `autosize.*` and the normalized echo of the values it computes; the default first buffer is
+//! RTT·C of the summary link, [`LinkFacts::bdp_packets`]. Must not know how the auto-sizer
+//! searches or runs.
 
 use serde_json::Value;
 
+use super::facts::LinkFacts;
 use super::network::{Network, Topology};
 use super::reader::{error, Asked, Result, Table};
-use super::traffic::{Entries, HopSpan, Traffic};
+use super::traffic::Entries;
 use crate::autosize::Config;
-use crate::units::{self, Range, Rate, Time};
+use crate::units::{self, Time};
 
 /// Largest `autosize.start`, packets (a buffer far beyond any window the engine can run).
 const MAX_AUTOSIZE_START: u64 = 1_000_000_000;
@@ -25,8 +27,7 @@ pub(super) fn read(
     measured: Time,
     asked: &mut Asked,
 ) -> Result<Option<Config>> {
-    let link = network.bottleneck();
-    let bdp = || bdp_packets(link.rate, network.rtt, &entries.traffic, &entries.spans, network.summary_hop);
+    let bdp = || LinkFacts::of(network, &entries.traffic, &entries.spans, &entries.cross).bdp_packets();
     let mut au = root.table("autosize", "autosize")?;
     if network.topology == Topology::Switch {
         if let Some(v) = au.raw("target_utilization") {
@@ -85,26 +86,13 @@ fn read_autosize(t: &mut Table, measured: Time, bdp: impl FnOnce() -> u64) -> Re
         let expected = format!("a time shorter than autosize.interval ({interval})");
         return Err(error(&t.key_path("settle"), &got, &expected));
     }
-    let start = if t.given("start") { t.uint("start", 1, MAX_AUTOSIZE_START)? } else { bdp().max(1) };
+    let start = if t.given("start") {
+        t.uint("start", 1, MAX_AUTOSIZE_START)?
+    } else {
+        bdp().clamp(1, MAX_AUTOSIZE_START)
+    };
     let recheck = t.uint("recheck", 0, 1_000_000)? as u32;
     Ok(Some(Config { target, tolerance, interval, settle, start, recheck }))
-}
-
-/// RTT·C of a link in packets, rounded up: the mean of the RTT range × the link's rate ÷ the
-/// packet size of the first long-lived traffic entry crossing it (1000 B if none), as
-/// `buflab.theory.LinkFacts` reads it for `buflab size`.
-fn bdp_packets(rate: Rate, rtt: Range<Time>, traffic: &[Traffic], spans: &[HopSpan], hop: usize) -> u64 {
-    let packet = traffic
-        .iter()
-        .zip(spans)
-        .find_map(|(t, span)| match t {
-            Traffic::LongLived(l) if span.range().contains(&hop) => Some(l.tcp.packet),
-            _ => None,
-        })
-        .unwrap_or(1000);
-    let bits = rate.bits_per_s() as u128 * (rtt.lo.0 as u128 + rtt.hi.0 as u128);
-    let per_packet = 2 * 8 * packet as u128 * units::PS_PER_S as u128;
-    bits.div_ceil(per_packet).min(MAX_AUTOSIZE_START as u128) as u64
 }
 
 #[cfg(test)]

@@ -26,9 +26,7 @@ pub(super) fn read_dist_key(
         return Err(error(&path, &v, "a table such as { dist = \"exponential\", mean = \"1s\" }"));
     };
     let mut d = Table::entry(path, "distribution", None, map);
-    let dist = match d
-        .choice("dist", &["pareto", "exponential", "lognormal", "uniform", "constant", "empirical"])?
-    {
+    let dist = match d.choice("dist", Dist::NAMES)? {
         "empirical" => read_cdf(&mut d, parse, number_unit)?,
         "pareto" => {
             Dist::Pareto { mean: d.unit("mean", parse)?, shape: d.number_between("shape", 1.0, 100.0)? }

@@ -12,12 +12,17 @@
 //! - [`traffic`]: every `[[traffic]]` entry and its TCP keys (`dist`: its distributions);
 //! - `autosize`: `[autosize]` (the auto-sizer itself is [`crate::autosize`]).
 //!
+//! What the read sections mean together for the link the run summary describes and for each
+//! traffic entry (the auto-sizer's default start, the numbers Python's sizing rules and load
+//! model take) is computed once, in [`facts`].
+//!
 //! This file owns [`Scenario`], the top-level keys, the limits every section shares and the
 //! normalized echo ([`Scenario::normalized`]). It must not know a section's keys: each
 //! section's file reads them, and states what the echo leaves out or computes.
 
 mod autosize;
 mod dist;
+pub mod facts;
 pub mod monitor;
 pub mod network;
 pub mod queue;
@@ -29,6 +34,7 @@ pub mod traffic;
 use serde_json::Value;
 
 use crate::units::Time;
+pub use facts::{EntryFacts, LinkFacts, TrafficFacts};
 pub use monitor::Monitor;
 pub use network::{LinkSpec, Network, Topology};
 pub use queue::QueueSpec;

@@ -14,7 +14,7 @@ use super::traffic::TrafficKind;
 use crate::fabric::speedup::Speedup;
 use crate::fabric::SchedulerKind;
 use crate::switch::Fabric;
-use crate::units::{BufferLimit, Rate, Time};
+use crate::units::{BufferLimit, Range, Rate, Time};
 
 /// Largest switch: the thesis goes to 32 ports (§3.3.2).
 pub const MAX_PORTS: u64 = 64;
@@ -267,11 +267,16 @@ pub fn read_per_output(t: &mut Table, kind: TrafficKind, max: u64) -> Result<Opt
 
 /// The most a flow sends per `rtt`, bytes on the wire: its window, or what its access link
 /// carries in one RTT if that is less (a source's maximum rate is W_max/RTT only while its
-/// access link is faster; thesis §2.1.3, and `buflab.theory.LinkFacts`). The thesis baseline,
-/// 64 × 1000 B per 100 ms on 25 Mb/s, is window-limited.
+/// access link is faster; thesis §2.1.3; [`super::LinkFacts`]'s W_max too). The thesis
+/// baseline, 64 × 1000 B per 100 ms on 25 Mb/s, is window-limited.
 pub fn max_per_rtt(window_bytes: u64, access: Rate, rtt: Time) -> u64 {
     let carried = access.bits_per_s() as u128 * rtt.0 as u128 / (8 * crate::units::PS_PER_S as u128);
     window_bytes.min(carried.min(u64::MAX as u128) as u64)
+}
+
+/// The mean of uniform RTTs, as eq. 3.1 takes it.
+pub fn mean_rtt(rtt: Range<Time>) -> Time {
+    Time((rtt.lo.0 + rtt.hi.0) / 2)
 }
 
 /// Thesis eq. 3.1, N·W_max/RTT = C: the flows that fill a link of rate `rate` when each

@@ -403,7 +403,7 @@ fn read_long_lived(mut t: Table, per_output: Option<PerOutputOn>, asked: &mut As
             let n = match p {
                 PerOutput::Count(n) => n as u64,
                 PerOutput::Eq31 => {
-                    let mean_rtt = Time((rtt.lo.0 + rtt.hi.0) / 2);
+                    let mean_rtt = switch::mean_rtt(rtt);
                     let window = tcp.max_window as u64 * tcp.packet as u64;
                     switch::eq31_flows(rate, mean_rtt, switch::max_per_rtt(window, access, mean_rtt))
                 }

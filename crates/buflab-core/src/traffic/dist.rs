@@ -29,6 +29,22 @@ pub enum Dist {
 }
 
 impl Dist {
+    /// The names a scenario's `dist` key gives the kinds, in the order its errors list them.
+    pub const NAMES: &'static [&'static str] =
+        &["pareto", "exponential", "lognormal", "uniform", "constant", "empirical"];
+
+    /// The name a scenario gives this kind (one of [`Dist::NAMES`]).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Dist::Constant(_) => "constant",
+            Dist::Uniform { .. } => "uniform",
+            Dist::Exponential { .. } => "exponential",
+            Dist::Pareto { .. } => "pareto",
+            Dist::Lognormal { .. } => "lognormal",
+            Dist::Empirical(_) => "empirical",
+        }
+    }
+
     /// The distribution's mean, for offered-load arithmetic.
     pub fn mean(&self) -> f64 {
         match *self {
@@ -127,6 +143,23 @@ mod tests {
         assert!((at_first - 0.3).abs() < 0.01, "{at_first}");
         assert!(Dist::empirical(vec![(5.0, 0.5), (1.0, 1.0)]).is_err());
         assert!(Dist::empirical(vec![(1.0, 0.5), (5.0, 0.9)]).is_err());
+    }
+
+    #[test]
+    fn each_kind_has_its_own_scenario_name() {
+        let kinds = [
+            Dist::Constant(1.0),
+            Dist::Uniform { lo: 0.0, hi: 1.0 },
+            Dist::Exponential { mean: 1.0 },
+            Dist::Pareto { mean: 1.0, shape: 1.5 },
+            Dist::Lognormal { mean: 1.0, sigma: 1.0 },
+            Dist::empirical(vec![(1.0, 1.0)]).unwrap(),
+        ];
+        let mut names: Vec<&str> = kinds.iter().map(Dist::name).collect();
+        names.sort_unstable();
+        let mut all = Dist::NAMES.to_vec();
+        all.sort_unstable();
+        assert_eq!(names, all);
     }
 
     #[test]
