@@ -251,14 +251,6 @@ impl Bbr {
         b
     }
 
-    pub fn set_rng(&mut self, rng: Rng) {
-        self.rng = rng;
-    }
-
-    pub fn rng(&self) -> &Rng {
-        &self.rng
-    }
-
     pub fn mode(&self) -> Mode {
         self.mode
     }
@@ -583,6 +575,14 @@ impl CongestionControl for Bbr {
 
     fn holds_back(&self) -> bool {
         self.mode == Mode::ProbeRtt
+    }
+
+    fn set_rng(&mut self, rng: Rng) {
+        self.rng = rng;
+    }
+
+    fn rng(&self) -> Option<&Rng> {
+        Some(&self.rng)
     }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! The sender calls these hooks; it keeps loss detection, recovery and timers to itself
 //! (STYLE habit 6). Dispatch is an enum rather than a trait object so the hot path inlines;
-//! adding an algorithm means one file and one arm per match here.
+//! adding an algorithm means one file and one line in the `controllers!` list here.
 //!
 //! The three loss-based algorithms share RFC 5681 slow start ([`slow_start`]) and count the
 //! window in segments; they differ in congestion avoidance and in the reduction on loss:
@@ -20,11 +20,6 @@
 //! [`CongestionControl::wants_rate_samples`]; the sender then keeps the per-segment state they
 //! need and paces at [`CongestionControl::pacing_rate_bps`]. The loss-based controllers leave
 //! these hooks at their defaults and the sender keeps no such state for them.
-
-pub mod bbr;
-pub mod bic;
-pub mod cubic;
-pub mod reno;
 
 use super::rate::sample::AckSample;
 use super::TcpConfig;
@@ -75,6 +70,15 @@ pub trait CongestionControl {
     fn holds_back(&self) -> bool {
         false
     }
+
+    // ---- Randomised controllers (BBR's ProbeBW phase); the others draw nothing. ----
+
+    /// Gives the controller its random stream (the flow's own, [`crate::rng::Stream::Cc`]).
+    fn set_rng(&mut self, _rng: Rng) {}
+    /// Its random stream, if it draws (a server's next connection carries it on).
+    fn rng(&self) -> Option<&Rng> {
+        None
+    }
 }
 
 /// Where the sender stands in loss recovery, as a rate-based controller sees it (Linux's
@@ -112,111 +116,75 @@ pub struct RateAck {
     pub srtt: Option<Time>,
 }
 
-/// Which algorithm a flow runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CcKind {
-    Reno,
-    Bic,
-    Cubic,
-    Bbr,
-}
+/// Declares each algorithm's module and lists it: its variant in [`CcKind`] (the scenario's
+/// choice, named for `cc` and the per-flow table), its running state in [`Cc`] and how a flow
+/// builds it. The one line a new algorithm adds.
+macro_rules! controllers {
+    ($( $(#[$doc:meta])* $module:ident : $variant:ident ( $state:ty ) = $name:literal, $build:expr; )*) => {
+        $( pub mod $module; )*
 
-// The scenario's names (key `cc` of `traffic.tcp`), also the per-flow table's.
-crate::names::names!(CcKind { Reno = "reno", Bic = "bic", Cubic = "cubic", Bbr = "bbr" });
+        /// Which algorithm a flow runs.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum CcKind { $( $variant, )* }
 
-impl CcKind {
-    /// A controller for a flow with settings `cfg`.
-    pub fn build(self, cfg: &TcpConfig) -> Cc {
-        match self {
-            CcKind::Reno => Cc::Reno(reno::Reno),
-            CcKind::Bic => Cc::Bic(bic::Bic::default()),
-            CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
-            CcKind::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(cfg.packet, cfg.initial_window))),
+        crate::names::names!(CcKind { $( $variant = $name, )* });
+
+        impl CcKind {
+            /// A controller for a flow with settings `cfg`.
+            pub fn build(self, cfg: &TcpConfig) -> Cc {
+                match self {
+                    $( CcKind::$variant => Cc::$variant(($build)(cfg)), )*
+                }
+            }
         }
-    }
+
+        /// A running controller: enum dispatch, so that the hot path inlines.
+        #[derive(Clone, Debug)]
+        pub enum Cc { $( $(#[$doc])* $variant($state), )* }
+
+        impl CongestionControl for Cc {
+            #[inline]
+            fn on_ack(&mut self, w: &mut Window, acked: u32, now: Time, srtt: Option<Time>) {
+                match self { $( Cc::$variant(c) => c.on_ack(w, acked, now, srtt), )* }
+            }
+            fn ssthresh_on_loss(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
+                match self { $( Cc::$variant(c) => c.ssthresh_on_loss(w, flight, now), )* }
+            }
+            fn ssthresh_on_timeout(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
+                match self { $( Cc::$variant(c) => c.ssthresh_on_timeout(w, flight, now), )* }
+            }
+            fn wants_rate_samples(&self) -> bool {
+                match self { $( Cc::$variant(c) => c.wants_rate_samples(), )* }
+            }
+            fn on_rate_sample(&mut self, w: &mut Window, ack: &RateAck, now: Time) {
+                match self { $( Cc::$variant(c) => c.on_rate_sample(w, ack, now), )* }
+            }
+            fn on_retransmission_timeout(&mut self, w: &Window, now: Time) {
+                match self { $( Cc::$variant(c) => c.on_retransmission_timeout(w, now), )* }
+            }
+            fn pacing_rate_bps(&self) -> Option<f64> {
+                match self { $( Cc::$variant(c) => c.pacing_rate_bps(), )* }
+            }
+            fn holds_back(&self) -> bool {
+                match self { $( Cc::$variant(c) => c.holds_back(), )* }
+            }
+            fn set_rng(&mut self, rng: Rng) {
+                match self { $( Cc::$variant(c) => c.set_rng(rng), )* }
+            }
+            fn rng(&self) -> Option<&Rng> {
+                match self { $( Cc::$variant(c) => c.rng(), )* }
+            }
+        }
+    };
 }
 
-/// A running controller.
-#[derive(Clone, Debug)]
-pub enum Cc {
-    Reno(reno::Reno),
-    Bic(bic::Bic),
-    Cubic(cubic::Cubic),
+controllers! {
+    reno: Reno(reno::Reno) = "reno", |_: &TcpConfig| reno::Reno;
+    bic: Bic(bic::Bic) = "bic", |_: &TcpConfig| bic::Bic::default();
+    cubic: Cubic(cubic::Cubic) = "cubic", |_: &TcpConfig| cubic::Cubic::default();
     /// Boxed: BBR's state is several times the others', and senders of the other kinds should
     /// not carry its size.
-    Bbr(Box<bbr::Bbr>),
-}
-
-impl Cc {
-    /// Gives a controller that draws random numbers its stream (BBR: the ProbeBW starting
-    /// phase); the others ignore it.
-    pub fn set_rng(&mut self, rng: Rng) {
-        if let Cc::Bbr(b) = self {
-            b.set_rng(rng);
-        }
-    }
-
-    /// The random stream of a controller that has one (to carry it to the next connection).
-    pub fn rng(&self) -> Option<&Rng> {
-        match self {
-            Cc::Bbr(b) => Some(b.rng()),
-            _ => None,
-        }
-    }
-}
-
-impl CongestionControl for Cc {
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, acked: u32, now: Time, srtt: Option<Time>) {
-        match self {
-            Cc::Reno(c) => c.on_ack(w, acked, now, srtt),
-            Cc::Bic(c) => c.on_ack(w, acked, now, srtt),
-            Cc::Cubic(c) => c.on_ack(w, acked, now, srtt),
-            Cc::Bbr(c) => c.on_ack(w, acked, now, srtt),
-        }
-    }
-    fn ssthresh_on_loss(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
-        match self {
-            Cc::Reno(c) => c.ssthresh_on_loss(w, flight, now),
-            Cc::Bic(c) => c.ssthresh_on_loss(w, flight, now),
-            Cc::Cubic(c) => c.ssthresh_on_loss(w, flight, now),
-            Cc::Bbr(c) => c.ssthresh_on_loss(w, flight, now),
-        }
-    }
-    fn ssthresh_on_timeout(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
-        match self {
-            Cc::Reno(c) => c.ssthresh_on_timeout(w, flight, now),
-            Cc::Bic(c) => c.ssthresh_on_timeout(w, flight, now),
-            Cc::Cubic(c) => c.ssthresh_on_timeout(w, flight, now),
-            Cc::Bbr(c) => c.ssthresh_on_timeout(w, flight, now),
-        }
-    }
-    // Only BBR overrides the rate-based hooks: the other arms take the defaults.
-    fn wants_rate_samples(&self) -> bool {
-        matches!(self, Cc::Bbr(_))
-    }
-    fn on_rate_sample(&mut self, w: &mut Window, ack: &RateAck, now: Time) {
-        if let Cc::Bbr(c) = self {
-            c.on_rate_sample(w, ack, now);
-        }
-    }
-    fn on_retransmission_timeout(&mut self, w: &Window, now: Time) {
-        if let Cc::Bbr(c) = self {
-            c.on_retransmission_timeout(w, now);
-        }
-    }
-    fn pacing_rate_bps(&self) -> Option<f64> {
-        match self {
-            Cc::Bbr(c) => c.pacing_rate_bps(),
-            _ => None,
-        }
-    }
-    fn holds_back(&self) -> bool {
-        match self {
-            Cc::Bbr(c) => c.holds_back(),
-            _ => false,
-        }
-    }
+    bbr: Bbr(Box<bbr::Bbr>) = "bbr", |cfg: &TcpConfig| Box::new(bbr::Bbr::new(cfg.packet, cfg.initial_window));
 }
 
 /// RFC 5681 §3.1 slow start: cwnd += min(N, SMSS) per ACK, i.e. one segment for any ACK of
