@@ -68,9 +68,11 @@
 //! - [`monitor`]: queue observers (metrics, time series, event log) and flow traces.
 //! - [`autosize`]: the live auto-sizer (thesis ch. 4.3).
 //! - [`topology`]: builders (dumbbell, parking lot, switch).
-//! - [`scenario`]: the scenario schema, readers and validation errors; [`names`]: the names
+//! - [`scenario`]: the scenario schema, readers and validation errors, and the facts of a
+//!   validated scenario that Python's sizing rules and load model use; [`names`]: the names
 //!   a scenario gives an enum's variants.
-//! - [`result`]: what a run returns.
+//! - [`result`]: what a run returns, each table's columns described once (the binding, the
+//!   Python dtypes and the reference page follow from the descriptions).
 //!
 //! ## Running a scenario
 //! ```
