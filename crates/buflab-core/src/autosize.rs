@@ -1,6 +1,10 @@
 //! The live auto-sizer (thesis ch. 4.3, "real-time buffer sizing"): within one run, find the
 //! smallest bottleneck buffer that keeps the link at a target utilization.
 //!
+//! Read first: this page, then `sim/autosize.rs` (who drives it). Owns the search and its steps
+//! (the rows of the `autosize` table); must not know links, events or the scenario (its settings
+//! arrive as a [`Config`]).
+//!
 //! The thesis's testbed tool did it by binary search on the live router: "the buffer size is
 //! set to an initial large value. In each step, after measuring the utilization over a period
 //! of three seconds, the buffer size is decreased if the utilization is within 99.5 % of the

@@ -1,5 +1,10 @@
 //! The Python binding of buflab's engine: scenario JSON in, plain dicts of columns out.
 //! Deliberately thin (STYLE habit 12): no logic here that Python or the core should own.
+//!
+//! Read first: `python/buflab/engine/__init__.py` (the one door Python opens to this module) and
+//! the core's [`buflab_core::result`] (what a run exports). Owns the conversion of JSON and columns
+//! to Python objects and the streaming of the event log; must not hold a rule of the model, a
+//! column name or a default.
 
 use buflab_core::monitor::{EventLog, EventSink};
 use buflab_core::result::table::Values;

@@ -1,5 +1,8 @@
 //! Random distributions for file sizes (bytes) and think times (picoseconds).
 //!
+//! Read first: nothing. Owns the distributions, their draws and their means; must not know what
+//! they size (users and the load model ask).
+//!
 //! Harpoon, as the seeds used it (thesis ch. 4, IMC §3): Pareto file sizes with mean 80 KB
 //! and shape 1.5, exponential think times with mean 1 s. Values are drawn as floats from a
 //! flow's own stream and rounded to whole units, so a draw is reproducible per seed.
