@@ -92,7 +92,6 @@ pub mod fabric;
 pub mod link;
 pub mod loss;
 pub mod monitor;
-pub mod names;
 pub mod packet;
 pub mod queue;
 pub mod result;
@@ -104,7 +103,7 @@ pub mod tcp;
 pub mod topology;
 pub mod traffic;
 
-pub use buflab_base::{rng, units};
+pub use buflab_base::{names, rng, units};
 
 /// The engine version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

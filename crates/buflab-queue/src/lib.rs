@@ -55,8 +55,11 @@
 //! between them, and how to build it). Then add one line to the `disciplines!` list below:
 //! scenario files accept it, the reference documents it, and links build it.
 
+pub mod bump;
 pub mod describe;
 mod fifo;
+pub mod pacer;
+pub mod vqueue;
 
 /// Declares each discipline's module and lists it, with the form it takes, in [`kinds`]: the
 /// one line a new discipline adds.

@@ -1,10 +1,11 @@
 //! The names a scenario gives the variants of a field-less enum, kept beside the enum.
 //!
 //! Read first: nothing; this is a leaf. Owns the [`Named`] trait and the `names!` macro that
-//! implements it, so that every such enum (`Recovery`, `CcKind`, `Pacing`, `Topology`, …)
+//! implements it, so that every such enum (`Recovery`, `CcKind`, `Pacing`, `Topology`, a
+//! virtual queue's `Action`, …)
 //! carries its names the same way: `ALL` and `NAMES` in one order (the order the scenario
 //! reader lists them in its errors), `name()` and `from_name()`. The reader asks for one with
-//! [`crate::scenario::reader::Table::named`]; whoever needs a name back (a result table) calls
+//! the scenario reader's `Table::named`; whoever needs a name back (a result table) calls
 //! `name()`. Must not know any scenario, key or enum.
 
 /// A field-less enum a scenario names; implemented by `names!`.
@@ -21,6 +22,7 @@ pub trait Named: Copy + 'static {
 /// `Recovery::from_name()` and [`Named`]. Variants after a `;` have a name but are not a
 /// scenario's choice (the engine sets them itself): `name()` knows them, `NAMES`, `ALL` and
 /// `from_name()` do not.
+#[macro_export]
 macro_rules! names {
     ($ty:ident { $($v:ident = $n:literal),+ $(,)? $(; $($iv:ident = $in:literal),+ $(,)?)? }) => {
         impl $ty {
@@ -55,7 +57,9 @@ macro_rules! names {
     };
 }
 
-pub(crate) use names;
+// The macro is exported at the crate's root; this puts it beside the trait as well, where
+// its users name it (`names::names!`).
+pub use crate::names;
 
 #[cfg(test)]
 mod tests {
