@@ -115,6 +115,9 @@ def fingerprint(result: Any) -> str:
     digest.update(json.dumps(summary, sort_keys=True).encode())
     for title in ("flows", "timeseries", "links", "ports", "transfers", "autosize", "traces"):
         _update_frame(digest, title, getattr(result, title))
+    # Bumps only where a scenario has them, so that adding the table left the others' prints.
+    if len(result.bumps) > 0:
+        _update_frame(digest, "bumps", result.bumps)
     _update_frame(digest, "events", result.events)
     return digest.hexdigest()
 

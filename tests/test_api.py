@@ -45,7 +45,8 @@ def test_run_returns_tables_and_the_scenario_it_ran() -> None:
 
 def test_every_table_has_the_columns_and_dtypes_the_engine_describes() -> None:
     # Between them, every table has rows: the switch has ports (and no auto-sizer), the
-    # closed-loop dumbbell has transfers, and the auto-sizer's steps and flow traces.
+    # closed-loop dumbbell has transfers, and the auto-sizer's steps and flow traces, and the
+    # NetBump example its bumps.
     switch = buflab.run(EXAMPLES / "switch.toml", duration="1s", warmup="0.5s")
     closed = buflab.run(
         EXAMPLES / "closed_loop.toml",
@@ -54,9 +55,10 @@ def test_every_table_has_the_columns_and_dtypes_the_engine_describes() -> None:
         overrides={"autosize.target_utilization": 0.9, "autosize.interval": "1s"},
         monitor__trace_flows=[0, 1],
     )
+    bumps = buflab.run(EXAMPLES / "netbump.toml", duration="0.2s", warmup="0.1s")
     described = table_descriptions()
     with_rows = set()
-    for result in (switch, closed):
+    for result in (switch, closed, bumps):
         summary = [column["name"] for column in described["summary"]["columns"]]
         assert list(result.summary) == summary
         for name in described.keys() - {"summary"}:

@@ -10,7 +10,7 @@ use buflab_core::monitor::{EventLog, EventSink};
 use buflab_core::result::table::Values;
 use buflab_core::result::{descriptions, RunResult};
 use buflab_core::scenario::{schema as core_schema, Scenario, ScenarioError as CoreError};
-use buflab_core::units::Quantity;
+use buflab_core::units::{BufferLimit, Quantity};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -226,6 +226,19 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         None => out.set_item("events", py.None())?,
         Some(log) => out.set_item("events", event_batch(py, log)?)?,
     }
+    let queue = PyDict::new(py);
+    let q = &r.events_queue;
+    queue.set_item("name", &q.name)?;
+    // An unbounded bump's rate is u64::MAX bit/s: serialization still rounds up to 1 ps.
+    queue.set_item("rate_bps", q.rate.bits_per_s())?;
+    let (pkts, bytes) = match q.buffer {
+        BufferLimit::Packets(n) => (n as i64, -1),
+        BufferLimit::Bytes(n) => (-1, n as i64),
+        BufferLimit::Unlimited => (-1, -1),
+    };
+    queue.set_item("buffer_pkts", pkts)?;
+    queue.set_item("buffer_bytes", bytes)?;
+    out.set_item("events_queue", queue)?;
     out.set_item("events_written", r.events_written)?;
     out.set_item("events_error", r.events_error.as_deref())?;
     Ok(out)

@@ -76,6 +76,8 @@ pub enum RateSource {
     },
     /// The virtual queue's port rate.
     VirtualPort,
+    /// None: the pacer takes no rate (batching on a timer).
+    Unused,
 }
 
 /// Which classes a pacing bump paces.
@@ -343,7 +345,7 @@ impl<P: Flowing> Bump<P> {
                 let rate = match source {
                     RateSource::Fixed(r) => Some(r),
                     RateSource::VirtualPort => spec.vqueue.map(|v| v.rate),
-                    RateSource::Measured { .. } => None,
+                    RateSource::Measured { .. } | RateSource::Unused => None,
                 };
                 let meter = match source {
                     RateSource::Measured { window } => {
@@ -777,6 +779,7 @@ mod tests {
             PacerSpec::TokenBucket { depth: 3000 },
             PacerSpec::ModifiedTokenBucket { depth: 4500, tick: Time::from_ns(4500), cap: Time::from_us(5) },
             PacerSpec::TokenThread { depth: 3000, tick: Time::from_ns(2710) },
+            PacerSpec::Batch { tick: Time::from_us(40) },
         ];
         let sources = [
             RateSource::Fixed(Rate::mbps(300)),

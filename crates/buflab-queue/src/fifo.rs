@@ -74,7 +74,7 @@ impl<A: Admission, P: Queued> Fifo<A, P> {
     }
 }
 
-impl<A: Admission, P: Queued> Discipline<P> for Fifo<A, P> {
+impl<A: Admission + 'static, P: Queued> Discipline<P> for Fifo<A, P> {
     fn enqueue(&mut self, a: &Arrival, mut pkt: P, _purged: &mut Vec<P>) -> Verdict {
         let verdict = self.admission.on_arrival(a);
         match verdict {

@@ -153,7 +153,7 @@ pub trait Admission {
 }
 
 /// A packet as a discipline holding it sees it.
-pub trait Queued: Copy {
+pub trait Queued: Copy + 'static {
     /// Size on the wire, bytes.
     fn size(&self) -> u32;
     /// Whether it is ECN-capable (ECT).
@@ -173,8 +173,9 @@ pub enum Dequeue<P> {
     Wait(Time),
 }
 
-/// A discipline that holds the waiting packets (see the crate doc).
-pub trait Discipline<P: Queued> {
+/// A discipline that holds the waiting packets (see the crate doc). A caller that built one of
+/// a known type may reach it again through `Any` (the simulator reads a bump's counts).
+pub trait Discipline<P: Queued>: std::any::Any {
     /// A packet arrives. `Admit` or `Mark` keeps it (a marked packet gets CE); `Drop` does
     /// not. Packets it held and drops now (to make room) go to `purged`, oldest first.
     fn enqueue(&mut self, a: &Arrival, pkt: P, purged: &mut Vec<P>) -> Verdict;

@@ -63,6 +63,9 @@ class Distribution:
     whole: bool = False
     total: int = 0
     count: int = 0
+    # The smallest and largest values, exactly (nan before any).
+    low: float = float("nan")
+    high: float = float("nan")
 
     @classmethod
     def of_times(cls) -> Distribution:
@@ -77,6 +80,8 @@ class Distribution:
             return
         self.total += _exact_sum(values)
         self.count += len(values)
+        self.low = float(np.nanmin([self.low, float(values.min())]))
+        self.high = float(np.nanmax([self.high, float(values.max())]))
         if self.whole:
             top = int(values.max())
             if top >= len(self.counts):
@@ -101,6 +106,19 @@ class Distribution:
         cumulative = np.cumsum(self.counts)[nonzero] / max(self.count, 1)
         upper = self.edges[nonzero] if self.whole else self.edges[nonzero + 1]
         return pd.DataFrame({"value": upper, "cdf": cumulative})
+
+    def fraction_between(self, lo: float, hi: float) -> float:
+        """The fraction of the values in [lo, hi], read off the bins: exact for whole
+        numbers; for times, a bin counts if its middle is in the band, which puts each end
+        within a bin (1.2 %) of the band's. nan without values."""
+        if self.count == 0:
+            return float("nan")
+        if self.whole:
+            middle = self.edges[:-1]
+        else:
+            middle = (self.edges[:-1] + self.edges[1:]) / 2
+        inside = (middle >= lo) & (middle <= hi)
+        return float(self.counts[inside[: len(self.counts)]].sum()) / self.count
 
     def quantile(self, q: float, positive: bool = False) -> float:
         """The smallest bin edge (upper edge; the value itself for whole numbers) with at
@@ -504,14 +522,34 @@ _PER_LINK = (
 )
 
 
+# What a bump's row of the bumps table reports of its queue, for a log recorded at a bump
+# (`monitor.events_at`): the log's rebuilt names, and the row's (the one instance the log
+# records is the entry's only one, or the row sums several and is not comparable).
+_PER_BUMP = {
+    "arrivals": "arrivals",
+    "drops": "drops",
+    "mean_queue_pkts": "mean_queue_pkts",
+    "max_queue_pkts": "max_queue_pkts",
+}
+
+
 def check_summary(
-    analysis: QueueAnalysis, summary: dict[str, float], links: pd.DataFrame | None = None
+    analysis: QueueAnalysis,
+    summary: dict[str, float],
+    links: pd.DataFrame | None = None,
+    bumps: pd.DataFrame | None = None,
 ) -> list[tuple[str, float, float]]:
     """(key, rebuilt, reported) for every rebuilt number the run's summary also reports. On a
     switch (`summary["ports"] > 0`) the log is one output's and the summary's totals and means
     cover them all, so those come from that output's row of `links` (and are left out
-    without it)."""
+    without it). A log recorded at a bump is checked against its row of `bumps` instead, when
+    the entry has that one instance (none otherwise)."""
     rebuilt = analysis.summary()
+    if bumps is not None and analysis.facts.link in set(bumps["name"]):
+        row = bumps[bumps["name"] == analysis.facts.link].iloc[0]
+        if row["instances"] != 1:
+            return []
+        return [(key, rebuilt[key], row[column]) for key, column in _PER_BUMP.items()]
     reported = dict(summary)
     if summary.get("ports", 0) > 0:
         for key in (*_PER_LINK, "mean_queue_bytes"):

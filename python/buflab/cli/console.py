@@ -280,8 +280,9 @@ def rebuild_table(checks: list[tuple[str, float, float]], title: str) -> Table:
     return table
 
 
-def analysis_table(analyses: dict[str, Any]) -> Table:
-    """Each run's traffic measures from its event log, one column per run."""
+def analysis_table(analyses: dict[str, Any], band: tuple[float, float] | None = None) -> Table:
+    """Each run's traffic measures from its event log, one column per run; with `band`
+    (seconds), the share of inter-arrival times inside it."""
     table = _table(
         "event-log analysis",
         "over the measured time; IAT: gap between successive stored packets; burst: run of "
@@ -295,6 +296,9 @@ def analysis_table(analyses: dict[str, Any]) -> Table:
         ("IAT p10", lambda a: _seconds(a.interarrival.quantile(0.1) / 1e12)),
         ("IAT p50", lambda a: _seconds(a.interarrival.quantile(0.5) / 1e12)),
         ("IAT p90", lambda a: _seconds(a.interarrival.quantile(0.9) / 1e12)),
+        ("IAT min", lambda a: _seconds(a.interarrival.low / 1e12)),
+        ("IAT mean", lambda a: _seconds(a.interarrival.mean / 1e12)),
+        ("IAT max", lambda a: _seconds(a.interarrival.high / 1e12)),
         ("IAT faster than line", lambda a: format_percent(a.summary()["iat_faster_than_line"])),
         ("burst mean", lambda a: f"{a.bursts.mean:.2f} pkt"),
         ("burst p99", lambda a: f"{a.bursts.quantile(0.99):,.0f} pkt"),
@@ -302,6 +306,12 @@ def analysis_table(analyses: dict[str, Any]) -> Table:
         ("queueing delay p50", lambda a: _seconds(a.queue_delay.quantile(0.5) / 1e12)),
         ("queueing delay p99", lambda a: _seconds(a.queue_delay.quantile(0.99) / 1e12)),
     ]
+    if band is not None:
+        lo, hi = band
+        name = f"IAT in {_seconds(lo)}–{_seconds(hi)}"
+        rows.append(
+            (name, lambda a: format_percent(a.interarrival.fraction_between(lo * 1e12, hi * 1e12)))
+        )
     for label, value in rows:
         table.add_row(label, *(value(a) for a in analyses.values()))
     return table

@@ -91,20 +91,24 @@ TABLE_NOTES: dict[str, str] = {
     "transfers": "`buflab.analysis.transfers.by_size_bin()` and `short_and_long()` summarise it.",
     "autosize": "`buflab autosize FILE` prints it and plots it.",
     "traces": "`buflab.plots.traces` draws them.",
+    "bumps": "In a sweep each row's counts are metrics named `NAME.COLUMN` "
+    "(`monitor.vq_overflows`, `pacer.gap_mean_s`).",
 }
 
 EVENTS = """\
 #### events
 
 Only with `monitor.events = true`: every enqueue, dequeue (service start), drop and ECN mark
-(right after the enqueue of the packet RED marked) at the bottleneck queue, in time order:
+(right after the enqueue of the packet RED marked) at the bottleneck queue (or the bump that
+`monitor.events_at` names), in time order:
 `time_ps` (exact integer picoseconds), `event`, `flow`, `seq`, `size`, `queue_pkts`,
 `queue_bytes` (waiting after the event); frames in memory add `time_s`. `buflab run --out DIR`
 streams it into `DIR/events.parquet` in batches as the run goes (memory stays bounded; the file
 is `events.parquet.partial` until the run ends), with the link's rate, the measured window and
 the interval in the file's metadata. `buflab analyze DIR` (`buflab.analysis.queue.analyze`)
-rebuilds the queue from it, checks it against the summary and plots the CDFs of inter-arrival
-times, burst sizes and queueing delays.
+rebuilds the queue from it, checks it against the summary (a bump's against its `bumps` row)
+and plots the CDFs of inter-arrival times, burst sizes and queueing delays; `--band 10us..13us`
+adds the share of inter-arrival times in a range.
 """
 
 SWEEP_FILES = """\

@@ -27,6 +27,7 @@ from buflab.cli.console import (
     transfers_table,
 )
 from buflab.engine.scenario import get_key
+from buflab.engine.units import parse_time_range
 
 
 @click.command()
@@ -117,11 +118,20 @@ def _run_dirs(command: Callable[..., None]) -> Callable[..., None]:
     help="Where to write analysis.png/.svg and cdfs.csv [default: the RUN_DIR, or "
     "out/analysis for several].",
 )
-def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> None:
-    """Rebuild the bottleneck queue from the event log of each RUN_DIR (a `buflab run --out`
-    directory of a scenario with monitor.events = true) and check it against the run's summary;
-    print the inter-arrival, burst and queueing-delay distributions and plot their CDFs, the
-    runs overlaid."""
+@click.option(
+    "--band",
+    metavar="LO..HI",
+    help="Also print the share of inter-arrival times in this range, e.g. 10us..13us (the "
+    "NetBump seed's measure of pacing).",
+)
+def analyze(
+    runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None, band: str | None
+) -> None:
+    """Rebuild the recorded queue from the event log of each RUN_DIR (a `buflab run --out`
+    directory of a scenario with monitor.events = true: the bottleneck's, or a bump's with
+    monitor.events_at) and check it against the run's summary (or the bump's row); print the
+    inter-arrival, burst and queueing-delay distributions and plot their CDFs, the runs
+    overlaid."""
     # start-up time: pandas and matplotlib only when the command runs
     import pandas as pd
 
@@ -131,6 +141,7 @@ def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) ->
     from buflab.plots.queue import save_analysis_figure
 
     names = _run_names(runs, labels)
+    gaps = parse_time_range(band) if band is not None else None
     analyses = {}
     for name, run in zip(names, runs, strict=True):
         try:
@@ -141,9 +152,12 @@ def analyze(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) ->
         if summary_file.exists():
             links_file = Path(run) / "links.parquet"
             links = pd.read_parquet(links_file) if links_file.exists() else None
-            checks = check_summary(analysis, json.loads(summary_file.read_text()), links)
+            bumps_file = Path(run) / "bumps.parquet"
+            bumps = pd.read_parquet(bumps_file) if bumps_file.exists() else None
+            summary = json.loads(summary_file.read_text())
+            checks = check_summary(analysis, summary, links, bumps)
             stdout.print(rebuild_table(checks, f"{name}: the queue rebuilt from its event log"))
-    stdout.print(analysis_table(analyses))
+    stdout.print(analysis_table(analyses, gaps))
     out = out or (
         Path(runs[0]) if len(runs) == 1 and Path(runs[0]).is_dir() else Path("out/analysis")
     )

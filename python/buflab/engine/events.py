@@ -110,17 +110,20 @@ class LogFacts:
     version: str
 
     @classmethod
-    def from_summary(cls, summary: dict[str, Any], scenario: dict[str, Any], link: str) -> LogFacts:
-        """From a run's summary and its validated scenario (durations in seconds are exact
-        whole picoseconds, so rounding them back loses nothing)."""
+    def from_run(
+        cls, summary: dict[str, Any], scenario: dict[str, Any], queue: dict[str, Any]
+    ) -> LogFacts:
+        """From a run's summary, its validated scenario and the engine's facts of the queue the
+        log records (`Result.events_queue`: the summary link, or a bump's). Durations in
+        seconds are exact whole picoseconds, so rounding them back loses nothing."""
         return cls(
-            rate_bps=int(summary["bottleneck_rate_bps"]),
+            rate_bps=int(queue["rate_bps"]),
             window_start_ps=round(summary["warmup_s"] * PS_PER_S),
             window_end_ps=round(summary["duration_s"] * PS_PER_S),
             interval_ps=round(parse_time(scenario["monitor"]["interval"]) * PS_PER_S),
-            buffer_pkts=int(summary["buffer_pkts"]),
-            buffer_bytes=int(summary["buffer_bytes"]),
-            link=link,
+            buffer_pkts=int(queue["buffer_pkts"]),
+            buffer_bytes=int(queue["buffer_bytes"]),
+            link=str(queue["name"]),
             scenario=str(summary["name"]),
             seed=int(summary["seed"]),
             version=__version__,

@@ -45,6 +45,10 @@ class Result:
     autosize: pd.DataFrame = field(default_factory=lambda: empty_table("autosize"))
     ports: pd.DataFrame = field(default_factory=lambda: empty_table("ports"))
     traces: pd.DataFrame = field(default_factory=lambda: empty_table("traces"))
+    bumps: pd.DataFrame = field(default_factory=lambda: empty_table("bumps"))
+    # The queue the event log records (`monitor.events_at`): name, rate_bps, buffer_pkts,
+    # buffer_bytes, as the engine reports it.
+    events_queue: dict[str, Any] = field(default_factory=dict)
     # The event log streamed to a file (`run(..., events_to=...)`), in place of `events`, and
     # the queue's facts that reading either needs (`buflab.engine.events.LogFacts`).
     events_file: Path | None = None
@@ -71,6 +75,8 @@ class Result:
             autosize=table("autosize"),
             ports=table("ports"),
             traces=table("traces"),
+            bumps=table("bumps"),
+            events_queue=dict(raw.get("events_queue") or {}),
         )
 
     def to_dir(self, out: str | Path, csv: bool = False) -> Path:
@@ -96,8 +102,9 @@ class Result:
             events_csv(path, path.with_suffix(".csv"))
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables this result has, by file name (links, ports, transfers and autosize only
-        when there were any; the event log is apart, see `events` and `events_file`)."""
+        """The tables this result has, by file name (links, ports, transfers, autosize, traces
+        and bumps only when there were any; the event log is apart, see `events` and
+        `events_file`)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
         if len(self.links) > 0:
             tables["links"] = self.links
@@ -109,6 +116,8 @@ class Result:
             tables["autosize"] = self.autosize
         if len(self.traces) > 0:
             tables["traces"] = self.traces
+        if len(self.bumps) > 0:
+            tables["bumps"] = self.bumps
         return tables
 
 

@@ -63,19 +63,10 @@ def run(
             sink.abandon()
         raise
     result = Result.from_engine(raw, tree)
-    facts = LogFacts.from_summary(result.summary, normalized, _summary_link_name(normalized))
+    facts = LogFacts.from_run(result.summary, normalized, result.events_queue)
     result.events_facts = facts
     if isinstance(sink, EventLogWriter):
         result.events_file = sink.close(facts)
     else:
         result.events = sink.frame()
     return result
-
-
-def _summary_link_name(normalized: Scenario) -> str:
-    network = normalized["network"]
-    if network["topology"] == "parking_lot":
-        return f"hop{network['summary_hop']}"
-    if network["topology"] == "switch":
-        return f"output{network['switch']['summary_port']}"
-    return "bottleneck"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+from buflab.analysis.bumps import bump_metrics
 from buflab.engine import run_engine
 
 
@@ -21,11 +22,13 @@ def ignore_sigint() -> None:
 
 
 def run_summary(scenario_text: str) -> dict[str, Any]:
-    """One run, keeping only the summary (a sweep stores nothing else); runs with downloads
-    add their completion-time and throughput metrics
-    (`buflab.analysis.transfers.sweep_metrics`)."""
+    """One run, keeping only the summary (a sweep stores nothing else); runs with bumps add
+    their counts (`buflab.analysis.bumps.bump_metrics`), runs with downloads their
+    completion-time and throughput metrics (`buflab.analysis.transfers.sweep_metrics`)."""
     raw = run_engine(scenario_text)
     summary = raw["summary"]
+    if raw.get("bumps") and raw["bumps"].get("name"):
+        summary.update(bump_metrics(raw["bumps"]))
     if raw.get("transfers") and raw["transfers"].get("flow"):
         # start-up time: pandas only for runs with downloads (workers start once per sweep)
         from buflab.analysis.transfers import sweep_metrics

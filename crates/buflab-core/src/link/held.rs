@@ -22,8 +22,8 @@
 //! not new arrivals.
 
 use super::{InFlight, Link, Queue};
-use crate::packet::{flags, Packet};
-use crate::queue::{Arrival, Dequeue, Queued, Verdict};
+use crate::packet::{flags, Kind, Packet};
+use crate::queue::{Arrival, Bump, Dequeue, Flowing, Queued, Verdict};
 use crate::sched::{Event, Scheduler};
 use crate::units::Time;
 
@@ -49,7 +49,37 @@ impl Queued for Waiting {
     }
 }
 
+impl Flowing for Waiting {
+    #[inline]
+    fn flow(&self) -> u32 {
+        self.pkt.flow
+    }
+    /// Pure ACKs and the SYN-ACK: the header-only packets a bump never paces.
+    #[inline]
+    fn is_control(&self) -> bool {
+        self.pkt.kind == Kind::Ack || self.pkt.flags & flags::SYN != 0
+    }
+}
+
 impl Link {
+    /// The bump this link runs, if its discipline is one.
+    pub fn bump_mut(&mut self) -> Option<&mut Bump<Waiting>> {
+        match &mut self.queue {
+            Queue::Held(d) => (d.as_mut() as &mut dyn std::any::Any).downcast_mut::<Bump<Waiting>>(),
+            _ => None,
+        }
+    }
+
+    /// `pkt` passes the reverse side of this link's bump at `t` (an ACK on its way back to its
+    /// sender, at the global time: a tap is only ever entered from an event). A bump that paces
+    /// on ECN-Echo learns from it; the bump's queue and serializer are not involved, and a
+    /// class it now paces has its head rescheduled, which the pending `LinkReady` event finds.
+    pub fn on_reverse(&mut self, t: Time, pkt: &Packet) {
+        if let Some(b) = self.bump_mut() {
+            b.on_reverse(t, pkt.flow, pkt.flags & flags::ECE != 0);
+        }
+    }
+
     fn held_backlog(&self) -> (u64, u64) {
         match &self.queue {
             Queue::Held(d) => d.backlog(),

@@ -9,6 +9,7 @@
 //! A discipline keeps its own state and its own random stream ([`crate::rng::Stream::Queue`],
 //! numbered by hop), so its draws never shift anyone else's.
 
+pub use buflab_queue::bump::{Bump, BumpSpec, BumpStats, Flowing};
 pub use buflab_queue::describe::{Kind, LinkInfo, ParamKind, Values};
 pub use buflab_queue::{drop_tail, red, Admission, Arrival, Dequeue, Discipline, Fifo, Queued, Verdict};
 

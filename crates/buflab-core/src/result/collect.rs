@@ -6,12 +6,13 @@
 //! retransmissions answer). Each table's rows are read by its own file; no column is
 //! described here.
 
+use super::bumps::bump_rows;
 use super::flows::FlowRecord;
 use super::links::{ratio, switch_ports, LinkRow};
 use super::series::series;
 use super::summary::{Summary, SwitchFigures};
 use super::transfers::TransferRow;
-use super::RunResult;
+use super::{EventsQueue, RunResult};
 use crate::scenario::Scenario;
 use crate::topology::Network;
 use crate::units::PS_PER_S;
@@ -37,7 +38,24 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         None => (Vec::new(), SwitchFigures::default()),
     };
     let mut mon = summary_monitor.expect("the summary link is monitored");
-    let (events, events_written, events_error) = match mon.log.take() {
+    // The event log is the summary link's, or a bump's (`monitor.events_at`).
+    let (log, events_queue) = match &net.events_bump {
+        None => {
+            let name = links[net.summary].name.clone();
+            let link = &sim.links[net.monitored[net.summary].link as usize];
+            (mon.log.take(), EventsQueue { name, rate: link.rate, buffer: link.limit() })
+        }
+        Some((id, name)) => {
+            let link = &mut sim.links[*id as usize];
+            // Finished with every link at the end of the run.
+            let mut bump_monitor = link.take_monitor().expect("the recorded bump is monitored");
+            (
+                bump_monitor.log.take(),
+                EventsQueue { name: name.clone(), rate: link.rate, buffer: link.limit() },
+            )
+        }
+    };
+    let (events, events_written, events_error) = match log {
         None => (None, 0, None),
         Some(log) if log.is_streaming() => (None, log.written, log.error),
         Some(log) => (Some(log.pending), 0, None),
@@ -144,6 +162,8 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         timeseries,
         autosize: sim.autosize.as_ref().map_or(Vec::new(), |a| a.steps.clone()),
         traces: sim.tracer.take().map_or_else(Vec::new, |t| t.finish()),
+        bumps: bump_rows(sim, &s.network.bumps),
+        events_queue,
         events,
         events_written,
         events_error,

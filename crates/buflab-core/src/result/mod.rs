@@ -27,6 +27,7 @@
 //! ([`crate::monitor::events`]).
 
 pub mod autosize;
+pub mod bumps;
 mod collect;
 pub mod flows;
 pub mod links;
@@ -36,6 +37,7 @@ pub mod table;
 pub mod traces;
 pub mod transfers;
 
+pub use bumps::BumpRow;
 pub use collect::collect;
 pub use flows::FlowRecord;
 pub use links::{LinkRow, PortRow};
@@ -63,6 +65,10 @@ pub struct RunResult {
     pub autosize: Vec<Step>,
     /// Per-flow TCP traces, in (time, flow) order (empty without `monitor.trace_flows`).
     pub traces: Vec<TraceRow>,
+    /// One row per `[[network.bump]]` entry (empty without bumps).
+    pub bumps: Vec<BumpRow>,
+    /// The queue the event log records (`monitor.events_at`), for rebuilding it.
+    pub events_queue: EventsQueue,
     /// The event log kept in memory (`monitor.events` without a sink).
     pub events: Option<EventLog>,
     /// Events handed to a sink (`run_streaming_events`), and the sink's error if it failed.
@@ -71,6 +77,15 @@ pub struct RunResult {
     pub conservation: Conservation,
     /// Largest bottleneck occupancy ever, warm-up included (packets, bytes).
     pub max_queue_ever: (u64, u64),
+    pub buffer: BufferLimit,
+}
+
+/// The queue an event log records: its name and what rebuilding it needs beside the events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventsQueue {
+    /// `bottleneck`, `hop2`, `output1`, or a bump's name.
+    pub name: String,
+    pub rate: crate::units::Rate,
     pub buffer: BufferLimit,
 }
 
@@ -101,6 +116,7 @@ exported!(
     transfers: TransferRow,
     autosize: Step,
     traces: TraceRow,
+    bumps: BumpRow,
 );
 
 #[cfg(test)]
@@ -114,7 +130,7 @@ mod tests {
         let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
         assert_eq!(
             names,
-            ["summary", "flows", "timeseries", "links", "ports", "transfers", "autosize", "traces"]
+            ["summary", "flows", "timeseries", "links", "ports", "transfers", "autosize", "traces", "bumps"]
         );
         for t in &tables {
             assert!(!t.doc.trim().is_empty(), "table {} has no doc", t.name);

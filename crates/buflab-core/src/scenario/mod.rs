@@ -21,6 +21,7 @@
 //! section's file reads them, and states what the echo leaves out or computes.
 
 mod autosize;
+pub mod bump;
 mod dist;
 pub mod facts;
 pub mod monitor;
@@ -34,6 +35,7 @@ pub mod traffic;
 use serde_json::Value;
 
 use crate::units::Time;
+pub use bump::{BumpAt, BumpEntry};
 pub use facts::{EntryFacts, LinkFacts, TrafficFacts};
 pub use monitor::Monitor;
 pub use network::{LinkSpec, Network, Topology};
@@ -87,7 +89,7 @@ impl Scenario {
         let net = network::read(&mut root, &mut asked)?;
         let monitor = monitor::read(&mut root, &mut asked)?;
         let entries = traffic::read(&mut root, &net, &mut asked)?;
-        let monitor = monitor.finish(&entries.traffic)?;
+        let monitor = monitor.finish(&entries.traffic, &net.network.bumps)?;
         let network = net.finish(traffic::typical_packet(&entries.traffic));
         let autosize = autosize::read(&mut root, &network, &entries, duration - warmup, &mut asked)?;
         root.finish(&mut asked)?;
@@ -120,6 +122,7 @@ impl Scenario {
         if scenario.network.topology == Topology::Dumbbell {
             fill_defaults(&mut out["network"]["cross"], "network.cross", foreign);
         }
+        bump::normalize(&mut out["network"]["bump"], &scenario.network.bumps);
         if let Some(a) = &scenario.autosize {
             fill_defaults(&mut out["autosize"], "autosize", foreign);
             autosize::normalize(&mut out["autosize"], a);
@@ -291,6 +294,14 @@ mod tests {
             { "kind": "open_loop", "load": 0.5 },
         ]);
         v["autosize"] = json!({ "target_utilization": 0.9, "start": 50 });
+        // Bumps with every key: a pacer with its own keys and a virtual queue.
+        v["network"]["bump"] = json!([
+            { "name": "pacer", "at": "access", "rate": "10Gbps", "buffer": "100pkt", "delay": "3us",
+              "classify": "flow", "pacer": "modified_token_bucket", "pace_rate": "measured", "window": 100,
+              "depth": "4500B", "tick": "4.5us", "cap": "5us", "paced": "ecn_echo", "hold": "1ms",
+              "vqueue": { "rate": "1Gbps", "size": "30KB", "threshold": "15KB", "action": "count" } },
+        ]);
+        v["monitor"] = json!({ "events": true, "events_at": "pacer" });
         let (_, mut asked) = Scenario::read(&v).unwrap();
         // And a parking lot, for the keys only it reads.
         let lot = json!({

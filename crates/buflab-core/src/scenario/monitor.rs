@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use super::bump::{BumpAt, BumpEntry};
 use super::reader::{error, Asked, Result, Table};
 use super::traffic::{total_flows, Traffic};
 use super::MAX_FLOWS;
@@ -18,14 +19,24 @@ use crate::units::Time;
 pub struct Monitor {
     pub interval: Time,
     pub events: bool,
+    /// The bump whose queue the event log records (its entry index); None: the summary link.
+    pub events_at: Option<usize>,
     /// Per-flow TCP traces; None when no flow is traced.
     pub trace: Option<TraceConfig>,
+}
+
+impl Monitor {
+    /// Whether the summary link records the event log (it does unless a bump does).
+    pub fn events_here(&self) -> bool {
+        self.events && self.events_at.is_none()
+    }
 }
 
 /// The `monitor` table as read before the traffic.
 pub(super) struct MonitorKeys {
     interval: Time,
     events: bool,
+    events_at: Value,
     trace_flows: Value,
     trace_interval: Time,
 }
@@ -38,20 +49,43 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<MonitorKeys> {
         return Err(error("monitor.interval", mon.raw("interval").unwrap(), "a positive duration"));
     }
     let events = mon.boolean("events")?;
+    let events_at = mon.value("events_at")?;
     let trace_flows = mon.value("trace_flows")?;
     let trace_interval = mon.time("trace_interval")?;
     mon.finish(asked)?;
-    Ok(MonitorKeys { interval, events, trace_flows, trace_interval })
+    Ok(MonitorKeys { interval, events, events_at, trace_flows, trace_interval })
 }
 
 impl MonitorKeys {
-    /// The monitor, its traced flows checked against the flows of `traffic`.
-    pub fn finish(self, traffic: &[Traffic]) -> Result<Monitor> {
+    /// The monitor, its traced flows checked against the flows of `traffic` and the queue
+    /// of its event log against the `bumps`.
+    pub fn finish(self, traffic: &[Traffic], bumps: &[BumpEntry]) -> Result<Monitor> {
         let total_flows = total_flows(traffic);
         let open_loop = traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_)));
         let trace = read_trace(&self.trace_flows, self.trace_interval, total_flows, open_loop)?;
-        Ok(Monitor { interval: self.interval, events: self.events, trace })
+        let events_at = read_events_at(&self.events_at, bumps, traffic)?;
+        Ok(Monitor { interval: self.interval, events: self.events, events_at, trace })
     }
+}
+
+/// `monitor.events_at`: "summary" or a bump's name. A bump at `access` records its first
+/// flow's instance, which must exist when the run starts (not only an open-loop arrival).
+fn read_events_at(v: &Value, bumps: &[BumpEntry], traffic: &[Traffic]) -> Result<Option<usize>> {
+    const KEY: &str = "monitor.events_at";
+    if v.as_str() == Some("summary") {
+        return Ok(None);
+    }
+    let entry = super::bump::find(bumps, KEY, v)?;
+    let built =
+        traffic.iter().filter(|t| !matches!(t, Traffic::OpenLoop(_))).map(|t| t.flows() as u64).sum::<u64>();
+    if entry.at == BumpAt::Access && built == 0 {
+        return Err(error(
+            KEY,
+            v,
+            "a bump that exists when the run starts: at \"access\" the first flow's, and open-loop flows only arrive later",
+        ));
+    }
+    Ok(bumps.iter().position(|e| e.name == entry.name))
 }
 
 /// `monitor.trace_flows` and `monitor.trace_interval`: which flows to trace, checked against the

@@ -11,6 +11,7 @@
 
 use serde_json::Value;
 
+use super::bump::{read_bumps, BumpEntry};
 use super::queue::{self, read_queue, QueueSpec};
 use super::reader::{error, Asked, Result, ScenarioError, Table};
 use super::switch::{self, SwitchSpec};
@@ -130,6 +131,8 @@ pub struct Network {
     pub loss: f64,
     /// The switch topology's router; None on the others.
     pub switch: Option<SwitchSpec>,
+    /// Bumps in the wire, in entry order.
+    pub bumps: Vec<BumpEntry>,
 }
 
 impl Network {
@@ -210,6 +213,7 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<ReadNetwork> {
     let nic_rate = acc.rate("nic")?;
     acc.finish(asked)?;
     let (cross_rate, cross_buffer, cross_delay) = read_cross(&mut net, rtt, asked)?;
+    let bumps = read_bumps(&mut net, topology, hops.len(), access_rate, machines, asked)?;
     net.finish(asked)?;
     let network = Network {
         topology,
@@ -226,6 +230,7 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<ReadNetwork> {
         rtt,
         loss,
         switch,
+        bumps,
     };
     Ok(ReadNetwork { network, rtt_value, load_rate, cell })
 }

@@ -114,6 +114,17 @@ pub struct Sim {
     crossed: Vec<Packet>,
     /// Per-flow TCP traces, when the scenario asks for them (`monitor.trace_flows`).
     pub tracer: Option<Box<FlowTracer>>,
+    /// Every bump's link, with the `[[network.bump]]` entry it is an instance of, in the order
+    /// they were built.
+    pub bumps: Vec<BumpSite>,
+}
+
+/// A bump in the wire: a link whose discipline is a bump (see `topology/bumps.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BumpSite {
+    /// Its `[[network.bump]]` entry (from 0).
+    pub entry: u32,
+    pub link: u32,
 }
 
 impl Sim {
@@ -137,6 +148,7 @@ impl Sim {
             switches: Vec::new(),
             crossed: Vec::with_capacity(64),
             tracer: None,
+            bumps: Vec::new(),
         }
     }
 
@@ -147,6 +159,13 @@ impl Sim {
         self.links.push(link);
         self.plan.add_link();
         (self.links.len() - 1) as u32
+    }
+
+    /// Adds a link whose discipline is a bump, an instance of `[[network.bump]]` entry `entry`.
+    pub fn add_bump(&mut self, entry: u32, link: Link) -> u32 {
+        let id = self.add_link(link);
+        self.bumps.push(BumpSite { entry, link: id });
+        id
     }
 
     /// Adds a router node; its (input, output) pairs are hops of routes ([`Sim::switch_hop`]).

@@ -81,6 +81,10 @@ impl Sim {
                     self.deliver(exit, pkt);
                     return;
                 }
+                Step::Tap(l) => {
+                    self.links[l as usize].on_reverse(t, &pkt);
+                    pkt.hop += 1;
+                }
                 Step::Switch(p) => {
                     let port = self.plan.ports[p as usize];
                     let sw = &mut self.switches[port.switch as usize];

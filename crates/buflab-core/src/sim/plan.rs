@@ -68,6 +68,8 @@ pub(super) enum Step {
     ToAhead(u32),
     /// Into a router node (a `SwitchPort` index).
     Switch(u32),
+    /// Past the reverse side of a bump (its link), at once.
+    Tap(u32),
 }
 
 /// The (switch, input, output) a `Hop::Switch` names.
@@ -137,14 +139,15 @@ impl Plan {
         for (i, h) in hops.iter().enumerate() {
             let from = match i.checked_sub(1).map(|j| hops[j]) {
                 Some(Hop::Link(up)) => Feeder::Link(up),
-                // A switch's outputs are not one FIFO upstream.
-                Some(Hop::Loss(_) | Hop::Switch(_)) => Feeder::Other,
+                // A switch's outputs are not one FIFO upstream; a packet that passed a loss
+                // element or a tap came by an event of its own.
+                Some(Hop::Loss(_) | Hop::Switch(_) | Hop::Tap(_)) => Feeder::Other,
                 None => Feeder::Route(id),
             };
             let f = match *h {
                 Hop::Link(l) => &mut self.feeders[l as usize],
                 Hop::Switch(p) => &mut self.input_feeders[self.ports[p as usize].feeder as usize],
-                Hop::Loss(_) => continue,
+                Hop::Loss(_) | Hop::Tap(_) => continue,
             };
             *f = match *f {
                 Feeder::None => from,
@@ -211,6 +214,7 @@ impl Sim {
                 let step = match self.routes.hop(r, h) {
                     Hop::Loss(i) => Step::Loss(i),
                     Hop::Switch(p) => Step::Switch(p),
+                    Hop::Tap(l) => Step::Tap(l),
                     Hop::Link(l) if !plan.express[l as usize] => Step::Queue(l),
                     Hop::Link(l) => {
                         // Only into express links: an arrival at a queue that can drop always
@@ -228,7 +232,8 @@ impl Sim {
                                     let input = plan.ports[p as usize].feeder;
                                     plan.input_feeders[input as usize] == Feeder::Link(l)
                                 }
-                                Hop::Loss(_) => false,
+                                // A tap must see its packet at the global time, from an event.
+                                Hop::Loss(_) | Hop::Tap(_) => false,
                             };
                         if on && chains {
                             Step::Chain(l)

@@ -10,6 +10,9 @@ pub enum Hop {
     Loss(u32),
     /// A router node's (input, output) pair; see [`super::Sim::switch_hop`].
     Switch(u32),
+    /// The reverse side of the bump on link `l`: a packet going back through it (an ACK) is
+    /// shown to it and passes on at once (see [`crate::link::Link::on_reverse`]).
+    Tap(u32),
 }
 
 /// Source routes, flattened.

@@ -20,13 +20,14 @@
 //! front), and cross traffic shares a machine's NIC, then leaves by its own link before the
 //! bottleneck (thesis Fig 4.8).
 
+use super::bumps::Bumps;
 use super::flows::{add_traffic, Access, Routing};
 use super::{MonitoredLink, Network};
 use crate::link::Link;
 use crate::loss::RandomLoss;
 use crate::monitor::{MeasuredWindow, QueueMonitor};
 use crate::rng::{Rng, Stream};
-use crate::scenario::Scenario;
+use crate::scenario::{BumpAt, Scenario};
 use crate::sim::{Hop, Sim};
 use crate::units::{BufferLimit, Rate, Time};
 
@@ -60,7 +61,13 @@ impl Routing for Paths {
         self.exit(ti).2
     }
 
-    fn forward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> (u32, Option<(i64, i64)>) {
+    fn forward(
+        &self,
+        sim: &mut Sim,
+        ti: usize,
+        id: u64,
+        access_delay: Time,
+    ) -> (Vec<Hop>, Option<(i64, i64)>) {
         let (exit, _, _) = self.exit(ti);
         let (placement, mut hops) = if self.machines.is_empty() {
             (None, vec![Hop::Link(self.access.forward_link(sim, access_delay))])
@@ -83,13 +90,13 @@ impl Routing for Paths {
             hops.extend(self.loss.map(Hop::Loss));
         }
         hops.push(Hop::Link(exit));
-        (sim.add_route(&hops), placement)
+        (hops, placement)
     }
 
-    fn backward(&self, sim: &mut Sim, ti: usize, _id: u64, access_delay: Time) -> u32 {
+    fn backward(&self, sim: &mut Sim, ti: usize, _id: u64, access_delay: Time) -> Vec<Hop> {
         let (_, reverse, _) = self.exit(ti);
         let back = self.access.reverse_link(sim, access_delay);
-        sim.add_route(&[Hop::Link(reverse), Hop::Link(back)])
+        vec![Hop::Link(reverse), Hop::Link(back)]
     }
 }
 
@@ -101,7 +108,7 @@ pub fn build(s: &Scenario) -> Network {
     let spec = net.bottleneck();
     let mut bn = Link::new(spec.rate, spec.delay, spec.buffer);
     super::set_queue(&mut bn, spec, s.seed, 0);
-    bn.attach_monitor(QueueMonitor::new(spec.rate, window, s.monitor.interval, s.monitor.events));
+    bn.attach_monitor(QueueMonitor::new(spec.rate, window, s.monitor.interval, s.monitor.events_here()));
     let bottleneck = sim.add_link(bn);
     let reverse = sim.add_link(Link::new(spec.rate, spec.delay, BufferLimit::Unlimited));
     let loss = (net.loss > 0.0)
@@ -137,7 +144,8 @@ pub fn build(s: &Scenario) -> Network {
         cross,
         cross_entries: s.cross.clone(),
     };
-    add_traffic(&mut sim, s, paths);
+    let bumps = Bumps::new(&mut sim, s, |at| (at == BumpAt::Bottleneck).then_some(bottleneck));
+    add_traffic(&mut sim, s, paths, bumps);
     let monitored = vec![MonitoredLink { name: "bottleneck".into(), link: bottleneck }];
-    Network { sim, monitored, summary: 0, switch: None }
+    Network { sim, monitored, summary: 0, switch: None, events_bump: None }
 }

@@ -12,11 +12,12 @@
 //!
 //! A topology says only how a flow's packets are routed ([`Routing`]).
 
+use super::bumps::Bumps;
 use crate::endpoint::Endpoints;
 use crate::link::Link;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Scenario, Starts, Traffic};
-use crate::sim::{FlowInfo, Sim};
+use crate::sim::{FlowInfo, Hop, Sim};
 use crate::tcp::flow::TcpFlow;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
@@ -52,11 +53,19 @@ impl Access {
 pub(super) trait Routing {
     /// One-way propagation delay of the shared links that entry `ti`'s data crosses.
     fn path_delay(&self, ti: usize) -> Time;
-    /// Builds the data route of flow `id` of entry `ti`, whose access links delay by
-    /// `access_delay` each way; returns it and the flow's (machine, class) placement.
-    fn forward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> (u32, Option<(i64, i64)>);
-    /// Builds the ACK route of TCP flow `id` of entry `ti`, ending on its reverse access link.
-    fn backward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> u32;
+    /// The hops of the data route of flow `id` of entry `ti` (its private links built), whose
+    /// access links delay by `access_delay` each way, starting on its own access link; and the
+    /// flow's (machine, class) placement.
+    fn forward(
+        &self,
+        sim: &mut Sim,
+        ti: usize,
+        id: u64,
+        access_delay: Time,
+    ) -> (Vec<Hop>, Option<(i64, i64)>);
+    /// The hops of the ACK route of TCP flow `id` of entry `ti`, ending on its reverse access
+    /// link.
+    fn backward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> Vec<Hop>;
 }
 
 /// Everything needed to add a flow: at build time, or during the run for open-loop arrivals.
@@ -65,6 +74,7 @@ struct Slots<R> {
     rtt: Range<Time>,
     traffic: Vec<Traffic>,
     routing: R,
+    bumps: Bumps,
 }
 
 impl<R: Routing> Slots<R> {
@@ -77,7 +87,9 @@ impl<R: Routing> Slots<R> {
         let rtt = uniform_time(&mut rng, self.rtt.lo, self.rtt.hi);
         // The scenario checks that the shared links leave a non-negative remainder.
         let access_delay = Time((rtt.0 / 2).saturating_sub(self.routing.path_delay(ti).0));
-        let (forward, placement) = self.routing.forward(sim, ti, id, access_delay);
+        let (hops, placement) = self.routing.forward(sim, ti, id, access_delay);
+        let (hops, own_bumps) = self.bumps.data_route(sim, hops, flow, ti as u16);
+        let forward = sim.add_route(&hops);
         let jitter_rng = Rng::stream(self.seed, Stream::Jitter, id);
         let info = |start, payload, tcp| FlowInfo {
             traffic: ti as u32,
@@ -118,7 +130,8 @@ impl<R: Routing> Slots<R> {
                 (o.tcp, Time::MAX, o.jitter, Some(user))
             }
         };
-        let backward = self.routing.backward(sim, ti, id, access_delay);
+        let hops = self.routing.backward(sim, ti, id, access_delay);
+        let backward = sim.add_route(&self.bumps.ack_route(hops, &own_bumps));
         let mut receiver = TcpReceiver::new(
             flow,
             backward,
@@ -148,10 +161,10 @@ impl<R: Routing> Slots<R> {
     }
 }
 
-/// Adds the flows of every traffic entry of `s`, routed by `routing`, and the open-loop
-/// arrival processes that add more during the run.
-pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R) {
-    let slots = Slots { seed: s.seed, rtt: s.network.rtt, traffic: s.traffic.clone(), routing };
+/// Adds the flows of every traffic entry of `s`, routed by `routing` through the `bumps`, and
+/// the open-loop arrival processes that add more during the run.
+pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R, bumps: Bumps) {
+    let slots = Slots { seed: s.seed, rtt: s.network.rtt, traffic: s.traffic.clone(), routing, bumps };
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
         // Flows that arrive during the run will join the links built so far (a machine's NIC
         // and class queues, a cross link, reverse hops) after the simulator has planned how

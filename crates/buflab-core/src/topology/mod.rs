@@ -10,6 +10,7 @@
 //! - `flows`: what both share — flows with their own access links and RTTs, endpoints by
 //!   traffic kind, open-loop arrivals; a topology supplies only the routes.
 
+mod bumps;
 pub mod dumbbell;
 mod flows;
 pub mod parking_lot;
@@ -43,6 +44,9 @@ pub struct Network {
     pub summary: usize,
     /// The switch topology's router and what the results need to know about it.
     pub switch: Option<SwitchNet>,
+    /// The bump whose queue the event log records (`monitor.events_at`): its link and name;
+    /// None: the summary link's.
+    pub events_bump: Option<(u32, String)>,
 }
 
 /// The router of a switch topology (its output lines are the monitored links, in port order).
@@ -62,10 +66,15 @@ impl Network {
         self.monitored[self.summary].link
     }
 
-    /// Streams the summary link's event log to `sink` instead of keeping it in memory.
-    /// False (and the sink unused) when the scenario does not record the log.
+    /// The link whose queue the event log records: the summary link, or a bump's.
+    pub fn events_link(&self) -> u32 {
+        self.events_bump.as_ref().map_or(self.summary_link(), |b| b.0)
+    }
+
+    /// Streams the event log to `sink` instead of keeping it in memory. False (and the sink
+    /// unused) when the scenario does not record the log.
     pub fn stream_events(&mut self, sink: Box<dyn EventSink>) -> bool {
-        let id = self.summary_link() as usize;
+        let id = self.events_link() as usize;
         let link = &mut self.sim.links[id];
         match link.monitor_mut().and_then(|m| m.log.as_mut()) {
             Some(log) => {
@@ -86,6 +95,11 @@ pub fn build(s: &Scenario) -> Network {
         Topology::ParkingLot => parking_lot::build(s),
         Topology::Switch => switch::build(s),
     };
+    if let (Some(e), true) = (s.monitor.events_at, s.monitor.events) {
+        let site =
+            net.sim.bumps.iter().find(|b| b.entry == e as u32).expect("the reader checks the bump exists");
+        net.events_bump = Some((site.link, s.network.bumps[e].name.clone()));
+    }
     if let Some(config) = &s.monitor.trace {
         net.sim.tracer = Some(Box::new(FlowTracer::new(config.clone())));
     }

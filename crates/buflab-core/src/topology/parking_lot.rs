@@ -24,13 +24,14 @@
 //! Every hop's queue is monitored; the run summary describes `network.summary_hop`. With one
 //! hop this builds exactly the dumbbell (same links in the same order, same draws).
 
+use super::bumps::Bumps;
 use super::flows::{add_traffic, Access, Routing};
 use super::{MonitoredLink, Network};
 use crate::link::Link;
 use crate::loss::RandomLoss;
 use crate::monitor::{MeasuredWindow, QueueMonitor};
 use crate::rng::{Rng, Stream};
-use crate::scenario::{HopSpan, Scenario};
+use crate::scenario::{BumpAt, HopSpan, Scenario};
 use crate::sim::{Hop, Sim};
 use crate::units::{BufferLimit, Time};
 
@@ -63,20 +64,26 @@ impl Routing for Paths {
         Time(self.crossed(ti).iter().map(|h| h.delay.0).sum())
     }
 
-    fn forward(&self, sim: &mut Sim, ti: usize, _id: u64, access_delay: Time) -> (u32, Option<(i64, i64)>) {
+    fn forward(
+        &self,
+        sim: &mut Sim,
+        ti: usize,
+        _id: u64,
+        access_delay: Time,
+    ) -> (Vec<Hop>, Option<(i64, i64)>) {
         let mut route = vec![Hop::Link(self.access.forward_link(sim, access_delay))];
         for h in self.crossed(ti) {
             route.extend(h.loss.map(Hop::Loss));
             route.push(Hop::Link(h.link));
         }
-        (sim.add_route(&route), None)
+        (route, None)
     }
 
-    fn backward(&self, sim: &mut Sim, ti: usize, _id: u64, access_delay: Time) -> u32 {
+    fn backward(&self, sim: &mut Sim, ti: usize, _id: u64, access_delay: Time) -> Vec<Hop> {
         let back = self.access.reverse_link(sim, access_delay);
         let mut route: Vec<Hop> = self.crossed(ti).iter().rev().map(|h| Hop::Link(h.reverse)).collect();
         route.push(Hop::Link(back));
-        sim.add_route(&route)
+        route
     }
 }
 
@@ -90,7 +97,7 @@ pub fn build(s: &Scenario) -> Network {
         let mut link = Link::new(spec.rate, spec.delay, spec.buffer);
         super::set_queue(&mut link, spec, s.seed, j);
         // The event log is the summary hop's only: it can hold millions of rows.
-        let events = s.monitor.events && j == net.summary_hop;
+        let events = s.monitor.events_here() && j == net.summary_hop;
         link.attach_monitor(QueueMonitor::new(spec.rate, window, s.monitor.interval, events));
         let link = sim.add_link(link);
         let reverse = sim.add_link(Link::new(spec.rate, spec.delay, BufferLimit::Unlimited));
@@ -105,6 +112,11 @@ pub fn build(s: &Scenario) -> Network {
         .collect();
 
     let access = Access { rate: net.access_rate, buffer: net.access_buffer };
-    add_traffic(&mut sim, s, Paths { access, hops, spans: s.spans.clone() });
-    Network { sim, monitored, summary: net.summary_hop, switch: None }
+    let links: Vec<u32> = hops.iter().map(|h| h.link).collect();
+    let bumps = Bumps::new(&mut sim, s, |at| match at {
+        BumpAt::Hop(k) => links.get(k).copied(),
+        _ => None,
+    });
+    add_traffic(&mut sim, s, Paths { access, hops, spans: s.spans.clone() }, bumps);
+    Network { sim, monitored, summary: net.summary_hop, switch: None, events_bump: None }
 }

@@ -23,6 +23,7 @@
 //! only when their buffer is finite (unlimited, they can neither drop nor queue anything worth
 //! reporting, and stay express links the simulator passes through without an event).
 
+use super::bumps::Bumps;
 use super::flows::{add_traffic, Access, Routing};
 use super::{MonitoredLink, Network, SwitchNet};
 use crate::fabric::SchedulerKind;
@@ -51,23 +52,29 @@ impl Routing for Paths {
         Time::ZERO
     }
 
-    fn forward(&self, sim: &mut Sim, _ti: usize, id: u64, access_delay: Time) -> (u32, Option<(i64, i64)>) {
+    fn forward(
+        &self,
+        sim: &mut Sim,
+        _ti: usize,
+        id: u64,
+        access_delay: Time,
+    ) -> (Vec<Hop>, Option<(i64, i64)>) {
         let (i, j) = self.ports[id as usize];
         let access = self.access.forward_link(sim, access_delay);
         let through = sim.switch_hop(self.switch, i as usize, j as usize);
-        let hops = [
+        let hops = vec![
             Hop::Link(access),
             Hop::Link(self.inputs[i as usize]),
             through,
             Hop::Link(self.outputs[j as usize]),
         ];
-        (sim.add_route(&hops), None)
+        (hops, None)
     }
 
-    fn backward(&self, sim: &mut Sim, _ti: usize, id: u64, access_delay: Time) -> u32 {
+    fn backward(&self, sim: &mut Sim, _ti: usize, id: u64, access_delay: Time) -> Vec<Hop> {
         let (_, j) = self.ports[id as usize];
         let back = self.access.reverse_link(sim, access_delay);
-        sim.add_route(&[Hop::Link(self.reverse[j as usize]), Hop::Link(back)])
+        vec![Hop::Link(self.reverse[j as usize]), Hop::Link(back)]
     }
 }
 
@@ -87,7 +94,7 @@ pub fn build(s: &Scenario) -> Network {
         .map(|j| {
             let mut link = Link::new(spec.rate, Time::ZERO, out_limit);
             // The event log is the summary port's only: it can hold millions of rows.
-            let events = s.monitor.events && j == spec.summary_port;
+            let events = s.monitor.events_here() && j == spec.summary_port;
             link.attach_monitor(QueueMonitor::new(spec.rate, window, s.monitor.interval, events));
             sim.add_link(link)
         })
@@ -126,14 +133,15 @@ pub fn build(s: &Scenario) -> Network {
         reverse,
         ports: ports.clone(),
     };
-    add_traffic(&mut sim, s, paths);
+    let bumps = Bumps::new(&mut sim, s, |_| None);
+    add_traffic(&mut sim, s, paths, bumps);
     let monitored = outputs
         .iter()
         .enumerate()
         .map(|(j, &link)| MonitoredLink { name: format!("output{}", j + 1), link })
         .collect();
     let switch = Some(SwitchNet { id: switch, inputs, flow_ports: ports });
-    Network { sim, monitored, summary: spec.summary_port, switch }
+    Network { sim, monitored, summary: spec.summary_port, switch, events_bump: None }
 }
 
 /// The (input, output) of each of an entry's `flows` flows. Flow k enters at input k mod N.

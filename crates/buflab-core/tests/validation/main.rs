@@ -5,6 +5,7 @@
 mod analytic;
 mod autosize;
 mod bbr;
+mod bumps;
 mod cc_scenarios;
 mod disciplines;
 mod machines;

@@ -12,11 +12,14 @@
 //!   packet arrivals (primary events) and at idle polls (secondary events, every `tick`),
 //!   each addition capped to `cap` of elapsed time, packets released only at those events;
 //! - [`token_thread`]: the seed's token thread (§5.4): tokens added on a fixed grid of `tick`,
-//!   independent of arrivals, at a rate that feedback may change.
+//!   independent of arrivals, at a rate that feedback may change;
+//! - [`batch`]: the opposite, a host's timer-driven batching: every packet waits for the next
+//!   tick and those waiting go together (the bursts of the seed's Fig 5.3).
 //!
 //! Sans-IO like everything in this crate: times in, times out. A pacer knows one queue's
 //! head packet only; it must not know queues, classes, links or clocks.
 
+pub mod batch;
 pub mod delay;
 pub mod modified_token_bucket;
 pub mod token_bucket;
@@ -115,6 +118,26 @@ impl Bucket {
     }
 }
 
+/// The pacers by their names in scenario files, and none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacerKind {
+    None,
+    Delay,
+    TokenBucket,
+    ModifiedTokenBucket,
+    TokenThread,
+    Batch,
+}
+
+buflab_base::names!(PacerKind {
+    None = "none",
+    Delay = "delay",
+    TokenBucket = "token_bucket",
+    ModifiedTokenBucket = "modified_token_bucket",
+    TokenThread = "token_thread",
+    Batch = "batch",
+});
+
 /// How a pacer is chosen and set up (a bump's `pacer` keys).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PacerSpec {
@@ -122,9 +145,21 @@ pub enum PacerSpec {
     TokenBucket { depth: u64 },
     ModifiedTokenBucket { depth: u64, tick: Time, cap: Time },
     TokenThread { depth: u64, tick: Time },
+    Batch { tick: Time },
 }
 
 impl PacerSpec {
+    /// Its kind, as scenario files name it.
+    pub fn kind(self) -> PacerKind {
+        match self {
+            PacerSpec::Delay => PacerKind::Delay,
+            PacerSpec::TokenBucket { .. } => PacerKind::TokenBucket,
+            PacerSpec::ModifiedTokenBucket { .. } => PacerKind::ModifiedTokenBucket,
+            PacerSpec::TokenThread { .. } => PacerKind::TokenThread,
+            PacerSpec::Batch { .. } => PacerKind::Batch,
+        }
+    }
+
     /// A pacer of this kind at `rate` (None: not known yet, as a measured rate before its first
     /// window: the pacer lets packets go until it gets one).
     pub fn build(self, rate: Option<Rate>) -> Box<dyn Pacer> {
@@ -137,6 +172,7 @@ impl PacerSpec {
             PacerSpec::TokenThread { depth, tick } => {
                 Box::new(token_thread::TokenThread::new(rate, depth, tick))
             }
+            PacerSpec::Batch { tick } => Box::new(batch::Batch::new(tick)),
         }
     }
 }
