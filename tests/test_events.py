@@ -7,6 +7,7 @@ missing, duplicated or misplaced in the log (or the rebuild misreads one)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 import buflab
-from buflab.analysis.queue import analyze, check_summary
+from buflab.analysis.queue import Distribution, analyze, check_summary
 from buflab.cli import cli
 from buflab.engine.events import PS_PER_S, EventLogWriter, LogFacts, read_events
 from conftest import TINY_SCENARIO
@@ -253,3 +254,14 @@ def test_analyze_without_a_log_says_how_to_record_one(tmp_path: Path) -> None:
     result = invoke("analyze", tmp_path / "run")
     assert result.exit_code == 2
     assert "no event log" in result.output and "monitor.events=true" in result.output
+
+
+def test_a_distribution_keeps_its_extremes_and_the_share_in_a_band() -> None:
+    # Gaps of 1, 10, 11, 12 and 30 µs (in ps): exact min and max, and 3 of 5 in 10-13 µs (the
+    # band's ends fall between bins, so the bins read off give the exact share here).
+    d = Distribution.of_times()
+    d.add(np.array([1, 10, 11, 12, 30], dtype=np.int64) * 1_000_000)
+    assert (d.low, d.high) == (1e6, 30e6)
+    assert d.fraction_between(10e6, 13e6) == pytest.approx(0.6)
+    assert d.fraction_between(31e6, 40e6) == 0.0
+    assert math.isnan(Distribution.of_times().fraction_between(0, 1))

@@ -84,6 +84,10 @@ def test_vary_option_picks_among_the_cases() -> None:
             "relation = '==': expected one of",
         ),
         (CASES + "[[sweep.published]]\npoint = {}\nmetric = 'x'\nvalue = 0\nsorce = ''\n", "sorce"),
+        (
+            CASES.replace("runs = 2\n", "runs = 2\nplot = ['utilization']\n"),
+            r"sweep.plot = \['utilization'\]: expected two metric names",
+        ),
         (CASES + "[sweep.threshold]\nmetric = 'utilization'\n", "sweep.threshold: missing target"),
         # Telling a quantity from a name reads it with the engine's unit parser.
         pytest.param(
@@ -224,6 +228,7 @@ def test_every_shipped_recipe_is_valid_at_every_point() -> None:
     """Each point of each recipe passes the engine's checks, and each published entry names
     varied values that the recipe sweeps; a typo would otherwise show only after hours."""
     shipped = {"headline", "s7", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10", "t11"}
+    shipped |= {"p4", "p5", "tiny_bump"}
     assert shipped <= set(recipes.names())
     for name in recipes.names():
         base, header = recipes.load(name)
@@ -309,5 +314,5 @@ def test_a_voq_sweep_plots_the_input_drop_rate_where_its_losses_are() -> None:
     )
     view = SweepView(plan, header, summary)
     assert view.drop_metric() == "input_drop_rate"
-    assert [line.drop_rate for line in view.lines()] == [[0.012, 0.002]]
+    assert [line.bottom for line in view.lines()] == [[0.012, 0.002]]
     assert _threshold_view().drop_metric() == "drop_rate"

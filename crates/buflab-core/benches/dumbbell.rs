@@ -6,8 +6,11 @@
 //! second and peak memory.
 //!
 //! Run: `cargo bench -p buflab-core --bench dumbbell` (add `-- --flows N --seconds S --repeat R`
-//! to vary). The scenario runs R times (default 5); the best and the median are reported,
-//! because on a shared machine other work only ever slows a run down.
+//! to vary, and `--bump PACER` to put a pacing bump on every access link: `delay` on the rate
+//! it measures over 16 packets, or `token_bucket`, `modified_token_bucket`, `token_thread` at
+//! 10 Mb/s, as the `tiny_bump` recipe's). The scenario runs R times (default 5); the best and
+//! the median are reported, because on a shared machine other work only ever slows a run
+//! down.
 
 use std::time::Instant;
 
@@ -29,12 +32,27 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
+/// The pacing bump of `--bump PACER` on every access link, if asked for.
+fn bump(args: &[String]) -> Option<serde_json::Value> {
+    let pacer = args.iter().position(|a| a == "--bump").and_then(|i| args.get(i + 1))?;
+    Some(match pacer.as_str() {
+        "delay" => serde_json::json!({ "pacer": "delay", "pace_rate": "measured", "window": 16 }),
+        "token_bucket" | "modified_token_bucket" | "token_thread" => {
+            serde_json::json!({ "pacer": pacer, "pace_rate": "10Mbps", "depth": "1500B" })
+        }
+        other => {
+            panic!("--bump takes delay, token_bucket, modified_token_bucket or token_thread, got {other}")
+        }
+    })
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let flows = arg(&args, "--flows", 1000);
     let seconds = arg(&args, "--seconds", 20);
     let repeat = arg(&args, "--repeat", 5).max(1);
-    let v = serde_json::json!({
+    let bump = bump(&args);
+    let mut v = serde_json::json!({
         "name": "bench-dumbbell",
         "seed": 1,
         "duration": format!("{seconds}s"),
@@ -48,6 +66,9 @@ fn main() {
             "packet": "1500B", "max_window": "20MB", "start": "0s..1s",
         } ],
     });
+    if let Some(b) = &bump {
+        v["network"]["bump"] = serde_json::json!([b]);
+    }
     let scenario = Scenario::from_value(&v).expect("benchmark scenario is valid");
     let mut walls = Vec::new();
     let mut last = None;
@@ -64,6 +85,9 @@ fn main() {
     let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;
     println!("scenario: 1Gbps bottleneck, 100pkt buffer, {flows} NewReno flows, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
+    if let Some(b) = &bump {
+        println!("bump on every access link: {b}");
+    }
     println!("utilization            {:.4}", s.utilization);
     println!("drop rate              {:.5}", s.drop_rate);
     println!("bottleneck departures  {}", s.departures);

@@ -147,7 +147,8 @@ pub struct BumpStats {
     pub classes: u64,
     pub vqueue: VqStats,
     pub gaps: Gaps,
-    /// The integral of the packets held over time (packets × ps), and the most held.
+    /// The integral of the packets held over time (packets × ps), and the most held for any
+    /// length of time.
     pub queue_integral: u128,
     pub max_queue: u64,
 }
@@ -405,10 +406,13 @@ impl<P: Flowing> Bump<P> {
         }
     }
 
-    /// Adds the time since the backlog last changed to the queue integral.
+    /// Adds the time since the backlog last changed to the queue integral, and the backlog
+    /// held over it to the maximum: a packet sent the instant it came was never queued, as a
+    /// queue monitor sees it.
     fn account(&mut self, now: Time) {
         if self.counting && now > self.last_change {
             self.stats.queue_integral += self.backlog.0 as u128 * (now - self.last_change).ps() as u128;
+            self.stats.max_queue = self.stats.max_queue.max(self.backlog.0);
             self.last_change = now;
         }
     }
@@ -417,9 +421,6 @@ impl<P: Flowing> Bump<P> {
         self.account(now);
         self.backlog.0 += 1;
         self.backlog.1 += size as u64;
-        if self.counting {
-            self.stats.max_queue = self.stats.max_queue.max(self.backlog.0);
-        }
     }
 
     /// A packet leaves at `now`: the backlog shrinks and the departure is counted (with its
@@ -769,7 +770,7 @@ mod tests {
             (s.gaps.min, s.gaps.max, s.gaps.sum),
             (Time::from_us(10), Time::from_us(10), Time::from_us(40))
         );
-        assert_eq!(s.max_queue, 1, "each waits alone for its own serialization");
+        assert_eq!(s.max_queue, 0, "each is sent the instant it comes: none waits");
     }
 
     /// Every pacer and rate source, with and without a virtual queue that drops.

@@ -83,19 +83,38 @@ class SweepView:
         named = [m for m in self.header.metrics if m in DROP_METRICS]
         return next((m for m in named if f"{m}_mean" in self.summary), "drop_rate")
 
+    def panel_metrics(self) -> tuple[str, str]:
+        """The metrics of the figure's two panels: the header's `plot`, or utilization and
+        the drop rate."""
+        return self.header.plot or ("utilization", self.drop_metric())
+
     def lines(self) -> list[Line]:
-        drops = self.drop_metric()
+        top, bottom = self.panel_metrics()
         return [
             Line(
                 label=label,
                 x=rows["_x"].tolist(),
-                utilization=rows["utilization_mean"].tolist(),
-                utilization_ci=rows["utilization_ci95"].tolist(),
-                drop_rate=rows[f"{drops}_mean"].tolist(),
-                drop_rate_ci=rows[f"{drops}_ci95"].tolist(),
+                top=rows[f"{top}_mean"].tolist(),
+                top_ci=rows[f"{top}_ci95"].tolist(),
+                bottom=rows[f"{bottom}_mean"].tolist(),
+                bottom_ci=rows[f"{bottom}_ci95"].tolist(),
             )
             for label, rows in self.groups()
         ]
+
+    def panel(self, metric: str) -> plots.Panel:
+        """The axis a metric is drawn on: fractions in percent (utilization up to 100 %),
+        times in the unit their largest mean reads best in, the rest as they are."""
+        label = metric_label(metric)
+        if metric in _FRACTIONS or metric.endswith("_fraction"):
+            return plots.Panel(f"{label} (%)", 100, 102 if metric == "utilization" else None)
+        if metric.endswith("_s"):
+            largest = float(self.summary[f"{metric}_mean"].abs().max())
+            for unit, scale in (("µs", 1e6), ("ms", 1e3)):
+                if largest * scale < 1000:
+                    return plots.Panel(f"{label} ({unit})", scale)
+            return plots.Panel(f"{label} (s)")
+        return plots.Panel(label)
 
     def table(self, title: str) -> Table:
         """Rows: x values; per line: the header's metrics (utilization and drop rate unless
@@ -154,6 +173,8 @@ def format_metric(metric: str, value: float, digits: int | None = None) -> str:
         if digits is not None:
             return f"{100 * value:.{digits}g} %"
         return f"{100 * value:.3g} %" if abs(value) < 0.01 else f"{100 * value:.2f} %"
+    if float(value).is_integer():
+        return f"{value:,.0f}"  # a count
     return f"{value:,.4g}"
 
 
@@ -328,12 +349,12 @@ def write_figure(
     footer = plots.footer_text(
         str(view.plan.base.get("name", "unnamed")), view.plan.seeds(), version
     )
-    ticks = list(zip(xs, map(str, values), strict=True)) if view.is_categorical() else None
+    names = [view.header.label(view.x_key, value) for value in values]
+    ticks = list(zip(xs, names, strict=True)) if view.is_categorical() else None
     log_x = ticks is None and plots.use_log_x(view.x_key, xs)
-    drop_label = f"{metric_label(view.drop_metric())} (%)"
-    fig = plots.sweep_figure(
-        view.lines(), x_label, log_x, marks, footer, title, ticks, drop_label=drop_label
-    )
+    top, bottom = view.panel_metrics()
+    panels = (view.panel(top), view.panel(bottom))
+    fig = plots.sweep_figure(view.lines(), x_label, log_x, marks, footer, title, ticks, panels)
     return plots.save(fig, out, stem)
 
 

@@ -42,14 +42,25 @@ class Mark:
 
 @dataclass(frozen=True)
 class Line:
-    """One curve: y means and CI half-widths (nan = no interval) at the x positions."""
+    """One curve: per panel (top, bottom), y means and CI half-widths (nan = no interval) at
+    the x positions, in the panel's scale."""
 
     label: str
     x: Sequence[float]
-    utilization: Sequence[float]
-    utilization_ci: Sequence[float]
-    drop_rate: Sequence[float]
-    drop_rate_ci: Sequence[float]
+    top: Sequence[float]
+    top_ci: Sequence[float]
+    bottom: Sequence[float]
+    bottom_ci: Sequence[float]
+
+
+@dataclass
+class Panel:
+    """A panel's axis: its label, what the values are multiplied by to plot them, and the top
+    of the y axis (None: as the data need; the bottom is 0)."""
+
+    label: str
+    scale: float = 1.0
+    y_max: float | None = None
 
 
 def axis_value(value: object) -> tuple[float, str | None]:
@@ -80,28 +91,27 @@ def sweep_figure(
     footer: str,
     title: str,
     x_ticks: Sequence[tuple[float, str]] | None = None,
-    drop_label: str = "drop rate (%)",
+    panels: tuple[Panel, Panel] = (Panel("utilization (%)", 100, 102), Panel("drop rate (%)", 100)),
 ) -> Figure:
-    """`x_ticks` (position, label) names categorical x values (a recipe's cases); the lower
-    panel is the lines' `drop_rate`, named by `drop_label`."""
+    """`x_ticks` (position, label) names categorical x values (a recipe's cases); `panels`
+    say what the lines' top and bottom values are (by default utilization and drop rate)."""
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 8))
     for line in lines:
-        for axes, means, half_widths in (
-            (top, line.utilization, line.utilization_ci),
-            (bottom, line.drop_rate, line.drop_rate_ci),
+        for axes, means, half_widths, panel in (
+            (top, line.top, line.top_ci, panels[0]),
+            (bottom, line.bottom, line.bottom_ci, panels[1]),
         ):
             axes.errorbar(
                 line.x,
-                [100 * value for value in means],
-                yerr=_bars(half_widths),
+                [panel.scale * value for value in means],
+                yerr=_bars(half_widths, panel.scale),
                 marker="o",
                 capsize=3,
                 label=line.label or None,
             )
-    top.set_ylabel("utilization (%)")
-    top.set_ylim(0, 102)
-    bottom.set_ylabel(drop_label)
-    bottom.set_ylim(bottom=0)
+    for axes, panel in ((top, panels[0]), (bottom, panels[1])):
+        axes.set_ylabel(panel.label)
+        axes.set_ylim(0, panel.y_max)
     bottom.set_xlabel(x_label)
     for axes in (top, bottom):
         if log_x:
@@ -129,8 +139,8 @@ def sweep_figure(
 _MARK_STYLES = ["--", ":", "-.", (0, (5, 2, 1, 2, 1, 2))]
 
 
-def _bars(half_widths: Sequence[float]) -> list[float] | None:
-    bars = [0.0 if math.isnan(h) else 100 * h for h in half_widths]
+def _bars(half_widths: Sequence[float], scale: float) -> list[float] | None:
+    bars = [0.0 if math.isnan(h) else scale * h for h in half_widths]
     return bars if any(bars) else None
 
 

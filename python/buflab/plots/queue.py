@@ -33,7 +33,9 @@ def analysis_figure(analyses: Mapping[str, QueueAnalysis], footer: str) -> plt.F
     _log_cdfs(delay, [a.queue_delay for a in analyses.values()], delay_scale, list(analyses))
     for label, a in analyses.items():
         cdf = a.bursts.cdf()
-        bursts.step(cdf["value"], cdf["cdf"], where="post", label=label)
+        # From zero at the smallest size, so that a single size still draws its step.
+        values, fractions = cdf["value"].to_numpy(), cdf["cdf"].to_numpy()
+        bursts.step(np.r_[values[:1], values], np.r_[0.0, fractions], where="post", label=label)
         occupancy.plot(a.series["time_s"], a.series["queue_pkts"], label=label, linewidth=0.8)
     gaps = {_line_rate_gap_us(a) for a in analyses.values()}
     if len(gaps) == 1 and analyses:
@@ -45,10 +47,15 @@ def analysis_figure(analyses: Mapping[str, QueueAnalysis], footer: str) -> plt.F
         )
     iat.set_xscale("log")
     iat.set_xlabel("inter-arrival time of stored packets (µs)")
-    bursts.set_xscale("log")
+    _burst_axis(bursts, [a.bursts for a in analyses.values()])
     bursts.set_xlabel("burst size (successive packets of one flow)")
-    delay.set_xscale("log")
     delay.set_xlabel("queueing delay (ms)")
+    if all(a.queue_delay.count == 0 or a.queue_delay.high == 0 for a in analyses.values()):
+        # Nothing waited (a queue that only ever serves at once, as a bump's may).
+        delay.set_xticks([])
+        delay.text(0.5, 0.5, "no packet waited", transform=delay.transAxes, ha="center")
+    else:
+        delay.set_xscale("log")
     for ax in (iat, bursts, delay):
         ax.set_ylabel("CDF")
         ax.set_ylim(0, 1.01)
@@ -81,6 +88,18 @@ def _log_cdfs(ax: plt.Axes, dists: list[Distribution], scale: float, labels: lis
             label=label,
         )
     ax.set_xlim(left=left)
+
+
+def _burst_axis(ax: plt.Axes, dists: list[Distribution]) -> None:
+    """Burst sizes on a log axis when they span a decade or more; otherwise (one flow's single
+    run of the whole window, say) a linear one, whose plain ticks stay legible."""
+    counted = [d for d in dists if d.count]
+    low = min((d.low for d in counted), default=1.0)
+    high = max((d.high for d in counted), default=1.0)
+    if high >= 10 * max(low, 1.0):
+        ax.set_xscale("log")
+    else:
+        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
 
 
 def _line_rate_gap_us(a: QueueAnalysis) -> tuple[int, float]:

@@ -24,8 +24,9 @@ overrides in `[sweep.cases.NAME]`, so one point can change several keys at once:
     "network.access" = { rate = "100Mbps", machines = 4, classes = 5 }
 
 `metrics` names the summary metrics the table shows (default utilization and drop rate),
-and each `[[sweep.published]]` entry is one published number that `buflab reproduce` prints
-beside buflab's:
+`plot` the two its figure draws, top and bottom (the same default; a run with bumps has
+each bump's counts as metrics too, `NAME.COLUMN`), and each `[[sweep.published]]` entry is
+one published number that `buflab reproduce` prints beside buflab's:
 
     [[sweep.published]]
     point = { access = "slow", "network.bottleneck.buffer" = "10pkt" }
@@ -68,7 +69,17 @@ from buflab.engine.scenario import Overrides, Scenario, apply_overrides, load_sc
 from buflab.engine.units import KINDS, UnitError, parse_quantity
 from buflab.experiments.sweep import Plan, Vary
 
-HEADER_KEYS = {"runs", "vary", "labels", "theory", "cases", "metrics", "published", "threshold"}
+HEADER_KEYS = {
+    "runs",
+    "vary",
+    "labels",
+    "theory",
+    "cases",
+    "metrics",
+    "plot",
+    "published",
+    "threshold",
+}
 THRESHOLD_KEYS = {"metric", "target", "times"}
 DEFAULT_METRICS = ("utilization", "drop_rate")
 PUBLISHED_KEYS = {"point", "metric", "value", "band", "source", "relative_to", "relation"}
@@ -193,6 +204,8 @@ class SweepHeader:
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     theory: TheorySettings | None = None
     metrics: tuple[str, ...] = DEFAULT_METRICS
+    # The figure's two panels (top, bottom): by default utilization and the drop rate.
+    plot: tuple[str, str] | None = None
     published: list[Published] = field(default_factory=list)
     threshold: Threshold | None = None
 
@@ -221,6 +234,12 @@ class SweepHeader:
         metrics = table.get("metrics", list(DEFAULT_METRICS))
         if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
             raise ScenarioError(f"sweep.metrics = {metrics!r}: expected an array of metric names")
+        plot = table.get("plot")
+        two_names = isinstance(plot, list) and len(plot) == 2
+        if plot is not None and not (two_names and all(isinstance(m, str) for m in plot)):
+            raise ScenarioError(
+                f"sweep.plot = {plot!r}: expected two metric names, the top and bottom panels'"
+            )
         published = table.get("published", [])
         if not isinstance(published, list):
             raise ScenarioError(f"sweep.published = {published!r}: expected an array of tables")
@@ -235,6 +254,7 @@ class SweepHeader:
             labels=table.get("labels", {}),
             theory=None if theory is None else TheorySettings(**theory),
             metrics=tuple(metrics),
+            plot=None if plot is None else (plot[0], plot[1]),
             published=entries,
             threshold=None if threshold is None else Threshold.from_table(threshold, vary),
         )
