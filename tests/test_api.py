@@ -45,8 +45,8 @@ def test_run_returns_tables_and_the_scenario_it_ran() -> None:
 
 def test_every_table_has_the_columns_and_dtypes_the_engine_describes() -> None:
     # Between them, every table has rows: the switch has ports (and no auto-sizer), the
-    # closed-loop dumbbell has transfers, and the auto-sizer's steps and flow traces, and the
-    # NetBump example its bumps.
+    # closed-loop dumbbell has transfers, and the auto-sizer's steps and flow traces, the
+    # NetBump example its bumps, and the QCN example its reaction points' rates.
     switch = buflab.run(EXAMPLES / "switch.toml", duration="1s", warmup="0.5s")
     closed = buflab.run(
         EXAMPLES / "closed_loop.toml",
@@ -56,9 +56,10 @@ def test_every_table_has_the_columns_and_dtypes_the_engine_describes() -> None:
         monitor__trace_flows=[0, 1],
     )
     bumps = buflab.run(EXAMPLES / "netbump.toml", duration="0.2s", warmup="0.1s")
+    qcn = buflab.run(EXAMPLES / "qcn.toml", duration="0.4s", warmup="0.1s")
     described = table_descriptions()
     with_rows = set()
-    for result in (switch, closed, bumps):
+    for result in (switch, closed, bumps, qcn):
         summary = [column["name"] for column in described["summary"]["columns"]]
         assert list(result.summary) == summary
         for name in described.keys() - {"summary"}:

@@ -67,6 +67,43 @@ def with_bumps(*bumps: dict[str, Any], **network: Any) -> dict[str, Any]:
         ({"classify": "host"}, "network.bump.0.classify", '"flow", "port", "all"'),
         ({"name": "summary"}, "network.bump.0.name", 'other than "summary"'),
         ({"pacer": "delay", "colour": "red"}, "network.bump.0.colour", "unknown key"),
+        (
+            {"at": "bottleneck", "pacer": "token_thread", "pace_rate": "qcn"},
+            "network.bump.0.pace_rate",
+            'reaction point sits at "access"',
+        ),
+        (
+            {"pacer": "token_thread", "pace_rate": "1Gbps", "reaction_point": {}},
+            "network.bump.0.reaction_point",
+            'unless pace_rate = "qcn"',
+        ),
+        (
+            {"pacer": "token_thread", "pace_rate": "qcn", "reaction_point": {"r_ai": "0Mbps"}},
+            "network.bump.0.reaction_point.r_ai",
+            "a positive rate",
+        ),
+        (
+            {"pacer": "token_thread", "pace_rate": "qcn", "reaction_point": {"gd": 128}},
+            "network.bump.0.reaction_point.gd",
+            "unknown key",
+        ),
+        ({"congestion_point": {"q_eq": "0B"}}, "network.bump.0.congestion_point.q_eq", "positive"),
+        ({"congestion_point": {}}, "network.bump.0.congestion_point.q_eq", "missing"),
+        (
+            {"congestion_point": {"q_eq": "9KB", "sample": 1.5}},
+            "network.bump.0.congestion_point.sample",
+            '"standard" or a probability',
+        ),
+        (
+            {"congestion_point": {"q_eq": "9KB", "sample": "often"}},
+            "network.bump.0.congestion_point.sample",
+            '"standard" or a probability',
+        ),
+        (
+            {"congestion_point": {"q_eq": "9KB"}, "vqueue": {"rate": "1Gbps", "size": "18KB"}},
+            "network.bump.0.classify",
+            "the one queue of a port",
+        ),
     ],
 )
 def test_bad_bump_keys_are_one_line_errors_naming_the_key(
@@ -189,3 +226,31 @@ def test_an_ecn_echo_puts_a_flow_in_the_paced_set() -> None:
     marked, unmarked = run(True), run(False)
     assert marked["paced_joins"] > 0 and marked["paced"] > 0
     assert unmarked["paced_joins"] == 0 and unmarked["paced"] == 0
+
+
+QCN_EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "qcn.toml"
+
+
+def test_qcn_reaction_points_share_the_port_and_every_message_is_heard() -> None:
+    """The seed's QCN testbed (examples/qcn.toml) with its first settings (feedback on 20 % of
+    packets, cuts on the standard's scale of 128): the three sources' limiters end near the
+    fair share and the port stays busy. Tolerances: the limiters oscillate around the share
+    by about ±15 % of it (their cuts are up to half a rate, their recoveries 5 Mb/s steps), so
+    each last rate is checked within 40 % of 333 Mb/s and Jain's index of the goodputs over
+    the last 2 s above 0.95; every message reaches a reaction point (each flow has one)."""
+    scenario = buflab.load_scenario(QCN_EXAMPLE)
+    scenario["duration"] = "3s"
+    scenario["warmup"] = "1s"
+    scenario["network"]["bump"][0]["reaction_point"] = {"quantization": 128}
+    scenario["network"]["bump"][1]["congestion_point"]["sample"] = 0.2
+    result = buflab.run(scenario)
+    bumps = result.bumps.set_index("name")
+    assert bumps.loc["cp", "cp_messages"] > 100
+    # Counted over the measured window: equal but for the few in flight across its edges.
+    assert abs(int(bumps.loc["rp", "rp_messages"]) - int(bumps.loc["cp", "cp_messages"])) <= 5
+    last = result.rates.groupby("class")["rate_bps"].last()
+    assert sorted(last.index) == [0, 1, 2]
+    share = 1e9 / 3
+    assert all(abs(rate - share) < 0.4 * share for rate in last), last
+    assert result.summary["jain_fairness"] > 0.95
+    assert result.summary["utilization"] > 0.95

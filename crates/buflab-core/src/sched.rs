@@ -36,6 +36,8 @@ pub enum Event {
     Autosize,
     /// A router node's next fabric slot may be due (lazy: checked when it fires).
     SwitchSlot(u32),
+    /// A QCN message reaches its reaction point (the payload indexes the messages in flight).
+    Feedback(u32),
 }
 
 /// Bits of a packed event: 4 for the kind, 25 for the component id.
@@ -59,6 +61,7 @@ impl Event {
             Event::Autosize => (3, 0),
             Event::SwitchSlot(v) => (4, v),
             Event::LinkReady(v) => (5, v),
+            Event::Feedback(v) => (6, v),
             Event::Timer(v, slot) => {
                 debug_assert!((slot as usize) < MAX_TIMER_SLOTS);
                 (TIMER_KIND + slot as u64, v)
@@ -76,7 +79,8 @@ impl Event {
             3 => Event::Autosize,
             4 => Event::SwitchSlot(v),
             5 => Event::LinkReady(v),
-            // Only `pack` makes keys: kinds 6 and 7 never occur.
+            6 => Event::Feedback(v),
+            // Only `pack` makes keys: kind 7 never occurs.
             k => Event::Timer(v, (k - TIMER_KIND) as u8),
         }
     }
@@ -284,6 +288,7 @@ mod tests {
             Event::Autosize,
             Event::SwitchSlot(MAX_ID),
             Event::LinkReady(7),
+            Event::Feedback(MAX_ID),
         ];
         for e in all {
             assert_eq!(Event::unpack(e.pack()), e);

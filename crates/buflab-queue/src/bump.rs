@@ -36,7 +36,8 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use buflab_base::units::{Rate, Time, PS_PER_S};
 
 use crate::fifo::Packets;
-use crate::pacer::{Pacer, PacerSpec};
+use crate::pacer::{AnyPacer, Pacer, PacerSpec};
+use crate::qcn::{CongestionPoint, CpStats, ReactionPoint, RpSpec};
 use crate::vqueue::{VirtualQueue, VqSpec, VqStats};
 use crate::{Arrival, Dequeue, Discipline, Queued, Verdict};
 
@@ -78,6 +79,11 @@ pub enum RateSource {
     VirtualPort,
     /// None: the pacer takes no rate (batching on a timer).
     Unused,
+    /// A QCN reaction point's ([`crate::qcn`]), limiting to `line` until its first message.
+    Qcn {
+        rp: RpSpec,
+        line: Rate,
+    },
 }
 
 /// Which classes a pacing bump paces.
@@ -146,6 +152,9 @@ pub struct BumpStats {
     /// The classes seen (whole run).
     pub classes: u64,
     pub vqueue: VqStats,
+    /// Its QCN congestion point's counts, and the messages its reaction points heard.
+    pub cp: CpStats,
+    pub rp_messages: u64,
     pub gaps: Gaps,
     /// The integral of the packets held over time (packets × ps), and the most held for any
     /// length of time.
@@ -163,6 +172,8 @@ impl BumpStats {
         self.paced_joins += o.paced_joins;
         self.classes += o.classes;
         self.vqueue.add(&o.vqueue);
+        self.cp.add(&o.cp);
+        self.rp_messages += o.rp_messages;
         self.gaps.add(&o.gaps);
         self.queue_integral += o.queue_integral;
         self.max_queue = self.max_queue.max(o.max_queue);
@@ -180,10 +191,11 @@ impl BumpStats {
 
 /// A class: its queue, its pacer and its rate meter, its virtual queue.
 struct Class<P> {
-    queue: Packets<P>,
-    /// When each queued packet arrived, to tell which ones the pacer held.
-    arrived: VecDeque<Time>,
-    pacer: Option<Box<dyn Pacer>>,
+    /// Its classification key (flow, port, or 0 for all).
+    key: u32,
+    /// Its packets, each with its arrival time (to tell which ones the pacer held).
+    queue: VecDeque<(P, Time)>,
+    pacer: Option<AnyPacer>,
     meter: Option<Meter>,
     vq: Option<VirtualQueue>,
     /// The release time of its head, as last scheduled.
@@ -192,6 +204,25 @@ struct Class<P> {
     paced_until: Time,
     /// When its last data packet left.
     last_departure: Option<Time>,
+    /// With `RateSource::Qcn`: the reaction point setting its pacer's rate.
+    rp: Option<ReactionPoint>,
+}
+
+/// A change of a QCN reaction point's rate: when, for which class (its flow, with a class
+/// per flow), and the current and target rates after it (bits per second).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateChange {
+    pub time: Time,
+    pub class_key: u32,
+    pub rate_bps: u64,
+    pub target_bps: u64,
+}
+
+/// A QCN message for the source of flow `flow`: quantized feedback `fb` (1 to 63).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Feedback {
+    pub flow: u32,
+    pub fb: u8,
 }
 
 /// A class's arrival rate over windows of `window` packets.
@@ -229,6 +260,8 @@ pub struct Bump<P> {
     classes: Vec<Class<P>>,
     /// The class of each classification key (flow, port, or 0 for all).
     class_of_key: HashMap<u32, usize>,
+    /// The last (key, class) looked up.
+    last_class: Option<(u32, usize)>,
     /// Destination ports of flows whose packets carry none.
     ports: HashMap<u32, u16>,
     /// Unpaced bumps keep every data packet in this one FIFO.
@@ -244,6 +277,14 @@ pub struct Bump<P> {
     vq_base: VqStats,
     last_change: Time,
     stats: BumpStats,
+    /// A QCN congestion point on its queue, its counts when counting began, and the messages
+    /// it sent that the caller has not yet taken.
+    cp: Option<CongestionPoint>,
+    cp_base: CpStats,
+    feedback: Vec<Feedback>,
+    /// The earliest end of a reaction point's timer cycle (any class), and every rate change.
+    rp_timer: Option<Time>,
+    rates: Vec<RateChange>,
 }
 
 impl<P: Flowing> Bump<P> {
@@ -253,6 +294,7 @@ impl<P: Flowing> Bump<P> {
             control: Packets::new(),
             classes: Vec::new(),
             class_of_key: HashMap::new(),
+            last_class: None,
             ports: HashMap::new(),
             fifo: Packets::new(),
             ready: BinaryHeap::new(),
@@ -262,7 +304,58 @@ impl<P: Flowing> Bump<P> {
             vq_base: VqStats::default(),
             last_change: Time::ZERO,
             stats: BumpStats::default(),
+            cp: None,
+            cp_base: CpStats::default(),
+            feedback: Vec::new(),
+            rp_timer: None,
+            rates: Vec::new(),
         }
+    }
+
+    /// Runs a QCN congestion point on its queue: its virtual queue's backlog if it has one
+    /// (then it must have one class), else its own, in bytes, as each data packet joins it.
+    /// Its messages wait in [`Bump::take_feedback`].
+    pub fn set_congestion_point(&mut self, cp: CongestionPoint) {
+        assert!(self.spec.vqueue.is_none() || self.spec.classify == Classify::All);
+        self.cp = Some(cp);
+    }
+
+    /// The QCN messages its congestion point sent since the last call, oldest first.
+    pub fn take_feedback(&mut self) -> std::vec::Drain<'_, Feedback> {
+        self.feedback.drain(..)
+    }
+
+    pub fn has_congestion_point(&self) -> bool {
+        self.cp.is_some()
+    }
+
+    /// Whether its pacers' rates are QCN reaction points'.
+    pub fn is_reaction_point(&self) -> bool {
+        matches!(self.spec.pacer, Some((_, RateSource::Qcn { .. })))
+    }
+
+    /// Whether it may have messages waiting (checked cheaply per packet).
+    pub fn has_feedback(&self) -> bool {
+        !self.feedback.is_empty()
+    }
+
+    /// Every change of its reaction points' rates so far, in time order.
+    pub fn rate_changes(&self) -> &[RateChange] {
+        &self.rates
+    }
+
+    /// A QCN message for flow `flow`'s reaction point arrives at `now` (without one it is
+    /// ignored): the class's rate is cut, and its head rescheduled.
+    pub fn on_feedback(&mut self, now: Time, flow: u32, fb: u8) {
+        if !matches!(self.spec.pacer, Some((_, RateSource::Qcn { .. }))) {
+            return;
+        }
+        self.advance(now);
+        let c = self.class(self.key(flow, None));
+        let rp = self.classes[c].rp.as_mut().expect("a QCN bump's classes have reaction points");
+        rp.on_feedback(now, fb);
+        self.stats.rp_messages += self.count();
+        self.rate_changed(c, now);
     }
 
     pub fn spec(&self) -> &BumpSpec {
@@ -286,10 +379,15 @@ impl<P: Flowing> Bump<P> {
         self.account(now);
         let mut s = self.stats;
         s.vqueue = self.vqueue_stats();
+        s.cp = self.cp.as_ref().map(|cp| cp.stats).unwrap_or_default();
         if self.counting {
             s.vqueue.subtract(&self.vq_base);
+            s.cp.samples -= self.cp_base.samples;
+            s.cp.messages -= self.cp_base.messages;
+            s.cp.feedback_sum -= self.cp_base.feedback_sum;
         } else {
             s.vqueue = VqStats::default();
+            s.cp = CpStats::default();
         }
         s
     }
@@ -301,6 +399,18 @@ impl<P: Flowing> Bump<P> {
             s.add(&vq.stats);
         }
         s
+    }
+
+    /// Whether it learns from its flows' ACKs ([`Bump::on_reverse`]): only a bump that paces
+    /// on ECN-Echo does.
+    pub fn hears_acks(&self) -> bool {
+        matches!(self.spec.paced, Paced::OnEcnEcho { .. }) && self.spec.pacer.is_some()
+    }
+
+    /// Whether anything but its own arrivals and the time changes what it does: its flows'
+    /// ACKs, or congestion feedback.
+    pub fn hears_reverse(&self) -> bool {
+        self.hears_acks() || matches!(self.spec.pacer, Some((_, RateSource::Qcn { .. })))
     }
 
     /// A packet of flow `flow` went the other way through the bump at `now` (an ACK on its
@@ -320,7 +430,7 @@ impl<P: Flowing> Bump<P> {
         }
         class.paced_until = now + hold;
         // Its head may now have to wait.
-        if class.queue.peek().is_some() {
+        if !class.queue.is_empty() {
             class.next = None;
             self.push_ready(c, now);
         }
@@ -336,7 +446,14 @@ impl<P: Flowing> Bump<P> {
 
     /// The class of `key`, created on its first packet.
     fn class(&mut self, key: u32) -> usize {
+        // A bump per flow sees one key: skip the hash.
+        if let Some((k, c)) = self.last_class {
+            if k == key {
+                return c;
+            }
+        }
         if let Some(&c) = self.class_of_key.get(&key) {
+            self.last_class = Some((key, c));
             return c;
         }
         let spec = self.spec;
@@ -346,6 +463,7 @@ impl<P: Flowing> Bump<P> {
                 let rate = match source {
                     RateSource::Fixed(r) => Some(r),
                     RateSource::VirtualPort => spec.vqueue.map(|v| v.rate),
+                    RateSource::Qcn { line, .. } => Some(line),
                     RateSource::Measured { .. } | RateSource::Unused => None,
                 };
                 let meter = match source {
@@ -358,17 +476,26 @@ impl<P: Flowing> Bump<P> {
             }
         };
         self.classes.push(Class {
-            queue: Packets::new(),
-            arrived: VecDeque::new(),
+            key,
+            queue: VecDeque::new(),
             pacer,
             meter,
             vq: spec.vqueue.map(VirtualQueue::new),
             next: None,
             paced_until: Time::ZERO,
             last_departure: None,
+            rp: match spec.pacer {
+                Some((_, RateSource::Qcn { rp, line })) => Some(ReactionPoint::new(rp, line)),
+                _ => None,
+            },
         });
         self.stats.classes += 1;
         let c = self.classes.len() - 1;
+        if c == 1 {
+            if let Some(t) = self.classes[0].next {
+                self.ready.push(Reverse((t, 0)));
+            }
+        }
         self.class_of_key.insert(key, c);
         c
     }
@@ -386,13 +513,18 @@ impl<P: Flowing> Bump<P> {
             Paced::OnEcnEcho { .. } => self.classes[c].paced_until > now,
         };
         let class = &mut self.classes[c];
-        let next = match (class.queue.peek(), class.pacer.as_mut()) {
-            (Some(head), Some(pacer)) if paced => Some(pacer.release_at(now, head.size())),
+        let next = match (class.queue.front(), class.pacer.as_mut()) {
+            (Some((head, _)), Some(pacer)) if paced => Some(pacer.release_at(now, head.size())),
             (Some(_), _) => Some(now),
             (None, _) => None,
         };
+        // Unchanged: its entry is in the heap already (most arrivals behind a head).
+        if class.next == next {
+            return;
+        }
         class.next = next;
-        if let Some(t) = next {
+        // With one class, its `next` is the schedule: the heap waits for a second.
+        if let (Some(t), true) = (next, self.classes.len() > 1) {
             self.ready.push(Reverse((t, c)));
         }
     }
@@ -402,7 +534,46 @@ impl<P: Flowing> Bump<P> {
         if !self.counting && now >= self.count_from {
             self.counting = true;
             self.vq_base = self.vqueue_stats();
+            self.cp_base = self.cp.as_ref().map(|cp| cp.stats).unwrap_or_default();
             self.last_change = self.count_from;
+        }
+        if self.rp_timer.is_some_and(|t| t <= now) {
+            self.run_rp_timers(now);
+        }
+    }
+
+    /// Ends every reaction point's timer cycles due by `now`, each at its own time, and finds
+    /// the next.
+    fn run_rp_timers(&mut self, now: Time) {
+        for c in 0..self.classes.len() {
+            while let Some(t) =
+                self.classes[c].rp.as_ref().and_then(|rp| rp.next_timer()).filter(|&t| t <= now)
+            {
+                self.classes[c].rp.as_mut().expect("checked").on_timer(t);
+                self.rate_changed(c, t);
+            }
+        }
+        self.rp_timer =
+            self.classes.iter().filter_map(|c| c.rp.as_ref().and_then(|rp| rp.next_timer())).min();
+    }
+
+    /// Class `c`'s reaction point changed its rate at `t`: its pacer takes it, the change is
+    /// logged, its head is rescheduled, and its timer may end sooner.
+    fn rate_changed(&mut self, c: usize, t: Time) {
+        let class = &mut self.classes[c];
+        let rp = class.rp.as_ref().expect("a rate change comes from a reaction point");
+        if let Some(p) = class.pacer.as_mut() {
+            p.set_rate(t, rp.rate());
+        }
+        let key = class.key;
+        let (rate, target, timer) = (rp.rate().bits_per_s(), rp.target().bits_per_s(), rp.next_timer());
+        self.rates.push(RateChange { time: t, class_key: key, rate_bps: rate, target_bps: target });
+        if let Some(timer) = timer {
+            self.rp_timer = Some(self.rp_timer.map_or(timer, |r| r.min(timer)));
+        }
+        if !self.classes[c].queue.is_empty() {
+            self.classes[c].next = None;
+            self.push_ready(c, t);
         }
     }
 
@@ -440,6 +611,34 @@ impl<P: Flowing> Bump<P> {
                 self.stats.gaps.record(now - last);
             }
         }
+    }
+
+    /// The congestion point samples a data packet of flow `flow` (class `c`) that just joined
+    /// the queue at `now`.
+    fn congestion_point(&mut self, now: Time, c: usize, flow: u32) {
+        let queue = match self.classes[c].vq.as_mut() {
+            Some(vq) => vq.backlog_bytes(now),
+            None => self.backlog.1,
+        };
+        let cp = self.cp.as_mut().expect("called with a congestion point");
+        if let Some(fb) = cp.on_arrival(queue) {
+            self.feedback.push(Feedback { flow, fb });
+        }
+    }
+
+    /// The earliest (release time, class) of the class heads: the one class's own, or the
+    /// heap's first entry that is not stale (stale ones are dropped on the way).
+    fn next_release(&mut self) -> Option<(Time, usize)> {
+        if self.classes.len() == 1 {
+            return self.classes[0].next.map(|t| (t, 0));
+        }
+        while let Some(&Reverse((t, c))) = self.ready.peek() {
+            if self.classes[c].next == Some(t) {
+                return Some((t, c));
+            }
+            self.ready.pop(); // stale
+        }
+        None
     }
 
     fn count(&self) -> u64 {
@@ -485,6 +684,9 @@ impl<P: Flowing> Discipline<P> for Bump<P> {
             pkt.mark_ce();
         }
         self.grow(now, a.size);
+        if self.cp.is_some() {
+            self.congestion_point(now, c, pkt.flow());
+        }
         if self.spec.pacer.is_none() {
             self.fifo.push(pkt);
             return verdict;
@@ -498,8 +700,7 @@ impl<P: Flowing> Discipline<P> for Bump<P> {
         if let Some(p) = class.pacer.as_mut() {
             p.on_arrival(now, a.size);
         }
-        class.queue.push(pkt);
-        class.arrived.push_back(now);
+        class.queue.push_back((pkt, now));
         // A new head, or an arrival that moved the head's release (tokens a modified bucket
         // adds at arrivals, a newly measured rate): schedule the head again; the entry it had
         // goes stale.
@@ -519,34 +720,49 @@ impl<P: Flowing> Discipline<P> for Bump<P> {
             self.depart(now, &p, Some(c));
             return Dequeue::Send(p);
         }
-        while let Some(&Reverse((t, c))) = self.ready.peek() {
-            if self.classes[c].next != Some(t) {
-                self.ready.pop(); // stale
-                continue;
-            }
-            if t > now {
-                return Dequeue::Wait(t);
-            }
-            self.ready.pop();
-            let class = &mut self.classes[c];
-            let p = class.queue.pop().expect("a scheduled class has a head");
-            let arrived = class.arrived.pop_front().expect("one arrival per packet");
-            if t > arrived && self.counting {
-                self.stats.paced += 1;
-            }
-            if let Some(pacer) = class.pacer.as_mut() {
-                pacer.on_departure(now, p.size());
-            }
-            class.next = None;
-            self.push_ready(c, now);
-            self.depart(now, &p, Some(c));
-            return Dequeue::Send(p);
+        let Some((t, c)) = self.next_release() else { return Dequeue::Idle };
+        if t > now {
+            // A reaction point's timer due sooner may raise the rate: ask again then.
+            return Dequeue::Wait(self.rp_timer.map_or(t, |r| r.min(t)));
         }
-        Dequeue::Idle
+        if self.classes.len() > 1 {
+            self.ready.pop();
+        }
+        let class = &mut self.classes[c];
+        let (p, arrived) = class.queue.pop_front().expect("a scheduled class has a head");
+        if t > arrived && self.counting {
+            self.stats.paced += 1;
+        }
+        if let Some(pacer) = class.pacer.as_mut() {
+            pacer.on_departure(now, p.size());
+        }
+        class.next = None;
+        if class.rp.as_mut().is_some_and(|rp| rp.on_sent(p.size() as u64)) {
+            self.rate_changed(c, now);
+        }
+        self.push_ready(c, now);
+        self.depart(now, &p, Some(c));
+        Dequeue::Send(p)
     }
 
     fn backlog(&self) -> (u64, u64) {
         self.backlog
+    }
+
+    /// With packets only in paced classes: the earliest release scheduled (with several
+    /// classes, the heap's first entry, which a stale entry can only make earlier).
+    fn not_before(&self) -> Time {
+        if !self.control.is_empty() || self.spec.pacer.is_none() {
+            return Time::ZERO;
+        }
+        let first = match self.classes.len() {
+            1 => self.classes[0].next,
+            _ => self.ready.peek().map(|r| r.0 .0),
+        };
+        match (first, self.rp_timer) {
+            (Some(t), Some(r)) => t.min(r),
+            (first, _) => first.unwrap_or(Time::ZERO),
+        }
     }
 }
 
@@ -890,5 +1106,58 @@ mod tests {
             let long_run = (steady.len() - 1) as f64 * 1500.0 * 8.0 / span;
             assert!((long_run / 1e9 - 1.0).abs() < 0.001, "{kind:?}: long-run {long_run}");
         }
+    }
+
+    /// QCN by hand, without a simulator: a congestion point's message, carried by the test
+    /// to a reaction point's bump, sets that flow's token thread to the cut rate exactly.
+    #[test]
+    fn a_qcn_message_carried_by_hand_sets_the_reaction_points_pacing_rate() {
+        use crate::qcn::{CongestionPoint, CpSpec, RpSpec, Sampling};
+        use buflab_base::rng::{Rng, Stream};
+        // The congestion point: one class, its own queue, every packet sampled, Q_EQ 3000 B.
+        let mut cp = Bump::<P>::new(BumpSpec {
+            classify: Classify::All,
+            pacer: None,
+            paced: Paced::All,
+            vqueue: None,
+        });
+        let spec = CpSpec { q_eq: 3000, w: 2, sampling: Sampling::Fixed(1.0) };
+        cp.set_congestion_point(CongestionPoint::new(spec, Rng::stream(1, Stream::Queue, 0)));
+        let mut purged = Vec::new();
+        let mut bytes = 0;
+        for i in 0..4 {
+            let a = Arrival::new(Time::ZERO, i, bytes, Time(1), Limit::Unlimited, 1500, false);
+            cp.enqueue(&a, P(7, i as u32, 1500), &mut purged);
+            bytes += 1500;
+        }
+        // Queues of 1500 to 6000 B against Q_EQ 3000, W 2, Fb_max 15000, |Fb|·63/15000 rounded
+        // up: -(-1500 + 2·1500) → 6.3 → 7; -(0 + 3000) → 12.6 → 13; -(1500 + 3000) → 18.9 →
+        // 19; -(3000 + 3000) → 25.2 → 26.
+        let messages: Vec<Feedback> = cp.take_feedback().collect();
+        assert_eq!(messages.iter().map(|m| m.fb).collect::<Vec<_>>(), vec![7, 13, 19, 26]);
+        assert!(messages.iter().all(|m| m.flow == 7) && !cp.has_feedback());
+
+        // The reaction point: a token thread (1 µs ticks, one packet deep) at 1 Gb/s line rate.
+        let rp_spec = RpSpec::STANDARD;
+        let mut rp = Bump::<P>::new(BumpSpec {
+            classify: Classify::Flow,
+            pacer: Some((
+                PacerSpec::TokenThread { depth: 1500, tick: Time::from_us(1) },
+                RateSource::Qcn { rp: rp_spec, line: Rate::gbps(1) },
+            )),
+            paced: Paced::All,
+            vqueue: None,
+        });
+        assert!(rp.is_reaction_point() && rp.hears_reverse());
+        // The last message, Fb 26, cuts 1 Gb/s by 26/128: 796,875,000 b/s.
+        rp.on_feedback(Time::ZERO, 7, 26);
+        assert_eq!(rp.rate_changes()[0].rate_bps, 796_875_000);
+        let arrivals: Vec<(Time, P)> = (0..3).map(|i| (Time::ZERO, P(7, i, 1500))).collect();
+        let out = drive(&mut rp, Rate::gbps(10), &arrivals);
+        // The bucket starts full: the first goes at once. A tick earns 796.875 bits: the next
+        // needs 12,000, 16 ticks (12,750, capped at the 12,000 bits of the one-packet depth).
+        let times: Vec<u64> = out.iter().map(|(t, _)| t.ps()).collect();
+        assert_eq!(times, vec![0, 16_000_000, 32_000_000]);
+        assert_eq!(rp.stats(Time::from_ms(1)).rp_messages, 1);
     }
 }

@@ -34,14 +34,13 @@ impl<P: Queued> Packets<P> {
         Some(p)
     }
 
-    /// The oldest packet, left in place.
-    pub fn peek(&self) -> Option<&P> {
-        self.queue.front()
-    }
-
     /// The oldest packet for the serializer, or `Idle`.
     pub fn dequeue(&mut self) -> Dequeue<P> {
         self.pop().map_or(Dequeue::Idle, Dequeue::Send)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
     }
 
     /// Packets and bytes held.

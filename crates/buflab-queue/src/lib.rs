@@ -59,6 +59,7 @@ pub mod bump;
 pub mod describe;
 mod fifo;
 pub mod pacer;
+pub mod qcn;
 pub mod vqueue;
 
 /// Declares each discipline's module and lists it, with the form it takes, in [`kinds`]: the
@@ -184,6 +185,12 @@ pub trait Discipline<P: Queued>: std::any::Any {
     fn dequeue(&mut self, now: Time, purged: &mut Vec<P>) -> Dequeue<P>;
     /// Packets and bytes it holds.
     fn backlog(&self) -> (u64, u64);
+    /// A time before which `dequeue` would send nothing (it would answer `Wait` or `Idle`),
+    /// if the discipline knows one; the caller may then ask no earlier, which spares it calls
+    /// that can only say wait. Zero (the default): ask whenever the serializer is free.
+    fn not_before(&self) -> Time {
+        Time::ZERO
+    }
     /// Visits the packets it holds in the order it would send them if nothing arrived and
     /// the serializer stayed busy, and returns true; false (visiting nothing) if that order
     /// is not known in advance (a scheduler whose choice depends on time). The caller uses it

@@ -93,6 +93,7 @@ TABLE_NOTES: dict[str, str] = {
     "traces": "`buflab.plots.traces` draws them.",
     "bumps": "In a sweep each row's counts are metrics named `NAME.COLUMN` "
     "(`monitor.vq_overflows`, `pacer.gap_mean_s`).",
+    "rates": "`buflab run FILE --out DIR` draws them in `DIR/rates.png` (`buflab.plots.rates`).",
 }
 
 EVENTS = """\

@@ -46,7 +46,8 @@ from buflab.engine.units import parse_time_range
     "--out",
     type=click.Path(path_type=Path),
     help="Write results to this directory (with monitor.events = true, the event log streams "
-    "into it as the run goes; with traced flows, traces.png shows them).",
+    "into it as the run goes; with traced flows, traces.png shows them; with QCN reaction "
+    "points, rates.png their rates).",
 )
 @click.option("--csv", is_flag=True, help="With --out: also write the tables as CSV.")
 def run(
@@ -73,14 +74,18 @@ def run(
     result = run_scenario(scenario, events_to=events_to)
     if out is not None:
         result.to_dir(out, csv=csv)
-        if len(result.traces) > 0:
+        if len(result.traces) > 0 or len(result.rates) > 0:
             # start-up time: matplotlib only when there is a figure to draw
             from buflab.plots import footer_text
+            from buflab.plots.rates import write_rate_figure
             from buflab.plots.traces import write_trace_figure
 
             summary = result.summary
             footer = footer_text(str(summary["name"]), [int(summary["seed"])], __version__)
             write_trace_figure({str(summary["name"]): result.traces}, out, footer)
+            end_s = float(summary["duration_s"])
+            bottleneck_bps = float(summary["bottleneck_rate_bps"])
+            write_rate_figure(result.rates, end_s, bottleneck_bps, out, footer)
     if as_json:
         click.echo(json.dumps(result.summary))
         return

@@ -46,6 +46,7 @@ class Result:
     ports: pd.DataFrame = field(default_factory=lambda: empty_table("ports"))
     traces: pd.DataFrame = field(default_factory=lambda: empty_table("traces"))
     bumps: pd.DataFrame = field(default_factory=lambda: empty_table("bumps"))
+    rates: pd.DataFrame = field(default_factory=lambda: empty_table("rates"))
     # The queue the event log records (`monitor.events_at`): name, rate_bps, buffer_pkts,
     # buffer_bytes, as the engine reports it.
     events_queue: dict[str, Any] = field(default_factory=dict)
@@ -76,6 +77,7 @@ class Result:
             ports=table("ports"),
             traces=table("traces"),
             bumps=table("bumps"),
+            rates=table("rates"),
             events_queue=dict(raw.get("events_queue") or {}),
         )
 
@@ -102,8 +104,8 @@ class Result:
             events_csv(path, path.with_suffix(".csv"))
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables this result has, by file name (links, ports, transfers, autosize, traces
-        and bumps only when there were any; the event log is apart, see `events` and
+        """The tables this result has, by file name (links, ports, transfers, autosize, traces,
+        bumps and rates only when there were any; the event log is apart, see `events` and
         `events_file`)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
         if len(self.links) > 0:
@@ -118,6 +120,8 @@ class Result:
             tables["traces"] = self.traces
         if len(self.bumps) > 0:
             tables["bumps"] = self.bumps
+        if len(self.rates) > 0:
+            tables["rates"] = self.rates
         return tables
 
 

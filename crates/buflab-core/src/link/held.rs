@@ -70,6 +70,19 @@ impl Link {
         }
     }
 
+    /// Whether arrivals may reach it ahead of the global clock, fed in order by one express
+    /// link (`sim/plan.rs`): a held discipline decides by its own arrivals and the time alone,
+    /// unless it is a bump that hears its flow's ACKs or feedback, which come at the global
+    /// time.
+    pub fn takes_arrivals_ahead(&self) -> bool {
+        match &self.queue {
+            Queue::Held(d) => (d.as_ref() as &dyn std::any::Any)
+                .downcast_ref::<Bump<Waiting>>()
+                .is_none_or(|b| !b.hears_reverse()),
+            _ => false,
+        }
+    }
+
     /// `pkt` passes the reverse side of this link's bump at `t` (an ACK on its way back to its
     /// sender, at the global time: a tap is only ever entered from an event). A bump that paces
     /// on ECN-Echo learns from it; the bump's queue and serializer are not involved, and a
@@ -80,6 +93,23 @@ impl Link {
         }
     }
 
+    /// The held discipline's `not_before`: asking earlier could only hear `Wait`.
+    fn held_not_before(&self) -> Time {
+        match &self.queue {
+            Queue::Held(d) => d.not_before(),
+            _ => Time::ZERO,
+        }
+    }
+
+    /// Its discipline changed its mind at `now` (a bump heard QCN feedback): a waiting head
+    /// may go at another time, so the serializer asks again now, or when it frees up.
+    pub fn rescheduled(&mut self, now: Time, sched: &mut Scheduler, id: u32) {
+        if self.waiting_pkts > 0 {
+            let at = self.busy_until.max(now).max(self.held_not_before());
+            self.ready_by(at, sched, id);
+        }
+    }
+
     fn held_backlog(&self) -> (u64, u64) {
         match &self.queue {
             Queue::Held(d) => d.backlog(),
@@ -87,8 +117,8 @@ impl Link {
         }
     }
 
-    /// A packet arrives at a held link at `t` (always the global time: a held link is never
-    /// express, so nothing enters it ahead).
+    /// A packet arrives at a held link at `t`: the global time, or later when an express link
+    /// chains into it (see `takes_arrivals_ahead`).
     pub(super) fn arrive_held(
         &mut self,
         t: Time,
@@ -103,7 +133,12 @@ impl Link {
         self.catch_up(t, sched, id);
         let (waiting, bytes) = self.held_backlog();
         let ect = pkt.flags & flags::ECT != 0;
-        let a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, pkt.size, ect);
+        let mut a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, pkt.size, ect);
+        // Packets held while the serializer idles (a pacer's) wait all the same: the newcomer
+        // joins them, so the limit applies as if the serializer were busy.
+        if waiting > 0 {
+            a.full = !crate::queue::fits(self.limit, waiting, bytes, pkt.size);
+        }
         let mut purged = std::mem::take(&mut self.purged);
         let Queue::Held(d) = &mut self.queue else { unreachable!("a held link") };
         let verdict = d.enqueue(&a, Waiting { pkt, arrived: t }, &mut purged);
@@ -120,10 +155,11 @@ impl Link {
         // An idle serializer asks at once (the discipline may still say wait), and the service
         // is reported after the enqueue, with the occupancy it leaves, as the timetable does;
         // a busy one asks when it frees up.
-        let started = if self.busy_until <= t {
+        let started = if self.busy_until <= t && self.held_not_before() <= t {
             self.start_next(t, sched, id)
         } else {
-            self.ready_by(self.busy_until, sched, id);
+            let at = self.busy_until.max(self.held_not_before());
+            self.ready_by(at, sched, id);
             None
         };
         let (after_pkts, after_bytes) = (self.waiting_pkts, self.waiting_bytes);
@@ -146,14 +182,18 @@ impl Link {
         }
     }
 
-    /// Runs a `LinkReady` due at `t` before anything else happens at `t` (only ever one due
-    /// exactly now: an earlier one would have fired as an event). The pending event finds
-    /// `ready_at` moved on and does nothing.
+    /// Runs the services due by `t` before anything else happens at `t`, in order, as their
+    /// `LinkReady` events would have (at the global time only one can be due, exactly now; an
+    /// arrival computed ahead may find several). Services due by `t` that these ask for run
+    /// here too, with no event of their own; pending events find `ready_at` moved on and do
+    /// nothing.
     pub(super) fn catch_up(&mut self, t: Time, sched: &mut Scheduler, id: u32) {
-        if let Some(r) = self.ready_at.filter(|&r| r <= t) {
+        self.horizon = t;
+        while let Some(r) = self.ready_at.filter(|&r| r <= t) {
             self.ready_at = None;
             self.serve(r, sched, id);
         }
+        self.horizon = Time::ZERO;
     }
 
     /// The serializer is free at `now` (or frees up then): starts the next packet the
@@ -189,7 +229,8 @@ impl Link {
                     sched.schedule(exit, Event::LinkExit(id));
                 }
                 if self.waiting_pkts > 0 {
-                    self.ready_by(self.busy_until, sched, id);
+                    let at = self.busy_until.max(self.held_not_before());
+                    self.ready_by(at, sched, id);
                 }
                 Some((w, ser))
             }
@@ -209,11 +250,14 @@ impl Link {
         m.record_wait(w.arrived, now);
     }
 
-    /// Makes sure a `LinkReady` event is pending at or before `at`.
+    /// Makes sure a `LinkReady` event is pending at or before `at` (none for a time that the
+    /// running `catch_up` reaches: it serves that itself).
     fn ready_by(&mut self, at: Time, sched: &mut Scheduler, id: u32) {
         if self.ready_at.is_none_or(|r| r > at) {
             self.ready_at = Some(at);
-            sched.schedule(at, Event::LinkReady(id));
+            if at > self.horizon {
+                sched.schedule(at, Event::LinkReady(id));
+            }
         }
     }
 

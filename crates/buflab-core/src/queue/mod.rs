@@ -11,7 +11,9 @@
 
 pub use buflab_queue::bump::{Bump, BumpSpec, BumpStats, Flowing};
 pub use buflab_queue::describe::{Kind, LinkInfo, ParamKind, Values};
-pub use buflab_queue::{drop_tail, red, Admission, Arrival, Dequeue, Discipline, Fifo, Queued, Verdict};
+pub use buflab_queue::{
+    drop_tail, fits, qcn, red, Admission, Arrival, Dequeue, Discipline, Fifo, Queued, Verdict,
+};
 
 use crate::link::{Queue, Waiting};
 use crate::rng::Rng;

@@ -35,6 +35,10 @@ pub struct BumpRow {
     pub vq_overflows: u64,
     pub vq_marks: u64,
     pub vq_drops: u64,
+    pub cp_samples: u64,
+    pub cp_messages: u64,
+    pub cp_mean_feedback: f64,
+    pub rp_messages: u64,
 }
 
 table!(BumpRow, "bumps",
@@ -71,6 +75,12 @@ table!(BumpRow, "bumps",
         |b| b.vq_overflows;
     vq_marks: "pkt", "Packets a virtual queue marked CE.", |b| b.vq_marks;
     vq_drops: "pkt", "Packets a virtual queue dropped.", |b| b.vq_drops;
+    cp_samples: "pkt", "Packets its QCN congestion point sampled (0 without a `congestion_point`).", |b| b.cp_samples;
+    cp_messages: "", "QCN messages its congestion point sent (samples with negative feedback).", |b| b.cp_messages;
+    cp_mean_feedback: "",
+        "Their mean quantized feedback, 1 to 63 (the standard's 6 bits); NaN without a message.",
+        |b| b.cp_mean_feedback;
+    rp_messages: "", "QCN messages its reaction points heard (`pace_rate = \"qcn\"`).", |b| b.rp_messages;
 });
 
 /// The rows of every entry, from its instances in `sim`, at the end of the measured window.
@@ -113,6 +123,14 @@ pub(super) fn bump_rows(sim: &mut Sim, entries: &[BumpEntry]) -> Vec<BumpRow> {
                 vq_overflows: s.vqueue.overflows,
                 vq_marks: s.vqueue.marks,
                 vq_drops: s.vqueue.drops,
+                cp_samples: s.cp.samples,
+                cp_messages: s.cp.messages,
+                cp_mean_feedback: if s.cp.messages > 0 {
+                    s.cp.feedback_sum as f64 / s.cp.messages as f64
+                } else {
+                    f64::NAN
+                },
+                rp_messages: s.rp_messages,
             }
         })
         .collect()

@@ -9,6 +9,7 @@
 use super::bumps::bump_rows;
 use super::flows::FlowRecord;
 use super::links::{ratio, switch_ports, LinkRow};
+use super::rates::rate_rows;
 use super::series::series;
 use super::summary::{Summary, SwitchFigures};
 use super::transfers::TransferRow;
@@ -163,6 +164,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         autosize: sim.autosize.as_ref().map_or(Vec::new(), |a| a.steps.clone()),
         traces: sim.tracer.take().map_or_else(Vec::new, |t| t.finish()),
         bumps: bump_rows(sim, &s.network.bumps),
+        rates: rate_rows(sim, &s.network.bumps),
         events_queue,
         events,
         events_written,

@@ -31,6 +31,7 @@ pub mod bumps;
 mod collect;
 pub mod flows;
 pub mod links;
+pub mod rates;
 pub mod series;
 pub mod summary;
 pub mod table;
@@ -41,6 +42,7 @@ pub use bumps::BumpRow;
 pub use collect::collect;
 pub use flows::FlowRecord;
 pub use links::{LinkRow, PortRow};
+pub use rates::RateRow;
 pub use series::SeriesRow;
 pub use summary::{Summary, SwitchFigures};
 pub use transfers::TransferRow;
@@ -67,6 +69,8 @@ pub struct RunResult {
     pub traces: Vec<TraceRow>,
     /// One row per `[[network.bump]]` entry (empty without bumps).
     pub bumps: Vec<BumpRow>,
+    /// Every QCN reaction point's rate change (empty without one).
+    pub rates: Vec<RateRow>,
     /// The queue the event log records (`monitor.events_at`), for rebuilding it.
     pub events_queue: EventsQueue,
     /// The event log kept in memory (`monitor.events` without a sink).
@@ -117,6 +121,7 @@ exported!(
     autosize: Step,
     traces: TraceRow,
     bumps: BumpRow,
+    rates: RateRow,
 );
 
 #[cfg(test)]
@@ -130,7 +135,18 @@ mod tests {
         let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
         assert_eq!(
             names,
-            ["summary", "flows", "timeseries", "links", "ports", "transfers", "autosize", "traces", "bumps"]
+            [
+                "summary",
+                "flows",
+                "timeseries",
+                "links",
+                "ports",
+                "transfers",
+                "autosize",
+                "traces",
+                "bumps",
+                "rates"
+            ]
         );
         for t in &tables {
             assert!(!t.doc.trim().is_empty(), "table {} has no doc", t.name);

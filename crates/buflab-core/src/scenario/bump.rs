@@ -13,6 +13,7 @@ use super::Topology;
 use crate::units::{parse_rate, BufferLimit, Rate, Time};
 use buflab_queue::bump::{BumpSpec, Classify, Paced, RateSource};
 use buflab_queue::pacer::{PacerKind, PacerSpec};
+use buflab_queue::qcn::{CpSpec, RpSpec, Sampling};
 use buflab_queue::vqueue::{Action, VqSpec};
 
 /// Where a bump sits: the link whose traffic it sees, just before the packets go on.
@@ -50,6 +51,8 @@ pub struct BumpEntry {
     /// Its forwarding latency: a packet leaves this long after its serialization ends.
     pub delay: Time,
     pub spec: BumpSpec,
+    /// A QCN congestion point on its queue.
+    pub congestion_point: Option<CpSpec>,
 }
 
 /// The default tick of the pacers that have one (seed §5.3.4: ten empty polls, about 4.5 µs;
@@ -123,9 +126,10 @@ fn read_entry(
     let delay = b.time("delay")?;
     let classify: Classify = b.named("classify")?;
     let vqueue = read_vqueue(b, asked)?;
+    let congestion_point = read_congestion_point(b, vqueue.is_some(), classify, asked)?;
     let kind: PacerKind = b.named("pacer")?;
     let (pacer, paced) = if kind == PacerKind::None {
-        for key in ["pace_rate", "window", "depth", "tick", "cap", "paced", "hold"] {
+        for key in ["pace_rate", "window", "depth", "tick", "cap", "paced", "hold", "reaction_point"] {
             if b.present(key) {
                 let got = b.raw(key).cloned().unwrap_or(Value::Null);
                 return Err(error(
@@ -150,12 +154,13 @@ fn read_entry(
             }
             RateSource::Unused
         } else {
-            read_pace_rate(b, vqueue.is_some())?
+            read_pace_rate(b, vqueue.is_some(), at, rate, asked)?
         };
         let spec = read_pacer(b, kind)?;
         (Some((spec, source)), read_paced(b, at)?)
     };
-    Ok(BumpEntry { name, at, rate, buffer, delay, spec: BumpSpec { classify, pacer, paced, vqueue } })
+    let spec = BumpSpec { classify, pacer, paced, vqueue };
+    Ok(BumpEntry { name, at, rate, buffer, delay, spec, congestion_point })
 }
 
 /// `at`: "access", "bottleneck" (the dumbbell) or "hopK" (the parking lot).
@@ -188,11 +193,35 @@ fn read_at(b: &mut Table, topology: Topology, hops: usize, machines: u32) -> Res
     Ok(at)
 }
 
-/// `pace_rate`: a rate, "measured" (with `window`) or "vqueue".
-fn read_pace_rate(b: &mut Table, has_vqueue: bool) -> Result<RateSource> {
+/// `pace_rate`: a rate, "measured" (with `window`), "vqueue" or "qcn" (with `reaction_point`,
+/// at `access`, starting at the bump's `rate`).
+fn read_pace_rate(
+    b: &mut Table,
+    has_vqueue: bool,
+    at: BumpAt,
+    line: Rate,
+    asked: &mut Asked,
+) -> Result<RateSource> {
     let got = b.value("pace_rate")?;
     let key = b.key_path("pace_rate");
-    let expected = "a rate such as \"1Gbps\", \"measured\" or \"vqueue\"";
+    let expected = "a rate such as \"1Gbps\", \"measured\", \"vqueue\" or \"qcn\"";
+    if got.as_str() == Some("qcn") {
+        if at != BumpAt::Access {
+            return Err(error(
+                &key,
+                &got,
+                "a rate, \"measured\" or \"vqueue\": a QCN reaction point sits at \"access\"",
+            ));
+        }
+        if line == Rate::UNBOUNDED {
+            return Err(error(&key, &got, "a rate: \"qcn\" starts at the bump's `rate`, which is unbounded"));
+        }
+        return Ok(RateSource::Qcn { rp: read_reaction_point(b, asked)?, line });
+    }
+    if b.present("reaction_point") {
+        let r = b.raw("reaction_point").cloned().unwrap_or(Value::Null);
+        return Err(error(&b.key_path("reaction_point"), &r, "no such key unless pace_rate = \"qcn\""));
+    }
     let source = match got.as_str() {
         Some("measured") => RateSource::Measured { window: b.uint("window", 2, 1_000_000_000)? as u32 },
         Some("vqueue") if has_vqueue => RateSource::VirtualPort,
@@ -290,6 +319,77 @@ fn read_paced(b: &mut Table, at: BumpAt) -> Result<Paced> {
     Ok(Paced::OnEcnEcho { hold })
 }
 
+/// `congestion_point`: a QCN congestion point, if given.
+fn read_congestion_point(
+    b: &mut Table,
+    has_vqueue: bool,
+    classify: Classify,
+    asked: &mut Asked,
+) -> Result<Option<CpSpec>> {
+    if !b.present("congestion_point") {
+        b.consume("congestion_point");
+        return Ok(None);
+    }
+    let mut c = b.table("congestion_point", "network.bump.congestion_point")?;
+    if has_vqueue && classify != Classify::All {
+        let got = b.value("classify")?;
+        return Err(error(
+            &b.key_path("classify"),
+            &got,
+            "\"all\": a congestion point on a virtual queue measures the one queue of a port",
+        ));
+    }
+    let q_eq = c.bytes("q_eq")?;
+    if q_eq == 0 {
+        let got = c.value("q_eq")?;
+        return Err(error(&c.key_path("q_eq"), &got, "a positive size such as \"15KB\""));
+    }
+    let w = c.uint("w", 0, 64)? as u32;
+    let got = c.value("sample")?;
+    let sampling = match (got.as_str(), got.as_f64()) {
+        (Some("standard"), _) => Sampling::Standard,
+        (None, Some(p)) if p > 0.0 && p <= 1.0 => Sampling::Fixed(p),
+        _ => {
+            return Err(error(
+                &c.key_path("sample"),
+                &got,
+                "\"standard\" or a probability above 0 and at most 1 (the seed: 0.05)",
+            ))
+        }
+    };
+    c.finish(asked)?;
+    Ok(Some(CpSpec { q_eq, w, sampling }))
+}
+
+/// `reaction_point`: a QCN reaction point's settings, the standard's by default.
+fn read_reaction_point(b: &mut Table, asked: &mut Asked) -> Result<RpSpec> {
+    let mut r = b.table("reaction_point", "network.bump.reaction_point")?;
+    let positive_rate = |r: &mut Table, key: &'static str| -> Result<Rate> {
+        let rate = r.rate(key)?;
+        if rate.bits_per_s() == 0 || rate == Rate::UNBOUNDED {
+            let got = r.value(key)?;
+            return Err(error(&r.key_path(key), &got, "a positive rate such as \"5Mbps\""));
+        }
+        Ok(rate)
+    };
+    let quantization = r.uint("quantization", 1, 1 << 20)? as u32;
+    let byte_counter = r.bytes("byte_counter")?;
+    if byte_counter < 2 {
+        let got = r.value("byte_counter")?;
+        return Err(error(&r.key_path("byte_counter"), &got, "a size of at least 2 B such as \"150KB\""));
+    }
+    let timer = r.time("timer")?;
+    if timer < Time(2) {
+        let got = r.value("timer")?;
+        return Err(error(&r.key_path("timer"), &got, "a positive time such as \"15ms\""));
+    }
+    let fast_recovery = r.uint("fast_recovery", 0, 1000)? as u32;
+    let (r_ai, r_hai, min_rate) =
+        (positive_rate(&mut r, "r_ai")?, positive_rate(&mut r, "r_hai")?, positive_rate(&mut r, "min_rate")?);
+    r.finish(asked)?;
+    Ok(RpSpec { quantization, byte_counter, timer, fast_recovery, r_ai, r_hai, min_rate })
+}
+
 /// `vqueue`: the virtual queue, if given.
 fn read_vqueue(b: &mut Table, asked: &mut Asked) -> Result<Option<VqSpec>> {
     let path = b.key_path("vqueue");
@@ -345,6 +445,7 @@ pub(super) fn normalize(items: &mut Value, entries: &[BumpEntry]) {
                     put("window", window.into());
                 }
                 RateSource::VirtualPort => put("pace_rate", "vqueue".into()),
+                RateSource::Qcn { .. } => put("pace_rate", "qcn".into()),
                 RateSource::Unused => {}
             }
             match spec {
@@ -368,6 +469,28 @@ pub(super) fn normalize(items: &mut Value, entries: &[BumpEntry]) {
                     put("hold", format!("{hold}").into());
                 }
             }
+        }
+        if let Some((_, RateSource::Qcn { rp, .. })) = e.spec.pacer {
+            let r = map.entry("reaction_point").or_insert_with(|| Value::Object(Map::new()));
+            let Value::Object(r) = r else { unreachable!("the reader accepts only a table") };
+            let mut put = |k: &str, v: Value| {
+                r.entry(k.to_string()).or_insert(v);
+            };
+            put("quantization", rp.quantization.into());
+            put("byte_counter", format!("{}B", rp.byte_counter).into());
+            put("timer", format!("{}", rp.timer).into());
+            put("fast_recovery", rp.fast_recovery.into());
+            put("r_ai", rp.r_ai.to_string().into());
+            put("r_hai", rp.r_hai.to_string().into());
+            put("min_rate", rp.min_rate.to_string().into());
+        }
+        if let (Some(cp), Some(Value::Object(c))) = (e.congestion_point, map.get_mut("congestion_point")) {
+            c.entry("w").or_insert_with(|| cp.w.into());
+            let sample = match cp.sampling {
+                Sampling::Standard => Value::from("standard"),
+                Sampling::Fixed(p) => Value::from(p),
+            };
+            c.entry("sample").or_insert(sample);
         }
         if let (Some(vq), Some(Value::Object(v))) = (e.spec.vqueue, map.get_mut("vqueue")) {
             v.entry("threshold").or_insert_with(|| format!("{}B", vq.threshold).into());

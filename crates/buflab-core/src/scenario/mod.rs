@@ -300,6 +300,12 @@ mod tests {
               "classify": "flow", "pacer": "modified_token_bucket", "pace_rate": "measured", "window": 100,
               "depth": "4500B", "tick": "4.5us", "cap": "5us", "paced": "ecn_echo", "hold": "1ms",
               "vqueue": { "rate": "1Gbps", "size": "30KB", "threshold": "15KB", "action": "count" } },
+            { "name": "rp", "at": "access", "pacer": "token_thread", "pace_rate": "qcn",
+              "reaction_point": { "quantization": 1024, "byte_counter": "150KB", "timer": "15ms",
+                                  "fast_recovery": 5, "r_ai": "5Mbps", "r_hai": "50Mbps",
+                                  "min_rate": "10Mbps" } },
+            { "name": "cp", "at": "bottleneck", "classify": "all",
+              "congestion_point": { "q_eq": "9KB", "w": 2, "sample": 0.05 } },
         ]);
         v["monitor"] = json!({ "events": true, "events_at": "pacer" });
         let (_, mut asked) = Scenario::read(&v).unwrap();

@@ -14,7 +14,8 @@
 //! - `path.rs`: moving packets along their routes by that plan, and handing them to endpoints;
 //! - `timers.rs`: the lazy timers of endpoints;
 //! - `users.rs`: closed-loop users and open-loop arrivals, and their transfer records;
-//! - `autosize.rs`: driving the live auto-sizer.
+//! - `autosize.rs`: driving the live auto-sizer;
+//! - `qcn.rs`: carrying QCN messages from congestion points to reaction points.
 //!
 //! Packets follow source routes. A route is a list of hops (links, random-loss elements or a
 //! router's input-output pair) computed once when the network is built; a packet carries its
@@ -24,6 +25,7 @@
 mod autosize;
 mod path;
 mod plan;
+mod qcn;
 mod route;
 mod timers;
 mod users;
@@ -117,6 +119,8 @@ pub struct Sim {
     /// Every bump's link, with the `[[network.bump]]` entry it is an instance of, in the order
     /// they were built.
     pub bumps: Vec<BumpSite>,
+    /// QCN messages in flight, when a bump has a congestion point (see `qcn.rs`).
+    pub qcn: Option<Box<qcn::Qcn>>,
 }
 
 /// A bump in the wire: a link whose discipline is a bump (see `topology/bumps.rs`).
@@ -149,6 +153,7 @@ impl Sim {
             crossed: Vec::with_capacity(64),
             tracer: None,
             bumps: Vec::new(),
+            qcn: None,
         }
     }
 
@@ -302,6 +307,7 @@ impl Sim {
             Event::Arrival(i) => self.on_arrival(now, i),
             Event::SwitchSlot(s) => self.on_switch_slot(now, s),
             Event::Autosize => self.on_autosize(now),
+            Event::Feedback(slot) => self.on_feedback(now, slot),
         }
     }
 

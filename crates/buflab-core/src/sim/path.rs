@@ -53,10 +53,15 @@ impl Sim {
                     pkt.hop += 1;
                 }
                 Step::Queue(l) => {
+                    // Only a held link chained into ahead can see an arrival at or after the
+                    // end: on the global clock its event would never run.
+                    if self.beyond_end(t) {
+                        return;
+                    }
                     match self.links[l as usize].arrive(t, pkt, &mut self.sched, l) {
                         // Drops are counted by the link (a held discipline also drops packets it
                         // admitted earlier), and summed at the end of the run.
-                        Outcome::Accepted | Outcome::Dropped => {}
+                        Outcome::Accepted | Outcome::Dropped => self.after_arrival(l, t),
                         Outcome::Relayed(exit, flags) => {
                             pkt.flags = flags; // as admitted: perhaps marked CE
                             pkt.hop += 1;

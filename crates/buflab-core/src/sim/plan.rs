@@ -29,6 +29,15 @@
 //! In the dumbbell a data packet then costs one event (leaving its access link) and its ACK
 //! none.
 //!
+//! **Held links entered ahead.** A link whose discipline holds its packets (a bump) decides by
+//! nothing but its own arrivals and the time, unless it hears its flow's ACKs or feedback
+//! (`Link::takes_arrivals_ahead`). Fed by one express link alone, it sees its arrivals in
+//! order whenever they are computed, so an express link may chain into it too: the held link
+//! first runs every service due by the arrival's time (`held.rs`, `catch_up`), as the events
+//! it would have had, and its exits stay events. A bump behind a sender's access link thus
+//! costs one event per packet (its exit), not three (the access link's exit, its release and
+//! its exit).
+//!
 //! **Switches.** A route may cross a router node ([`crate::switch`]): its `Hop::Switch` names
 //! an (input, output) pair. The switch takes the packet at its input, runs its own slot events,
 //! and hands it back at a slot boundary to continue with the next hop (the output link). An
@@ -59,7 +68,8 @@ pub(super) enum Step {
     Loss(u32),
     /// A link that can drop or report: admission decides.
     Queue(u32),
-    /// Express link whose exit enters the next (express, singly fed) link at once.
+    /// Express link whose exit enters the next (express or taking arrivals ahead, singly fed)
+    /// link at once.
     Chain(u32),
     /// Express link; the packet waits in its pipe for the exit event.
     Park(u32),
@@ -93,10 +103,12 @@ pub(super) struct Plan {
     input_feeders: Vec<Feeder>,
     /// One step per route hop, parallel to the routes' hops.
     pub steps: Vec<Step>,
-    /// Routes and flows already planned, and which links are express.
+    /// Routes and flows already planned, which links are express, and which held links take
+    /// arrivals ahead of the global clock.
     planned_routes: usize,
     planned_flows: usize,
     express: Vec<bool>,
+    ahead: Vec<bool>,
 }
 
 impl Default for Plan {
@@ -110,6 +122,7 @@ impl Default for Plan {
             planned_routes: 0,
             planned_flows: 0,
             express: Vec::new(),
+            ahead: Vec::new(),
         }
     }
 }
@@ -163,6 +176,7 @@ impl Sim {
     /// ahead, express chains (all only when computing ahead is on).
     pub(super) fn prepare(&mut self) {
         self.plan.express = self.links.iter().map(Link::is_express).collect();
+        self.plan.ahead = self.links.iter().map(Link::takes_arrivals_ahead).collect();
         // Flows that appear during the run (open-loop arrivals) open connections on their
         // own clock, which no relay test made before the run could allow for.
         let relay = self.plan.compute_ahead && self.spawner.is_none();
@@ -177,6 +191,7 @@ impl Sim {
                 self.links[l].set_relay();
             }
         }
+        self.prepare_qcn();
         self.plan.steps.clear();
         self.plan.planned_routes = 0;
         self.plan.planned_flows = 0;
@@ -190,6 +205,7 @@ impl Sim {
         while plan.express.len() < self.links.len() {
             let l = plan.express.len();
             plan.express.push(self.links[l].is_express());
+            plan.ahead.push(self.links[l].takes_arrivals_ahead());
         }
         let on = plan.compute_ahead;
         let first = plan.planned_routes;
@@ -226,7 +242,8 @@ impl Sim {
                         let chains = h + 1 < len
                             && match self.routes.hop(r, h + 1) {
                                 Hop::Link(n) => {
-                                    plan.express[n as usize] && plan.feeders[n as usize] == Feeder::Link(l)
+                                    (plan.express[n as usize] || plan.ahead[n as usize])
+                                        && plan.feeders[n as usize] == Feeder::Link(l)
                                 }
                                 Hop::Switch(p) => {
                                     let input = plan.ports[p as usize].feeder;

@@ -9,9 +9,11 @@
 //! A bump is a link: its discipline the bump (held: it picks each departure), its rate the
 //! bump's port, its delay the bump's latency, its buffer the bump's. Where it sits:
 //! - **access**: one instance per flow, right after the flow's own access link (the first hop
-//!   of its data route). Its ACKs pass it back: their route gets a tap of it
-//!   ([`Hop::Tap`]) just before the reverse access link, so a bump that paces on ECN-Echo sees
-//!   them where a real bump would, before they cross the access link back to the host.
+//!   of its data route). If it paces on ECN-Echo, its flow's ACKs pass it back: their route
+//!   gets a tap of it ([`Hop::Tap`]) just before the reverse access link, so it sees them where
+//!   a real bump would, before they cross the access link back to the host. Other bumps get no
+//!   tap: a tap must be crossed at the global time, from an event, so it would cost every ACK
+//!   an event for nothing.
 //! - **shared** (`bottleneck`, `hopK`): one instance, in front of that link (and in front of
 //!   its random-loss element), for every flow whose route crosses it.
 //!
@@ -20,7 +22,9 @@
 
 use crate::link::{Link, Queue};
 use crate::monitor::{MeasuredWindow, QueueMonitor};
+use crate::queue::qcn::CongestionPoint;
 use crate::queue::Bump;
+use crate::rng::{Rng, Stream};
 use crate::scenario::{BumpAt, BumpEntry, Scenario};
 use crate::sim::{Hop, Sim};
 use crate::units::Time;
@@ -34,6 +38,8 @@ pub(super) struct Bumps {
     events_at: Option<usize>,
     window: MeasuredWindow,
     interval: Time,
+    /// The run's seed: a congestion point's samples are a stream of their own.
+    seed: u64,
 }
 
 impl Bumps {
@@ -47,6 +53,7 @@ impl Bumps {
             events_at: s.monitor.events_at.filter(|_| s.monitor.events),
             window: MeasuredWindow { start: s.warmup, end: s.duration },
             interval: s.monitor.interval,
+            seed: s.seed,
         };
         for e in 0..bumps.entries.len() {
             let at = bumps.entries[e].at;
@@ -67,6 +74,11 @@ impl Bumps {
         let mut link = Link::new(entry.rate, entry.delay, entry.buffer);
         let mut bump = Bump::new(entry.spec);
         bump.count_from(self.window.start);
+        if let Some(cp) = entry.congestion_point {
+            // Streams of queue disciplines are numbered by hop; bumps' sit above them.
+            let id = (1 << 32) + sim.bumps.len() as u64;
+            bump.set_congestion_point(CongestionPoint::new(cp, Rng::stream(self.seed, Stream::Queue, id)));
+        }
         link.set_queue(Queue::Held(Box::new(bump)));
         let first = !sim.bumps.iter().any(|b| b.entry == e as u32);
         if first && self.events_at == Some(e) {
@@ -115,12 +127,18 @@ impl Bumps {
         (route, own)
     }
 
-    /// The ACK route `hops` of a flow whose own bumps are `own`: a tap of each (the last
-    /// crossed first) in front of its last hop, the reverse access link.
-    pub fn ack_route(&self, mut hops: Vec<Hop>, own: &[u32]) -> Vec<Hop> {
-        if !own.is_empty() {
+    /// The ACK route `hops` of a flow whose own bumps are `own`: a tap of each that paces on
+    /// ECN-Echo (the last crossed first) in front of its last hop, the reverse access link.
+    pub fn ack_route(&self, sim: &mut Sim, mut hops: Vec<Hop>, own: &[u32]) -> Vec<Hop> {
+        let hears: Vec<u32> = own
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&b| sim.links[b as usize].bump_mut().is_some_and(|b| b.hears_acks()))
+            .collect();
+        if !hears.is_empty() {
             let last = hops.pop().expect("an ACK route ends on the reverse access link");
-            hops.extend(own.iter().rev().map(|&b| Hop::Tap(b)));
+            hops.extend(hears.into_iter().map(Hop::Tap));
             hops.push(last);
         }
         hops

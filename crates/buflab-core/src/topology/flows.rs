@@ -131,7 +131,8 @@ impl<R: Routing> Slots<R> {
             }
         };
         let hops = self.routing.backward(sim, ti, id, access_delay);
-        let backward = sim.add_route(&self.bumps.ack_route(hops, &own_bumps));
+        let hops = self.bumps.ack_route(sim, hops, &own_bumps);
+        let backward = sim.add_route(&hops);
         let mut receiver = TcpReceiver::new(
             flow,
             backward,

@@ -162,17 +162,62 @@ impl PacerSpec {
 
     /// A pacer of this kind at `rate` (None: not known yet, as a measured rate before its first
     /// window: the pacer lets packets go until it gets one).
-    pub fn build(self, rate: Option<Rate>) -> Box<dyn Pacer> {
+    pub fn build(self, rate: Option<Rate>) -> AnyPacer {
         match self {
-            PacerSpec::Delay => Box::new(delay::DelayPacer::new(rate)),
-            PacerSpec::TokenBucket { depth } => Box::new(token_bucket::TokenBucket::new(rate, depth)),
-            PacerSpec::ModifiedTokenBucket { depth, tick, cap } => {
-                Box::new(modified_token_bucket::ModifiedTokenBucket::new(rate, depth, tick, cap))
+            PacerSpec::Delay => AnyPacer::Delay(delay::DelayPacer::new(rate)),
+            PacerSpec::TokenBucket { depth } => {
+                AnyPacer::TokenBucket(token_bucket::TokenBucket::new(rate, depth))
             }
+            PacerSpec::ModifiedTokenBucket { depth, tick, cap } => AnyPacer::ModifiedTokenBucket(
+                modified_token_bucket::ModifiedTokenBucket::new(rate, depth, tick, cap),
+            ),
             PacerSpec::TokenThread { depth, tick } => {
-                Box::new(token_thread::TokenThread::new(rate, depth, tick))
+                AnyPacer::TokenThread(token_thread::TokenThread::new(rate, depth, tick))
             }
-            PacerSpec::Batch { tick } => Box::new(batch::Batch::new(tick)),
+            PacerSpec::Batch { tick } => AnyPacer::Batch(batch::Batch::new(tick)),
         }
+    }
+}
+
+/// Any one pacer, held in place: a bump keeps one per class and asks it at every packet, so
+/// it sits beside the class's other state rather than behind a pointer of its own.
+#[derive(Clone, Debug)]
+pub enum AnyPacer {
+    Delay(delay::DelayPacer),
+    TokenBucket(token_bucket::TokenBucket),
+    ModifiedTokenBucket(modified_token_bucket::ModifiedTokenBucket),
+    TokenThread(token_thread::TokenThread),
+    Batch(batch::Batch),
+}
+
+/// Calls `$call` on whichever pacer `$p` holds.
+macro_rules! each_pacer {
+    ($p:expr, $x:ident => $call:expr) => {
+        match $p {
+            AnyPacer::Delay($x) => $call,
+            AnyPacer::TokenBucket($x) => $call,
+            AnyPacer::ModifiedTokenBucket($x) => $call,
+            AnyPacer::TokenThread($x) => $call,
+            AnyPacer::Batch($x) => $call,
+        }
+    };
+}
+
+impl Pacer for AnyPacer {
+    #[inline]
+    fn on_arrival(&mut self, now: Time, size: u32) {
+        each_pacer!(self, p => p.on_arrival(now, size))
+    }
+    #[inline]
+    fn release_at(&mut self, now: Time, size: u32) -> Time {
+        each_pacer!(self, p => p.release_at(now, size))
+    }
+    #[inline]
+    fn on_departure(&mut self, now: Time, size: u32) {
+        each_pacer!(self, p => p.on_departure(now, size))
+    }
+    #[inline]
+    fn set_rate(&mut self, now: Time, rate: Rate) {
+        each_pacer!(self, p => p.set_rate(now, rate))
     }
 }
