@@ -20,7 +20,7 @@ from __future__ import annotations
 import click
 
 from buflab import __version__
-from buflab.cli import docs, load, runs, sizing, sweeps, theory
+from buflab.cli import docs, emulate, load, runs, sizing, sweeps, theory
 from buflab.cli.common import Group
 
 
@@ -41,6 +41,7 @@ for _command in (
     theory.theory_command,
     load.load_command,
     docs.docs,
+    emulate.emulate,
 ):
     cli.add_command(_command)
 

@@ -58,6 +58,14 @@ set_option = click.option(
     help="Override a scenario key, e.g. network.bottleneck.buffer=50pkt or traffic.0.flows=10 "
     "(repeatable).",
 )
+point_option = click.option(
+    "--point",
+    "points",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="For a recipe (a file or a shipped name): one point of its sweep, a varied key's value "
+    "or a case's name, e.g. --point access='200 Mb/s access' (repeatable; --set applies after).",
+)
 jobs_option = click.option(
     "--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores]."
 )

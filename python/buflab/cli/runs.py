@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from buflab import __version__
-from buflab.cli.common import BadInput, scenario_of, set_option
+from buflab.cli.common import BadInput, point_option, scenario_of, set_option
 from buflab.cli.console import (
     analysis_table,
     links_table,
@@ -33,14 +33,7 @@ from buflab.engine.units import parse_time_range
 @click.command()
 @click.argument("file")
 @set_option
-@click.option(
-    "--point",
-    "points",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="For a recipe (a file or a shipped name): one point of its sweep, a varied key's value "
-    "or a case's name, e.g. --point access='200 Mb/s access' (repeatable; --set applies after).",
-)
+@point_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option(
     "--out",

@@ -1,0 +1,276 @@
+//! `buflab-datapath`: the router of an emulation. It bridges two interfaces of its network
+//! namespace: frames from the senders' side (`--left`) go through the bottleneck (a
+//! serializer at `--rate` behind a drop-tail buffer of `--buffer`) and then a delay line,
+//! frames from the receivers' side through a delay line only. TCP flow i (source port
+//! `--port-base` + i on the senders' side) gets half its round-trip time `--rtts` (seconds,
+//! comma-separated, one per flow) each way; other frames (ARP) get `--delay-fwd` and
+//! `--delay-rev` (default 0).
+//! It busy-polls until SIGINT or SIGTERM, then prints its counts as one JSON object: over the
+//! whole run, and over the measured window, which SIGUSR1 starts (the end of the warm-up).
+//!
+//! Read first: the crate doc. `buflab emulate` starts it; it is not meant to be run by hand,
+//! but can be: `buflab-datapath --left r0 --right r1 --rate 100Mbps --buffer 100pkt
+//! --port-base 40000 --rtts 0.1,0.08`.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate, Time};
+use buflab_emu::afpacket::PacketSocket;
+use buflab_emu::bottleneck::Bottleneck;
+use buflab_emu::delay_line::DelayLines;
+use buflab_emu::fidelity::Lateness;
+use buflab_emu::pool::{Frame, Pool, SLOT};
+use buflab_emu::{clock, ip};
+use buflab_queue::drop_tail::DropTail;
+use buflab_queue::Fifo;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static MARK: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+extern "C" fn on_mark(_: libc::c_int) {
+    MARK.store(true, Ordering::Relaxed);
+}
+
+/// Frames read from one side per turn of the loop, so that neither side starves the other.
+const BATCH: usize = 32;
+
+struct Args {
+    left: String,
+    right: String,
+    rate: Rate,
+    buffer: BufferLimit,
+    delay_fwd: Time,
+    delay_rev: Time,
+    port_base: u16,
+    rtts: Vec<Time>,
+    slots: u32,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let get = |key: &str| -> Result<String, String> {
+        let i = args.iter().position(|a| a == key).ok_or(format!("{key}: missing"))?;
+        args.get(i + 1).cloned().ok_or(format!("{key}: missing its value"))
+    };
+    let time = |key: &str, v: String| parse_time(&v).map_err(|e| format!("{key}: got {v:?}; {}", e.0));
+    let buffer = get("--buffer")?;
+    let opt = |key: &str| args.iter().position(|a| a == key).and_then(|i| args.get(i + 1)).cloned();
+    let rtts = match opt("--rtts") {
+        None => Vec::new(),
+        Some(v) => v
+            .split(',')
+            .map(|x| x.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0))
+            .map(|s| s.map(|s| Time((s * 1e12).round() as u64)))
+            .collect::<Option<Vec<Time>>>()
+            .ok_or("--rtts: expected seconds, comma-separated")?,
+    };
+    let port_base = match opt("--port-base") {
+        None => 40_000,
+        Some(v) => v.parse().map_err(|_| "--port-base: expected a port number")?,
+    };
+    let slots = match args.iter().position(|a| a == "--slots") {
+        Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()).ok_or("--slots: expected a whole number")?,
+        None => 32_768,
+    };
+    Ok(Args {
+        left: get("--left")?,
+        right: get("--right")?,
+        rate: {
+            let v = get("--rate")?;
+            parse_rate(&v).map_err(|e| format!("--rate: got {v:?}; {}", e.0))?
+        },
+        buffer: parse_buffer(&buffer).map_err(|e| format!("--buffer: got {buffer:?}; {}", e.0))?,
+        delay_fwd: opt("--delay-fwd").map_or(Ok(Time::ZERO), |v| time("--delay-fwd", v))?,
+        delay_rev: opt("--delay-rev").map_or(Ok(Time::ZERO), |v| time("--delay-rev", v))?,
+        port_base,
+        rtts,
+        slots,
+    })
+}
+
+/// Counts of the whole run, printed at the end.
+#[derive(Default)]
+struct Totals {
+    received: [u64; 2],
+    sent: [u64; 2],
+    /// Frames that found no free slot (the datapath could not keep up), and sends the
+    /// interface refused for a while (retried, not lost).
+    overruns: u64,
+    send_retries: u64,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let a = match parse(&args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(a) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(a: Args) -> std::io::Result<()> {
+    let left = PacketSocket::open(&a.left)?;
+    let right = PacketSocket::open(&a.right)?;
+    // Die with the process that started us (`buflab emulate`), even if it is killed with
+    // SIGKILL: a busy-polling datapath must never outlive its run.
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; getppid has no arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        if libc::getppid() == 1 {
+            return Err(std::io::Error::other("started by a process that is already gone"));
+        }
+    }
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGUSR1, on_mark as *const () as libc::sighandler_t);
+    }
+    let mut pool = Pool::new(a.slots);
+    let mut bottleneck = Bottleneck::new(a.rate, a.buffer, Box::new(Fifo::<DropTail, Frame>::new(DropTail)));
+    // Half of each flow's RTT on the way there, the rest on the way back.
+    let there: Vec<Time> = a.rtts.iter().map(|r| Time(r.ps() / 2)).collect();
+    let back: Vec<Time> = a.rtts.iter().zip(&there).map(|(r, t)| *r - *t).collect();
+    let (mut fwd, mut rev) = (DelayLines::new(&there, a.delay_fwd), DelayLines::new(&back, a.delay_rev));
+    let flow_of = |port: u16| port.checked_sub(a.port_base).map(usize::from).filter(|&i| i < a.rtts.len());
+    let (mut out, mut dropped) = (Vec::new(), Vec::new());
+    let mut scratch = vec![0u8; SLOT];
+    let mut late = Lateness::default();
+    let mut totals = Totals::default();
+    let start = clock::now();
+    // The measured window: from SIGUSR1 (or the start) on.
+    let (mut window_start, mut window_counts) = (start, bottleneck.counts);
+    let mut window_late = Lateness::default();
+    eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left, a.right, a.rate, a.buffer);
+    while !STOP.load(Ordering::Relaxed) {
+        if MARK.swap(false, Ordering::Relaxed) {
+            window_start = clock::now();
+            bottleneck.advance(window_start, &mut out, &mut dropped);
+            bottleneck.reset_maxima();
+            window_counts = bottleneck.counts;
+            window_late = Lateness::default();
+        }
+        // Senders' side: into the bottleneck, each frame stamped as it is read.
+        let got = read_batch(&left, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
+            let f = Frame { ect: ip::is_ect(pool.slot(f.slot)), ..f };
+            bottleneck.arrive(t, f, &mut out, &mut dropped);
+        })?;
+        totals.received[0] += got;
+        let now = clock::now();
+        bottleneck.advance(now, &mut out, &mut dropped);
+        for f in dropped.drain(..) {
+            pool.give(f.slot);
+        }
+        for (f, exit) in out.drain(..) {
+            if f.ce {
+                ip::set_ce(pool.slot_mut(f.slot));
+            }
+            let flow = ip::tcp_ports(pool.slot(f.slot)).and_then(|(src, _)| flow_of(src));
+            fwd.push(flow, exit, f);
+        }
+        // Receivers' side: into the reverse delay line.
+        let got = read_batch(&right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
+            let flow = ip::tcp_ports(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
+            rev.push(flow, t, f);
+        })?;
+        totals.received[1] += got;
+        // Whatever is due leaves.
+        for (line, sock, side) in [(&mut fwd, &right, 0), (&mut rev, &left, 1)] {
+            let now = clock::now();
+            while let Some(due) = line.next_due().filter(|&d| d <= now) {
+                let (_, f) = line.pop_due(now).expect("due");
+                // A frame leaves when it is handed to the interface: the send call may go on
+                // to run the receiving host's stack (veth delivers in the sender's context).
+                let sent = clock::now();
+                if !sock.send(&pool.slot(f.slot)[..f.len as usize])? {
+                    // The interface is busy: put it back and try again next turn.
+                    totals.send_retries += 1;
+                    line.unpop(due, f);
+                    break;
+                }
+                late.record(due, sent);
+                window_late.record(due, sent);
+                totals.sent[side] += 1;
+                pool.give(f.slot);
+            }
+        }
+    }
+    let end = clock::now();
+    bottleneck.advance(end, &mut out, &mut dropped);
+    let elapsed = end - start;
+    let c = bottleneck.counts;
+    let w = c.since(&window_counts);
+    let window_s = (end - window_start).secs_f64();
+    let (waiting, waiting_bytes) = bottleneck.waiting();
+    let report = serde_json::json!({
+        "elapsed_s": elapsed.secs_f64(),
+        "rate_bps": a.rate.bits_per_s(),
+        "buffer": a.buffer.to_string(),
+        "received_fwd": totals.received[0], "received_rev": totals.received[1],
+        "sent_fwd": totals.sent[0], "sent_rev": totals.sent[1],
+        "arrivals": c.arrivals, "drops": c.drops, "marks": c.marks, "departures": c.departures,
+        "departed_bytes": c.departed_bytes,
+        "max_waiting": c.max_waiting, "max_waiting_bytes": c.max_waiting_bytes,
+        "waiting_at_end": waiting, "waiting_bytes_at_end": waiting_bytes,
+        "in_delay_lines_at_end": fwd.len() + rev.len(),
+        "overruns": totals.overruns, "send_retries": totals.send_retries,
+        "late_count": late.count, "late_within_1us": late.within_us(1), "late_within_10us": late.within_us(10),
+        "late_p99_s": late.quantile_s(0.99), "late_mean_s": late.mean_s(), "late_max_s": late.max.secs_f64(),
+        "window": {
+            "seconds": window_s,
+            "arrivals": w.arrivals, "drops": w.drops, "marks": w.marks, "departures": w.departures,
+            "departed_bytes": w.departed_bytes,
+            "utilization": w.departed_bytes as f64 * 8.0 / (a.rate.bits_per_s() as f64 * window_s),
+            "mean_queue_pkts": w.waiting_integral as f64 / ((end - window_start).ps() as f64),
+            "max_queue_pkts": w.max_waiting, "max_queue_bytes": w.max_waiting_bytes,
+            "late_within_1us": window_late.within_us(1), "late_within_5us": window_late.within_us(5),
+            "late_within_10us": window_late.within_us(10), "late_p99_s": window_late.quantile_s(0.99),
+            "late_mean_s": window_late.mean_s(),
+        },
+    });
+    println!("{report}");
+    Ok(())
+}
+
+/// Reads up to `BATCH` frames from `sock` into slots of `pool`, handing each, stamped with the
+/// time it was read, to `take`; returns how many. A frame that finds no free slot is read into
+/// `scratch` and counted in `overruns` (the datapath could not keep up), never left to block
+/// the socket.
+fn read_batch(
+    sock: &PacketSocket,
+    pool: &mut Pool,
+    scratch: &mut [u8],
+    overruns: &mut u64,
+    mut take: impl FnMut(&mut Pool, Frame, Time),
+) -> std::io::Result<u64> {
+    let mut got = 0;
+    for _ in 0..BATCH {
+        let Some(slot) = pool.take() else {
+            if sock.recv(scratch)?.is_some() {
+                *overruns += 1;
+                continue;
+            }
+            break;
+        };
+        let Some(len) = sock.recv(pool.slot_mut(slot))? else {
+            pool.give(slot);
+            break;
+        };
+        got += 1;
+        take(pool, Frame { slot, len: len as u32, ect: false, ce: false }, clock::now());
+    }
+    Ok(got)
+}

@@ -1,0 +1,14 @@
+//! The datapath's clock: CLOCK_MONOTONIC in picoseconds, the simulator's unit.
+//!
+//! Read first: nothing. Logic that needs time takes it as an argument, so tests drive it with
+//! made-up times; only the loop reads this clock.
+
+use buflab_base::units::Time;
+
+/// Now, on the monotonic clock.
+pub fn now() -> Time {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    Time(ts.tv_sec as u64 * 1_000_000_000_000 + ts.tv_nsec as u64 * 1_000)
+}

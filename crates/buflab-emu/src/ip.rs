@@ -1,0 +1,99 @@
+//! The few header fields the datapath reads or writes in a frame: whether its IP header is
+//! ECN-capable, and setting Congestion Experienced (RFC 3168 §5) with the IPv4 checksum
+//! updated incrementally (RFC 1624, eq. 3).
+//!
+//! Read first: nothing. Frames are Ethernet II, untagged (the namespaces' veths make them).
+
+const ETH: usize = 14;
+
+/// The ECN field of the frame's IP header (IPv4 or IPv6), if it has one.
+pub fn ecn(frame: &[u8]) -> Option<u8> {
+    match ethertype(frame)? {
+        0x0800 if frame.len() >= ETH + 20 => Some(frame[ETH + 1] & 3),
+        0x86dd if frame.len() >= ETH + 40 => Some((frame[ETH + 1] >> 4) & 3),
+        _ => None,
+    }
+}
+
+/// Whether the frame is ECN-capable (ECT(0) or ECT(1)).
+pub fn is_ect(frame: &[u8]) -> bool {
+    matches!(ecn(frame), Some(1 | 2))
+}
+
+/// Sets CE in the frame's IP header (an ECN-capable one).
+pub fn set_ce(frame: &mut [u8]) {
+    match ethertype(frame) {
+        Some(0x0800) if frame.len() >= ETH + 20 => {
+            let old = u16::from_be_bytes([frame[ETH], frame[ETH + 1]]);
+            frame[ETH + 1] |= 3;
+            let new = u16::from_be_bytes([frame[ETH], frame[ETH + 1]]);
+            // HC' = ~(~HC + ~m + m') in ones' complement arithmetic.
+            let hc = u16::from_be_bytes([frame[ETH + 10], frame[ETH + 11]]);
+            let mut sum = (!hc as u32) + (!old as u32) + new as u32;
+            while sum > 0xffff {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            frame[ETH + 10..ETH + 12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        }
+        Some(0x86dd) if frame.len() >= ETH + 40 => frame[ETH + 1] |= 3 << 4,
+        _ => {}
+    }
+}
+
+/// The (source, destination) ports of an IPv4 TCP segment.
+pub fn tcp_ports(frame: &[u8]) -> Option<(u16, u16)> {
+    if ethertype(frame)? != 0x0800 || frame.len() < ETH + 20 || frame[ETH + 9] != 6 {
+        return None;
+    }
+    let ihl = (frame[ETH] & 0x0f) as usize * 4;
+    let at = ETH + ihl;
+    (frame.len() >= at + 4).then(|| {
+        (u16::from_be_bytes([frame[at], frame[at + 1]]), u16::from_be_bytes([frame[at + 2], frame[at + 3]]))
+    })
+}
+
+fn ethertype(frame: &[u8]) -> Option<u16> {
+    (frame.len() >= ETH).then(|| u16::from_be_bytes([frame[12], frame[13]]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The IPv4 header checksum computed from scratch.
+    fn checksum(h: &[u8]) -> u16 {
+        let mut sum: u32 = 0;
+        for i in (0..20).step_by(2) {
+            if i != 10 {
+                sum += u16::from_be_bytes([h[i], h[i + 1]]) as u32;
+            }
+        }
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        !(sum as u16)
+    }
+
+    #[test]
+    fn marking_ce_keeps_the_ipv4_checksum_right() {
+        let mut f = vec![0u8; 60];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        let h = [0x45, 0x02, 0x05, 0xdc, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x06, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        f[14..34].copy_from_slice(&h);
+        let c = checksum(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+        assert!(is_ect(&f));
+        set_ce(&mut f);
+        assert_eq!(ecn(&f), Some(3));
+        assert_eq!(u16::from_be_bytes([f[24], f[25]]), checksum(&f[14..34]));
+        // Its TCP ports, after a 20-byte IP header.
+        f[34..38].copy_from_slice(&[0x9c, 0x41, 0x13, 0x89]);
+        assert_eq!(tcp_ports(&f), Some((40001, 5001)));
+        // Not IP: untouched, not ECN-capable.
+        let mut arp = vec![0u8; 60];
+        arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+        assert!(!is_ect(&arp));
+        set_ce(&mut arp);
+        assert!(arp.iter().all(|&b| b == 0 || b == 8 || b == 6));
+    }
+}

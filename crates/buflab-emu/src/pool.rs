@@ -1,0 +1,92 @@
+//! Where frames live while they wait: fixed slots of bytes, handed out and returned.
+//!
+//! Read first: nothing. A queue discipline holds [`Frame`]s, small copyable handles (the
+//! disciplines' `Queued` contract wants `Copy`), while the bytes stay in their slot. The pool
+//! is sized once, from the buffer and the delay lines, and never grows in the loop: a frame
+//! that finds no free slot is counted as an overrun and dropped before anything else sees it.
+
+use buflab_queue::Queued;
+
+/// The largest frame a slot holds (offloads are off: an Ethernet frame of up to 1514 B,
+/// plus room for a VLAN tag and jumbo headroom).
+pub const SLOT: usize = 2048;
+
+/// A frame waiting in the datapath: its slot, its length on the wire, and what a discipline
+/// may have done to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub slot: u32,
+    /// Bytes on the wire (the Ethernet frame, as the simulator counts a packet's size).
+    pub len: u32,
+    /// It carries an ECN-capable IP header (ECT(0) or ECT(1)).
+    pub ect: bool,
+    /// A discipline marked it Congestion Experienced: set in its IP header before it leaves.
+    pub ce: bool,
+}
+
+impl Queued for Frame {
+    fn size(&self) -> u32 {
+        self.len
+    }
+    fn ect(&self) -> bool {
+        self.ect
+    }
+    fn mark_ce(&mut self) {
+        self.ce = true;
+    }
+}
+
+/// Slots of bytes.
+pub struct Pool {
+    bytes: Vec<u8>,
+    free: Vec<u32>,
+}
+
+impl Pool {
+    /// A pool of `slots` slots.
+    pub fn new(slots: u32) -> Pool {
+        Pool { bytes: vec![0; slots as usize * SLOT], free: (0..slots).rev().collect() }
+    }
+
+    /// A free slot, if any.
+    pub fn take(&mut self) -> Option<u32> {
+        self.free.pop()
+    }
+
+    /// Returns `slot` to the pool.
+    pub fn give(&mut self, slot: u32) {
+        debug_assert!(!self.free.contains(&slot), "slot {slot} returned twice");
+        self.free.push(slot);
+    }
+
+    pub fn free(&self) -> usize {
+        self.free.len()
+    }
+
+    pub fn slot(&self, slot: u32) -> &[u8] {
+        let at = slot as usize * SLOT;
+        &self.bytes[at..at + SLOT]
+    }
+
+    pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+        let at = slot as usize * SLOT;
+        &mut self.bytes[at..at + SLOT]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_handed_out_once_until_returned() {
+        let mut p = Pool::new(2);
+        let (a, b) = (p.take().unwrap(), p.take().unwrap());
+        assert_ne!(a, b);
+        assert_eq!(p.take(), None);
+        p.slot_mut(a)[0] = 7;
+        p.give(a);
+        assert_eq!(p.take(), Some(a));
+        assert_eq!(p.slot(a)[0], 7);
+    }
+}

@@ -1,0 +1,143 @@
+"""What of a scenario the emulator realises, and the flows it will start.
+
+Read first: `buflab.engine.runner` (`validate` fills in every default, so each key is looked
+at with its value). A scenario the emulator cannot realise yet is refused before anything is
+created, naming the key; a key whose meaning on Linux TCP is only near the model's is mapped
+and the mapping returned as a note, printed with the run — never silently ignored.
+
+The flows' start times and round-trip times are the simulator's own draws for the scenario's
+seed (a zero-length simulation returns them in its flows table), so that the same scenario
+and seed give the same flows in both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from buflab.engine import ScenarioError
+from buflab.engine.runner import run as simulate
+from buflab.engine.runner import validate
+from buflab.engine.units import parse_bytes, parse_rate, parse_time
+
+# Linux's congestion controls by the simulator's names; the machine's own list decides.
+CC_NAMES = {"reno": "reno", "cubic": "cubic", "bbr": "bbr"}
+# The simulator's TCP variants on Linux: SACK is always on there.
+VARIANT_NOTES = {
+    "sack": None,
+    "newreno": 'tcp = "newreno": Linux always negotiates SACK; runs as NewReno with SACK',
+    "reno": 'tcp = "reno": Linux always negotiates SACK; runs as NewReno with SACK',
+}
+# Frame overhead the simulator's `packet` size includes beyond TCP payload: Ethernet header
+# (14), IPv4 (20), TCP with timestamps (32).
+HEADERS = 14 + 20 + 32
+
+
+@dataclass
+class Plan:
+    """One emulation: the bottleneck, and the flows with their start times and RTTs."""
+
+    duration_s: float
+    warmup_s: float
+    rate_bps: int
+    buffer: str
+    cc: str
+    mss: int
+    packet: int
+    starts_s: list[float]
+    rtts_s: list[float]
+    max_window: int
+    pacing_bps: int | None
+    notes: list[str] = field(default_factory=list)
+
+
+def refuse(key: str, value: Any, expected: str) -> ScenarioError:
+    return ScenarioError(f"{key}: got {value!r}; expected {expected} (emulation)")
+
+
+def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
+    """The emulation of `scenario`, or a ScenarioError naming the first key it cannot realise."""
+    s = validate(scenario)
+    net = s["network"]
+    if net["topology"] != "dumbbell":
+        raise refuse("network.topology", net["topology"], '"dumbbell" (the others come later)')
+    b = net["bottleneck"]
+    if b["queue"] != "droptail":
+        raise refuse(
+            "network.bottleneck.queue", b["queue"], '"droptail" (RED and the others come later)'
+        )
+    if net.get("bump"):
+        raise refuse("network.bump", "[…]", "no bumps (they come later)")
+    if float(net.get("loss", 0.0)) != 0.0:
+        raise refuse("network.loss", net["loss"], "0 (random loss comes later)")
+    if int(net["access"]["machines"]) != 0:
+        raise refuse("network.access.machines", net["access"]["machines"], "0 (one sender host)")
+    traffic = s["traffic"]
+    kinds = {t["kind"] for t in traffic}
+    if kinds != {"long_lived"}:
+        bad = next(i for i, t in enumerate(traffic) if t["kind"] != "long_lived")
+        raise refuse(
+            f"traffic.{bad}.kind", traffic[bad]["kind"], '"long_lived" (the others come later)'
+        )
+    notes: list[str] = []
+    first = traffic[0]
+    for i, t in enumerate(traffic):
+        for key in ("cc", "packet", "tcp", "pacing", "max_window", "delayed_ack", "ecn"):
+            if t[key] != first[key]:
+                raise refuse(
+                    f"traffic.{i}.{key}",
+                    t[key],
+                    f"{first[key]!r}, as traffic.0 (one setting for all flows, for now)",
+                )
+        if parse_time(t["jitter"]) != 0:
+            raise refuse(f"traffic.{i}.jitter", t["jitter"], '"0s" (real senders have their own)')
+    cc = CC_NAMES.get(first["cc"])
+    if cc is None or cc not in available_cc:
+        raise refuse("traffic.0.cc", first["cc"], f"one of this kernel's {', '.join(available_cc)}")
+    if first["ecn"]:
+        raise refuse("traffic.0.ecn", True, "false (ECN comes with RED, later)")
+    note = VARIANT_NOTES.get(first["tcp"])
+    if first["tcp"] not in VARIANT_NOTES:
+        raise refuse("traffic.0.tcp", first["tcp"], '"sack", "newreno" or "reno"')
+    if note:
+        notes.append(note)
+    if first["delayed_ack"]:
+        notes.append("traffic.0.delayed_ack = true: Linux's own delayed ACKs (quick ACKs at start)")
+    else:
+        notes.append(
+            "traffic.0.delayed_ack = false: Linux delays ACKs anyway "
+            "(its quick-ACK mode at start only)"
+        )
+    pacing = first["pacing"]
+    pacing_bps = None
+    if pacing != "off":
+        notes.append(
+            f'traffic.0.pacing = "{pacing}": Linux\'s internal pacing '
+            "(its own rate, 2× or 1.2× cwnd/srtt)"
+        )
+        pacing_bps = 0
+    packet = int(parse_bytes(first["packet"]))
+    mss = packet - HEADERS
+    if mss < 88:
+        raise refuse(
+            "traffic.0.packet", first["packet"], f"at least {88 + HEADERS}B (an MSS of 88 B)"
+        )
+    notes.append(
+        f"network.access.rate = {net['access']['rate']}: the hosts' links run at veth speed; "
+        "the bottleneck is the datapath's"
+    )
+    flows = simulate(s, duration="1us", warmup="0s").flows
+    return Plan(
+        duration_s=parse_time(s["duration"]),
+        warmup_s=parse_time(s["warmup"]),
+        rate_bps=int(parse_rate(b["rate"])),
+        buffer=str(b["buffer"]),
+        cc=cc,
+        mss=mss,
+        packet=packet,
+        starts_s=[float(x) for x in flows["start_s"]],
+        rtts_s=[float(x) for x in flows["rtt_s"]],
+        max_window=int(parse_bytes(first["max_window"])),
+        pacing_bps=pacing_bps,
+        notes=notes,
+    )

@@ -1,0 +1,231 @@
+"""One emulation run: the testbed, the datapath, the traffic, the warm-up, the results.
+
+Read first: `testbed` and `plan`. The processes run inside the run's namespaces: the sink in
+the receiver, `buflab-datapath` in the router, the flows' sender in the sender. The measured
+window starts at the end of the warm-up (the datapath is told with SIGUSR1); the sender stops
+at the scenario's duration, and the datapath and the sink are stopped after it, each printing
+its counts as JSON. Whatever happens (an error, Ctrl-C), the processes are stopped and the
+namespaces removed before this returns or raises.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from buflab.engine.emulation.plan import Plan, plan
+from buflab.engine.emulation.testbed import (
+    RECEIVER_IP,
+    EmulationError,
+    Testbed,
+    remove_stale,
+    require_privileges,
+)
+from buflab.engine.runner import load_scenario
+from buflab.engine.scenario import Overrides, ScenarioSource
+
+PORT = 5001
+PORT_BASE = 40_000
+# Fidelity: the share of frames that must leave within 10 µs of their ideal time for the run
+# to be called faithful (Mininet-HiFi's test, on our own clock).
+FAITHFUL_WITHIN_10US = 0.99
+
+
+@dataclass
+class Emulation:
+    """An emulation's results: the summary, the flows (from each socket's TCP_INFO), the
+    datapath's own report, and the notes on keys mapped to their nearest Linux setting."""
+
+    summary: dict[str, Any]
+    flows: pd.DataFrame
+    datapath: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dir(self, out: str | Path) -> Path:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+        (out / "datapath.json").write_text(json.dumps(self.datapath, indent=2) + "\n")
+        self.flows.to_parquet(out / "flows.parquet", index=False)
+        return out
+
+
+def binary(name: str) -> str:
+    """A binary of the `buflab-emu` crate: beside this Python (scripts/setup puts it there), or
+    in the source tree's cargo target."""
+    beside = Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    tree = Path(__file__).resolve().parents[4] / "target" / "release" / name
+    if tree.exists():
+        return str(tree)
+    raise EmulationError(f"emulate: {name} not found; `bash scripts/setup` builds it")
+
+
+def available_congestion_controls() -> list[str]:
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    except OSError:
+        return ["reno", "cubic"]
+
+
+def _await_line(proc: subprocess.Popen[str], word: str, what: str, timeout: float = 10.0) -> None:
+    """Waits until `proc` writes a line containing `word` on stderr."""
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], 0.1)
+        if ready:
+            line = proc.stderr.readline()
+            if not line and proc.poll() is not None:
+                break
+            seen.append(line.strip())
+            if word in line:
+                return
+        elif proc.poll() is not None:
+            break
+    raise EmulationError(
+        f"emulate: {what} did not start: {' '.join(s for s in seen if s) or 'no output'}"
+    )
+
+
+def _stop(proc: subprocess.Popen[str] | None, sig: int = signal.SIGTERM) -> str:
+    """Stops `proc` with `sig` (then kills it if it lingers); returns what it printed."""
+    if proc is None:
+        return ""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        out, _ = proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    return out or ""
+
+
+def _json(text: str, what: str) -> dict[str, Any]:
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise EmulationError(f"emulate: {what} reported nothing")
+
+
+def emulate(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Emulation:
+    """Runs `scenario` on real Linux TCP (see the module doc); raises ScenarioError for a
+    scenario it cannot realise, EmulationError when the machine cannot run it."""
+    require_privileges()
+    remove_stale()
+    tree = load_scenario(scenario, overrides=overrides, **kw)
+    p = plan(tree, available_congestion_controls())
+    procs: list[subprocess.Popen[str]] = []
+    with Testbed.for_this_process(offloads=False) as tb:
+        try:
+            reports = _run(tb, p, procs)
+        finally:
+            for proc in procs:
+                _stop(proc, signal.SIGKILL) if proc.poll() is None else None
+    return _results(tree, p, *reports)
+
+
+def _run(tb: Testbed, p: Plan, procs: list[subprocess.Popen[str]]) -> tuple[dict, dict, dict]:
+    traffic, datapath = binary("buflab-traffic"), binary("buflab-datapath")
+
+    def start(ns: str, *argv: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            tb.exec_args(ns, *argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        procs.append(proc)
+        return proc
+
+    clamp = ["--window-clamp", str(p.max_window)]
+    sink = start(tb.receiver, traffic, "sink", "--listen", f"{RECEIVER_IP}:{PORT}", *clamp)
+    _await_line(sink, "listening", "the sink")
+    left, right = tb.router_ports
+    dp = start(
+        tb.router, datapath, "--left", left, "--right", right,
+        "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer,
+        "--port-base", str(PORT_BASE), "--rtts", ",".join(f"{r:.12f}" for r in p.rtts_s),
+    )  # fmt: skip
+    _await_line(dp, "ready", "the datapath")
+    send = [
+        traffic, "send", "--to", f"{RECEIVER_IP}:{PORT}",
+        "--starts", ",".join(f"{s:.9f}" for s in p.starts_s),
+        "--duration", f"{p.duration_s}", "--cc", p.cc, "--mss", str(p.mss),
+        "--port-base", str(PORT_BASE),
+    ]  # fmt: skip
+    if p.pacing_bps is not None:
+        send += ["--pacing-bps", str(p.pacing_bps or 2**63)]
+    began = time.monotonic()
+    sender = start(tb.sender, *send)
+    time.sleep(max(0.0, p.warmup_s - (time.monotonic() - began)))
+    dp.send_signal(signal.SIGUSR1)
+    try:
+        sent, err = sender.communicate(timeout=p.duration_s + 30)
+    except subprocess.TimeoutExpired:
+        raise EmulationError("emulate: the sender did not finish in time") from None
+    if sender.returncode != 0:
+        raise EmulationError(f"emulate: the sender failed: {err.strip()}")
+    return (
+        _json(sent, "the sender"),
+        _json(_stop(dp), "the datapath"),
+        _json(_stop(sink), "the sink"),
+    )
+
+
+def _results(tree: dict[str, Any], p: Plan, sent: dict, dp: dict, sink: dict) -> Emulation:
+    window = dp["window"]
+    flows = pd.DataFrame(sent["flows"])
+    flows["rtt_s"] = p.rtts_s
+    alive = (p.duration_s - flows["start_s"]).clip(lower=1e-9)
+    flows["goodput_bps"] = flows["bytes_acked"] * 8 / alive
+    shares = flows["goodput_bps"][flows["start_s"] < p.duration_s]
+    jain = (
+        float(shares.sum() ** 2 / (len(shares) * (shares**2).sum()))
+        if (shares > 0).any()
+        else float("nan")
+    )
+    exact = dp["received_fwd"] == dp["departures"] + dp["drops"] + dp["waiting_at_end"]
+    summary = {
+        "name": tree.get("name", ""),
+        "seed": int(tree.get("seed", 1)),
+        "emulated": True,
+        "duration_s": p.duration_s,
+        "warmup_s": p.warmup_s,
+        "measured_s": window["seconds"],
+        "utilization": window["utilization"],
+        "bottleneck_rate_bps": p.rate_bps,
+        "buffer": p.buffer,
+        "drop_rate": window["drops"] / window["arrivals"] if window["arrivals"] else 0.0,
+        "drops": window["drops"],
+        "arrivals": window["arrivals"],
+        "mean_queue_pkts": window["mean_queue_pkts"],
+        "max_queue_pkts": window["max_queue_pkts"],
+        "flows": len(flows),
+        "jain_fairness": jain,
+        "retransmits": int(flows["total_retrans"].sum()),
+        "cc": p.cc,
+        "mss": p.mss,
+        "sink_bytes": int(sum(sink["received"])),
+        "exact_buffer": bool(exact) and dp["max_waiting"] <= _limit_pkts(p.buffer),
+        "overruns": dp["overruns"],
+        "late_within_1us": window["late_within_1us"],
+        "late_within_10us": window["late_within_10us"],
+        "late_p99_s": window["late_p99_s"],
+        "faithful": window["late_within_10us"] >= FAITHFUL_WITHIN_10US and dp["overruns"] == 0,
+    }
+    return Emulation(summary, flows, dp, p.notes)
+
+
+def _limit_pkts(buffer: str) -> float:
+    """The buffer in packets, or infinity for byte limits (checked by the datapath itself)."""
+    return float(buffer[:-3]) if buffer.endswith("pkt") else float("inf")

@@ -1,0 +1,149 @@
+"""`buflab emulate`: the scenario on real Linux TCP through the emulator's datapath. What it
+refuses (no root needed), the flows it plans (the simulator's own draws), and, as root (CI
+runs as root), a short run end to end, the refusal without privileges, and the cleanup after
+a run killed with SIGKILL. The datapath's logic (serializer, buffer, delay lines, lateness,
+header fields) is tested with made-up times in the `buflab-emu` crate."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import buflab
+from buflab.engine import ScenarioError
+from buflab.engine.emulation.plan import plan
+from buflab.engine.emulation.testbed import namespaces
+
+pytestmark = pytest.mark.engine
+
+ROOT = Path(__file__).resolve().parent.parent
+BUFLAB = str(Path(sys.executable).parent / "buflab")
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (CI runs as root)")
+
+SMALL: dict[str, Any] = {
+    "name": "emulated dumbbell",
+    "duration": "5s",
+    "warmup": "2s",
+    "network": {"bottleneck": {"rate": "20Mbps", "buffer": "30pkt"}, "rtt": "20ms..60ms"},
+    "traffic": [
+        {"kind": "long_lived", "flows": 10, "packet": "1500B", "tcp": "sack", "start": "0s..1s"}
+    ],
+}
+
+
+def with_(path: str, value: Any) -> dict[str, Any]:
+    return buflab.load_scenario(SMALL, overrides={path: value})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        (
+            "network.bottleneck.queue",
+            "red",
+            "network.bottleneck.queue: got 'red'; expected \"droptail\"",
+        ),
+        ("traffic.0.kind", "closed_loop", "traffic.0.kind: got 'closed_loop'"),
+        ("traffic.0.cc", "bic", "traffic.0.cc: got 'bic'; expected one of this kernel's"),
+        ("network.loss", 0.01, "network.loss: got 0.01"),
+        ("traffic.0.ecn", True, "traffic.0.ecn: got True"),
+    ],
+)
+def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
+    key: str, value: Any, message: str
+) -> None:
+    scenario = with_(key, value)
+    if key == "traffic.0.kind":
+        scenario["traffic"][0] = {"kind": "closed_loop", "users": 2}
+    with pytest.raises(ScenarioError) as error:
+        plan(scenario, ["reno", "cubic", "bbr"])
+    text = str(error.value)
+    assert "\n" not in text and message in text, text
+
+
+def test_the_flows_are_the_simulators_own_draws() -> None:
+    """Same scenario and seed, same flows: start times and RTTs from the simulator's tables,
+    the MSS from the packet size less Ethernet, IPv4 and TCP-with-timestamps headers."""
+    p = plan(SMALL, ["reno", "cubic"])
+    flows = buflab.run(SMALL, duration="1us", warmup="0s").flows
+    assert p.starts_s == flows["start_s"].tolist() and p.rtts_s == flows["rtt_s"].tolist()
+    assert p.mss == 1500 - 66 and p.cc == "reno" and p.rate_bps == 20_000_000
+    assert any("access.rate" in note for note in p.notes), "a mapping is said, not hidden"
+
+
+@as_root
+def test_a_short_emulation_runs_end_to_end_and_leaves_nothing() -> None:
+    """10 Linux reno flows through a 20 Mb/s, 30-packet bottleneck for 5 s: the link is used
+    (well above half: ten flows at RTTs of 20–60 ms fill it), the buffer held its limit and
+    every frame the datapath took is accounted for, every flow moved data, and the run's
+    namespaces are gone afterwards."""
+    from buflab.engine.emulation.runner import emulate
+
+    before = set(namespaces())
+    e = emulate(SMALL)
+    s = e.summary
+    assert 0.5 < s["utilization"] <= 1.0, s
+    assert s["exact_buffer"] and s["max_queue_pkts"] <= 30, s
+    assert s["drops"] > 0, "ten flows overflow 30 packets"
+    assert (e.flows["bytes_acked"] > 0).all() and e.flows["error"].isna().all()
+    # The measured RTT is the planned one plus queueing (30 packets at 20 Mb/s: 18 ms).
+    assert ((e.flows["min_rtt_s"] - e.flows["rtt_s"]).abs() < 0.005).all(), e.flows
+    assert set(namespaces()) == before
+
+
+@as_root
+def test_without_network_privileges_it_says_so_in_one_line() -> None:
+    done = subprocess.run(
+        [
+            "capsh",
+            "--drop=cap_net_admin,cap_net_raw",
+            "--",
+            "-c",
+            f"{BUFLAB} emulate {ROOT / 'examples' / 'dumbbell.toml'}",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: emulate: needs root (or CAP_NET_ADMIN and CAP_NET_RAW) to create network namespaces"
+    ]
+
+
+@as_root
+def test_a_run_killed_with_sigkill_leaves_namespaces_that_cleanup_removes(tmp_path: Path) -> None:
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(
+        'duration = "60s"\nwarmup = "1s"\n[network]\n'
+        'bottleneck = { rate = "10Mbps", buffer = "20pkt" }\nrtt = "20ms"\n'
+        '[[traffic]]\nkind = "long_lived"\nflows = 2\n'
+    )
+    run = subprocess.Popen(
+        [BUFLAB, "emulate", str(scenario)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    ours = {f"bl{run.pid}-{side}" for side in ("snd", "rtr", "rcv")}
+    deadline = time.monotonic() + 20
+    while not ours <= set(namespaces()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ours <= set(namespaces()), "the run never built its namespaces"
+    time.sleep(1.0)  # the datapath and the flows are running
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    time.sleep(0.5)
+    # Its processes died with it (none is left busy-polling in its namespaces).
+    for ns in ours:
+        pids = subprocess.run(
+            ["ip", "netns", "pids", ns], capture_output=True, text=True
+        ).stdout.split()
+        assert pids == [], f"{ns} still runs {pids}"
+    done = subprocess.run([BUFLAB, "emulate", "--cleanup"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not ours & set(namespaces())
+    assert "removed 3 stale namespaces" in done.stdout
