@@ -147,3 +147,19 @@ def test_a_run_killed_with_sigkill_leaves_namespaces_that_cleanup_removes(tmp_pa
     assert done.returncode == 0, done.stderr
     assert not ours & set(namespaces())
     assert "removed 3 stale namespaces" in done.stdout
+
+
+@as_root
+def test_compare_puts_the_simulator_and_linux_side_by_side(tmp_path: Path) -> None:
+    """One point each way, same flows: the table has both and their difference, and a
+    bottleneck this well fed is busy both ways (utilization within 15 points: the model and
+    Linux differ in detail, not in kind, at a buffer of RTT·C/√N and more)."""
+    from buflab.experiments.compare import compare, write_compare
+
+    frame = compare(buflab.load_scenario(SMALL), [])
+    assert len(frame) == 1
+    row = frame.iloc[0]
+    assert row["diff_utilization"] == row["real_utilization"] - row["sim_utilization"]
+    assert abs(row["diff_utilization"]) < 0.15, row.to_dict()
+    files = write_compare(frame, None, tmp_path, "t", "footer")
+    assert (tmp_path / "compare.csv").exists() and any(f.suffix == ".png" for f in files)

@@ -44,6 +44,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 if TYPE_CHECKING:
     from buflab.analysis import theory
     from buflab.engine import ScenarioError
+    from buflab.engine.emulation.runner import emulate
     from buflab.engine.result import Result
     from buflab.engine.runner import load_scenario, run, validate
     from buflab.experiments import autosize, load
@@ -54,6 +55,7 @@ __all__ = [
     "ScenarioError",
     "__version__",
     "autosize",
+    "emulate",
     "load",
     "load_scenario",
     "run",
@@ -68,6 +70,7 @@ __all__ = [
 # neither the command line's start (help, theory, a Ctrl-C) nor sweep workers need them.
 _LAZY = {
     "Result": "buflab.engine.result",
+    "emulate": "buflab.engine.emulation.runner",
     "load_scenario": "buflab.engine.runner",
     "run": "buflab.engine.runner",
     "validate": "buflab.engine.runner",

@@ -24,6 +24,9 @@ streams it to a Parquet file as the run goes (memory stays bounded; `result.even
 without a path it is kept in memory as `result.events`. `buflab.analysis.queue.analyze`
 rebuilds the queue from it.
 
+`buflab.emulate(...)` runs a scenario on real Linux TCP (root; see `buflab emulate --help`)
+and returns its summary, its flows (from each socket's TCP_INFO) and the datapath's report.
+
 This module only re-exports; each name lives in its layer: `run`, `validate` and
 `load_scenario` in `buflab.engine.runner`, `Result` and the tables' dtypes in
 `buflab.engine.result`, `size`, `size_curve` and `size_curves` in `buflab.experiments.size`.
@@ -33,6 +36,7 @@ Nothing inside buflab imports it.
 from __future__ import annotations
 
 from buflab.engine import ScenarioError
+from buflab.engine.emulation.runner import emulate
 from buflab.engine.result import Result, table_dtypes, typed_frame
 from buflab.engine.runner import load_scenario, run, validate
 from buflab.experiments.size import size, size_curve, size_curves
@@ -40,6 +44,7 @@ from buflab.experiments.size import size, size_curve, size_curves
 __all__ = [
     "Result",
     "ScenarioError",
+    "emulate",
     "load_scenario",
     "run",
     "size",

@@ -42,6 +42,7 @@ for _command in (
     load.load_command,
     docs.docs,
     emulate.emulate,
+    emulate.compare,
 ):
     cli.add_command(_command)
 

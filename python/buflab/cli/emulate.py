@@ -110,3 +110,66 @@ def emulate(
         )
     if out is not None:
         stdout.print(f"results in {out}/")
+
+
+@click.command()
+@click.argument("file")
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="A key and its values, as for `buflab sweep` (several: every combination; the first "
+    "is the x axis of the figure).",
+)
+@set_option
+@click.option(
+    "--out", type=click.Path(path_type=Path), help="Write compare.csv and compare.png/svg here."
+)
+def compare(
+    file: str, varies: tuple[str, ...], overrides: tuple[str, ...], out: Path | None
+) -> None:
+    """Run the scenario in FILE in the simulator and on real Linux TCP (`buflab emulate`),
+    same seed and so the same flows, and print their summary figures side by side: for each
+    point of the --vary values, utilization, drop rate, mean queue and Jain's fairness, each
+    way and the difference. Needs root; each point takes the scenario's duration in real time."""
+    # start-up time: pandas, matplotlib and the emulator only when the command runs
+    from buflab import __version__
+    from buflab.cli.console import progress_bar
+    from buflab.engine.emulation.testbed import require_privileges
+    from buflab.engine.runner import load_scenario
+    from buflab.experiments.compare import FIGURES, write_compare
+    from buflab.experiments.compare import compare as run_compare
+    from buflab.experiments.sweep import Vary
+    from buflab.plots import footer_text
+
+    require_privileges()
+    tree = load_scenario(scenario_of(file, overrides))
+    dims = [Vary.parse(text) for text in varies]
+    with progress_bar(f"{Path(file).stem}: sim and real") as progress:
+        frame = run_compare(tree, dims, progress)
+    title = f"{tree.get('name', Path(file).stem)}: simulated vs Linux TCP"
+    table = Table(title=title)
+    for v in dims:
+        table.add_column(v.key)
+    for name in FIGURES:
+        table.add_column(f"{name} sim / real (diff)", justify="right")
+    for _, row in frame.iterrows():
+        cells = [str(row[v.key]) for v in dims]
+        for name in FIGURES:
+            fmt = format_percent if name in ("utilization", "drop_rate") else (lambda x: f"{x:.3g}")
+            diff = row[f"diff_{name}"]
+            shown = (
+                f"{diff * 100:+.2f} pt" if name in ("utilization", "drop_rate") else f"{diff:+.3g}"
+            )
+            cells.append(f"{fmt(row[f'sim_{name}'])} / {fmt(row[f'real_{name}'])} ({shown})")
+        table.add_row(*cells)
+    stdout.print(table)
+    if not frame["real_faithful"].all():
+        stderr.print(
+            "note: some emulations were not faithful (fewer than 99 % of frames within 10 µs)"
+        )
+    if out is not None:
+        footer = footer_text(str(tree.get("name", "")), [int(tree.get("seed", 1))], __version__)
+        files = write_compare(frame, dims[0].key if dims else None, out, title, footer)
+        stdout.print(f"wrote {', '.join(map(str, files))}")
