@@ -66,6 +66,13 @@ point_option = click.option(
     help="For a recipe (a file or a shipped name): one point of its sweep, a varied key's value "
     "or a case's name, e.g. --point access='200 Mb/s access' (repeatable; --set applies after).",
 )
+
+
+def vary_option(help: str) -> Any:
+    """The `--vary KEY=V1,V2,...` option (repeatable), with the command's own help."""
+    return click.option("--vary", "varies", multiple=True, metavar="KEY=V1,V2,...", help=help)
+
+
 jobs_option = click.option(
     "--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores]."
 )

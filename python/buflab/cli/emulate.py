@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from buflab.cli.common import point_option, scenario_of, set_option
+from buflab.cli.common import point_option, scenario_of, set_option, vary_option
 from buflab.cli.console import stderr, stdout
 from buflab.engine.units import format_percent, format_rate, format_time
 
@@ -114,13 +114,9 @@ def emulate(
 
 @click.command()
 @click.argument("file")
-@click.option(
-    "--vary",
-    "varies",
-    multiple=True,
-    metavar="KEY=V1,V2,...",
-    help="A key and its values, as for `buflab sweep` (several: every combination; the first "
-    "is the x axis of the figure).",
+@vary_option(
+    "A key and its values, as for `buflab sweep` (several: every combination; the first "
+    "is the x axis of the figure)."
 )
 @set_option
 @click.option(

@@ -20,19 +20,16 @@ from buflab.cli.common import (
     jobs_option,
     runs_option,
     set_option,
+    vary_option,
 )
 from buflab.cli.console import progress_bar, stdout
 
 
 @click.command()
 @click.argument("file")
-@click.option(
-    "--vary",
-    "varies",
-    multiple=True,
-    metavar="KEY=V1,V2,...",
-    help="A key and its values; several --vary give every combination. The first is the "
-    "x axis of the plot. Adds to (or replaces) the file's [sweep.vary].",
+@vary_option(
+    "A key and its values; several --vary give every combination. The first is the "
+    "x axis of the plot. Adds to (or replaces) the file's [sweep.vary]."
 )
 @runs_option
 @jobs_option
@@ -98,13 +95,7 @@ def _print_written(report: Any, out: Path) -> None:
 @jobs_option
 @runs_option
 @set_option
-@click.option(
-    "--vary",
-    "varies",
-    multiple=True,
-    metavar="KEY=V1,V2,...",
-    help="Run only these values of a varied key (or case), e.g. to try a recipe quickly.",
-)
+@vary_option("Run only these values of a varied key (or case), e.g. to try a recipe quickly.")
 @click.option("--out", type=click.Path(path_type=Path), help="[default: out/NAME]")
 @click.option("--list", "list_recipes", is_flag=True, help="List the shipped recipes and exit.")
 def reproduce(
