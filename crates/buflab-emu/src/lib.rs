@@ -14,6 +14,7 @@
 //! (when a packet *should* start and leave), and the loop then sends each frame when the clock
 //! reaches its time. How late it was is measured ([`fidelity`]), never hidden.
 
+pub mod access;
 pub mod afpacket;
 pub mod bottleneck;
 pub mod clock;

@@ -4,7 +4,8 @@
 //! frames from the receivers' side through a delay line only. TCP flow i (source port
 //! `--port-base` + i on the senders' side) gets half its round-trip time `--rtts` (seconds,
 //! comma-separated, one per flow) each way; other frames (ARP) get `--delay-fwd` and
-//! `--delay-rev` (default 0).
+//! `--delay-rev` (default 0). With `--access-rate`, each flow first crosses an access link of
+//! its own at that rate (the scenario's `network.access.rate`), as in the simulator.
 //! It busy-polls until SIGINT or SIGTERM, then prints its counts as one JSON object: over the
 //! whole run, and over the measured window, which SIGUSR1 starts (the end of the warm-up).
 //!
@@ -12,10 +13,13 @@
 //! but can be: `buflab-datapath --left r0 --right r1 --rate 100Mbps --buffer 100pkt
 //! --port-base 40000 --rtts 0.1,0.08`.
 
+#![recursion_limit = "256"]
+
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate, Time};
+use buflab_emu::access::AccessLinks;
 use buflab_emu::afpacket::PacketSocket;
 use buflab_emu::bottleneck::Bottleneck;
 use buflab_emu::delay_line::DelayLines;
@@ -48,6 +52,7 @@ struct Args {
     delay_rev: Time,
     port_base: u16,
     rtts: Vec<Time>,
+    access_rate: Option<Rate>,
     slots: u32,
 }
 
@@ -88,6 +93,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
         delay_rev: opt("--delay-rev").map_or(Ok(Time::ZERO), |v| time("--delay-rev", v))?,
         port_base,
         rtts,
+        access_rate: match opt("--access-rate") {
+            None => None,
+            Some(v) => Some(parse_rate(&v).map_err(|e| format!("--access-rate: got {v:?}; {}", e.0))?),
+        },
         slots,
     })
 }
@@ -146,6 +155,7 @@ fn run(a: Args) -> std::io::Result<()> {
     let back: Vec<Time> = a.rtts.iter().zip(&there).map(|(r, t)| *r - *t).collect();
     let (mut fwd, mut rev) = (DelayLines::new(&there, a.delay_fwd), DelayLines::new(&back, a.delay_rev));
     let flow_of = |port: u16| port.checked_sub(a.port_base).map(usize::from).filter(|&i| i < a.rtts.len());
+    let mut access = a.access_rate.map(|r| AccessLinks::new(r, a.rtts.len()));
     let (mut out, mut dropped) = (Vec::new(), Vec::new());
     let mut scratch = vec![0u8; SLOT];
     let mut late = Lateness::default();
@@ -166,10 +176,22 @@ fn run(a: Args) -> std::io::Result<()> {
         // Senders' side: into the bottleneck, each frame stamped as it is read.
         let got = read_batch(&left, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
             let f = Frame { ect: ip::is_ect(pool.slot(f.slot)), ..f };
-            bottleneck.arrive(t, f, &mut out, &mut dropped);
+            match access.as_mut() {
+                Some(links) => {
+                    let flow = ip::tcp_ports(pool.slot(f.slot)).and_then(|(src, _)| flow_of(src));
+                    links.push(flow, t, f);
+                }
+                None => {
+                    bottleneck.arrive(t, f, &mut out, &mut dropped);
+                }
+            }
         })?;
         totals.received[0] += got;
         let now = clock::now();
+        // Frames leaving their access links by now reach the bottleneck, in exit order.
+        while let Some((t, f)) = access.as_mut().and_then(|links| links.pop_due(now)) {
+            bottleneck.arrive(t, f, &mut out, &mut dropped);
+        }
         bottleneck.advance(now, &mut out, &mut dropped);
         for f in dropped.drain(..) {
             pool.give(f.slot);
@@ -226,6 +248,7 @@ fn run(a: Args) -> std::io::Result<()> {
         "max_waiting": c.max_waiting, "max_waiting_bytes": c.max_waiting_bytes,
         "waiting_at_end": waiting, "waiting_bytes_at_end": waiting_bytes,
         "in_delay_lines_at_end": fwd.len() + rev.len(),
+        "in_access_links_at_end": access.as_ref().map_or(0, AccessLinks::len),
         "overruns": totals.overruns, "send_retries": totals.send_retries,
         "late_count": late.count, "late_within_1us": late.within_us(1), "late_within_10us": late.within_us(10),
         "late_p99_s": late.quantile_s(0.99), "late_mean_s": late.mean_s(), "late_max_s": late.max.secs_f64(),

@@ -41,6 +41,8 @@ class Plan:
     warmup_s: float
     rate_bps: int
     buffer: str
+    # Each flow's access link, emulated in the datapath (the simulator's private access links).
+    access_rate: str
     cc: str
     mss: int
     packet: int
@@ -122,16 +124,13 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         raise refuse(
             "traffic.0.packet", first["packet"], f"at least {88 + HEADERS}B (an MSS of 88 B)"
         )
-    notes.append(
-        f"network.access.rate = {net['access']['rate']}: the hosts' links run at veth speed; "
-        "the bottleneck is the datapath's"
-    )
     flows = simulate(s, duration="1us", warmup="0s").flows
     return Plan(
         duration_s=parse_time(s["duration"]),
         warmup_s=parse_time(s["warmup"]),
         rate_bps=int(parse_rate(b["rate"])),
         buffer=str(b["buffer"]),
+        access_rate=str(net["access"]["rate"]),
         cc=cc,
         mss=mss,
         packet=packet,

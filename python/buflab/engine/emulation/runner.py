@@ -153,7 +153,7 @@ def _run(tb: Testbed, p: Plan, procs: list[subprocess.Popen[str]]) -> tuple[dict
     left, right = tb.router_ports
     dp = start(
         tb.router, datapath, "--left", left, "--right", right,
-        "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer,
+        "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--access-rate", p.access_rate,
         "--port-base", str(PORT_BASE), "--rtts", ",".join(f"{r:.12f}" for r in p.rtts_s),
     )  # fmt: skip
     _await_line(dp, "ready", "the datapath")
@@ -194,7 +194,8 @@ def _results(tree: dict[str, Any], p: Plan, sent: dict, dp: dict, sink: dict) ->
         if (shares > 0).any()
         else float("nan")
     )
-    exact = dp["received_fwd"] == dp["departures"] + dp["drops"] + dp["waiting_at_end"]
+    held = dp["waiting_at_end"] + dp["in_access_links_at_end"]
+    exact = dp["received_fwd"] == dp["departures"] + dp["drops"] + held
     summary = {
         "name": tree.get("name", ""),
         "seed": int(tree.get("seed", 1)),
