@@ -53,6 +53,8 @@ struct Args {
     port_base: u16,
     rtts: Vec<Time>,
     access_rate: Option<Rate>,
+    /// The CPU to busy-poll on (`--cpu`), alone if the others are kept off it.
+    cpu: Option<usize>,
     slots: u32,
 }
 
@@ -96,6 +98,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
         access_rate: match opt("--access-rate") {
             None => None,
             Some(v) => Some(parse_rate(&v).map_err(|e| format!("--access-rate: got {v:?}; {}", e.0))?),
+        },
+        cpu: match opt("--cpu") {
+            None => None,
+            Some(v) => Some(v.parse().map_err(|_| format!("--cpu: got {v:?}; expected a CPU number"))?),
         },
         slots,
     })
@@ -148,6 +154,9 @@ fn run(a: Args) -> std::io::Result<()> {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGUSR1, on_mark as *const () as libc::sighandler_t);
     }
+    if let Some(cpu) = a.cpu {
+        pin_to(cpu)?;
+    }
     let mut pool = Pool::new(a.slots);
     let mut bottleneck = Bottleneck::new(a.rate, a.buffer, Box::new(Fifo::<DropTail, Frame>::new(DropTail)));
     // Half of each flow's RTT on the way there, the rest on the way back.
@@ -163,7 +172,9 @@ fn run(a: Args) -> std::io::Result<()> {
     let start = clock::now();
     // The measured window: from SIGUSR1 (or the start) on.
     let (mut window_start, mut window_counts) = (start, bottleneck.counts);
-    let mut window_late = Lateness::default();
+    // Lateness in the measured window: of the bottleneck's frames (forward), and of the
+    // returning ones (ACKs), which no serializer spaces and so leave in bunches.
+    let mut window_late = [Lateness::default(), Lateness::default()];
     eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left, a.right, a.rate, a.buffer);
     while !STOP.load(Ordering::Relaxed) {
         if MARK.swap(false, Ordering::Relaxed) {
@@ -171,7 +182,7 @@ fn run(a: Args) -> std::io::Result<()> {
             bottleneck.advance(window_start, &mut out, &mut dropped);
             bottleneck.reset_maxima();
             window_counts = bottleneck.counts;
-            window_late = Lateness::default();
+            window_late = [Lateness::default(), Lateness::default()];
         }
         // Senders' side: into the bottleneck, each frame stamped as it is read.
         let got = read_batch(&left, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
@@ -224,7 +235,7 @@ fn run(a: Args) -> std::io::Result<()> {
                     break;
                 }
                 late.record(due, sent);
-                window_late.record(due, sent);
+                window_late[side].record(due, sent);
                 totals.sent[side] += 1;
                 pool.give(f.slot);
             }
@@ -259,9 +270,11 @@ fn run(a: Args) -> std::io::Result<()> {
             "utilization": w.departed_bytes as f64 * 8.0 / (a.rate.bits_per_s() as f64 * window_s),
             "mean_queue_pkts": w.waiting_integral as f64 / ((end - window_start).ps() as f64),
             "max_queue_pkts": w.max_waiting, "max_queue_bytes": w.max_waiting_bytes,
-            "late_within_1us": window_late.within_us(1), "late_within_5us": window_late.within_us(5),
-            "late_within_10us": window_late.within_us(10), "late_p99_s": window_late.quantile_s(0.99),
-            "late_mean_s": window_late.mean_s(),
+            "late_within_1us": window_late[0].within_us(1), "late_within_5us": window_late[0].within_us(5),
+            "late_within_10us": window_late[0].within_us(10), "late_p99_s": window_late[0].quantile_s(0.99),
+            "late_mean_s": window_late[0].mean_s(),
+            "rev_late_within_1us": window_late[1].within_us(1), "rev_late_within_10us": window_late[1].within_us(10),
+            "rev_late_p99_s": window_late[1].quantile_s(0.99),
         },
     });
     println!("{report}");
@@ -296,4 +309,18 @@ fn read_batch(
         take(pool, Frame { slot, len: len as u32, ect: false, ce: false }, clock::now());
     }
     Ok(got)
+}
+
+/// Keeps this thread on `cpu`: the busy loop's timing then does not depend on where the
+/// scheduler moves it.
+fn pin_to(cpu: usize) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes within it; sched_setaffinity reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::other(format!("--cpu {cpu}: {}", std::io::Error::last_os_error())));
+        }
+    }
+    Ok(())
 }

@@ -11,6 +11,7 @@ namespaces removed before this returns or raises.
 from __future__ import annotations
 
 import json
+import os
 import select
 import signal
 import subprocess
@@ -34,6 +35,8 @@ from buflab.engine.runner import load_scenario
 from buflab.engine.scenario import Overrides, ScenarioSource
 
 PORT = 5001
+# The datapath busy-polls on the last CPU, the rest of the run on the others.
+CPU = ["--cpu", str(os.cpu_count() - 1)] if (os.cpu_count() or 1) > 1 else []
 PORT_BASE = 40_000
 # Fidelity: the share of frames that must leave within 10 µs of their ideal time for the run
 # to be called faithful (Mininet-HiFi's test, on our own clock).
@@ -76,6 +79,13 @@ def available_congestion_controls() -> list[str]:
         return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     except OSError:
         return ["reno", "cubic"]
+
+
+def _off_the_datapaths_cpu() -> None:
+    """Keeps a traffic process off the CPU the datapath busy-polls on."""
+    others = set(range((os.cpu_count() or 1) - 1))
+    if others:
+        os.sched_setaffinity(0, others)
 
 
 def _await_line(proc: subprocess.Popen[str], word: str, what: str, timeout: float = 10.0) -> None:
@@ -142,7 +152,11 @@ def _run(tb: Testbed, p: Plan, procs: list[subprocess.Popen[str]]) -> tuple[dict
 
     def start(ns: str, *argv: str) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
-            tb.exec_args(ns, *argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            tb.exec_args(ns, *argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=None if argv[0] == datapath else _off_the_datapaths_cpu,
         )
         procs.append(proc)
         return proc
@@ -154,6 +168,7 @@ def _run(tb: Testbed, p: Plan, procs: list[subprocess.Popen[str]]) -> tuple[dict
     dp = start(
         tb.router, datapath, "--left", left, "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--access-rate", p.access_rate,
+        *CPU,
         "--port-base", str(PORT_BASE), "--rtts", ",".join(f"{r:.12f}" for r in p.rtts_s),
     )  # fmt: skip
     _await_line(dp, "ready", "the datapath")

@@ -167,7 +167,26 @@ class Testbed:
         for dev in (left, right):
             # The datapath reads frames addressed to the far host, not to the router.
             _ip("-n", self.router, "link", "set", dev, "promisc", "on")
+        for ns, dev in ((self.sender, f"{p}s0"), (self.receiver, f"{p}d0")):
+            self._receive_elsewhere(ns, dev)
         return self
+
+    def _receive_elsewhere(self, ns: str, dev: str) -> None:
+        """Has the hosts' kernels process what the datapath sends them on the CPUs other than
+        the datapath's (receive packet steering): a veth delivers in its sender's context, so
+        otherwise every send of the datapath would run a whole TCP receive path first."""
+        cpus = os.cpu_count() or 1
+        if cpus < 2:
+            return
+        mask = format((1 << (cpus - 1)) - 1, "x")
+        path = f"/sys/class/net/{dev}/queues/rx-0/rps_cpus"
+        done = subprocess.run(
+            ["ip", "netns", "exec", ns, "sh", "-c", f"echo {mask} > {path}"],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise EmulationError(f"{path}: {done.stderr.strip() or 'could not be set'}")
 
     def _offloads_off(self, ns: str, dev: str) -> None:
         args = ["ip", "netns", "exec", ns, "ethtool", "-K", dev]
