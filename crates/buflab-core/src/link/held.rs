@@ -70,6 +70,11 @@ impl Link {
         }
     }
 
+    /// Whether its discipline holds its packets (see the module doc).
+    pub fn is_held(&self) -> bool {
+        matches!(self.queue, Queue::Held(_))
+    }
+
     /// Whether arrivals may reach it ahead of the global clock, fed in order by one express
     /// link (`sim/plan.rs`): a held discipline decides by its own arrivals and the time alone,
     /// unless it is a bump that hears its flow's ACKs or feedback, which come at the global
@@ -106,7 +111,7 @@ impl Link {
     pub fn rescheduled(&mut self, now: Time, sched: &mut Scheduler, id: u32) {
         if self.waiting_pkts > 0 {
             let at = self.busy_until.max(now).max(self.held_not_before());
-            self.ready_by(at, sched, id);
+            self.ready_by(at, Time::ZERO, sched, id);
         }
     }
 
@@ -156,10 +161,10 @@ impl Link {
         // is reported after the enqueue, with the occupancy it leaves, as the timetable does;
         // a busy one asks when it frees up.
         let started = if self.busy_until <= t && self.held_not_before() <= t {
-            self.start_next(t, sched, id)
+            self.start_next(t, Time::ZERO, sched, id)
         } else {
             let at = self.busy_until.max(self.held_not_before());
-            self.ready_by(at, sched, id);
+            self.ready_by(at, Time::ZERO, sched, id);
             None
         };
         let (after_pkts, after_bytes) = (self.waiting_pkts, self.waiting_bytes);
@@ -178,7 +183,7 @@ impl Link {
     pub fn on_ready(&mut self, now: Time, sched: &mut Scheduler, id: u32) {
         if self.ready_at == Some(now) {
             self.ready_at = None;
-            self.serve(now, sched, id);
+            self.serve(now, Time::ZERO, sched, id);
         }
     }
 
@@ -188,27 +193,31 @@ impl Link {
     /// here too, with no event of their own; pending events find `ready_at` moved on and do
     /// nothing.
     pub(super) fn catch_up(&mut self, t: Time, sched: &mut Scheduler, id: u32) {
-        self.horizon = t;
         while let Some(r) = self.ready_at.filter(|&r| r <= t) {
             self.ready_at = None;
-            self.serve(r, sched, id);
+            self.serve(r, t, sched, id);
         }
-        self.horizon = Time::ZERO;
     }
 
     /// The serializer is free at `now` (or frees up then): starts the next packet the
     /// discipline gives, or arranges to ask again.
-    fn serve(&mut self, now: Time, sched: &mut Scheduler, id: u32) {
+    fn serve(&mut self, now: Time, horizon: Time, sched: &mut Scheduler, id: u32) {
         if self.busy_until > now {
-            return self.ready_by(self.busy_until, sched, id);
+            return self.ready_by(self.busy_until, horizon, sched, id);
         }
-        let started = self.start_next(now, sched, id);
+        let started = self.start_next(now, horizon, sched, id);
         self.report_start(now, started);
     }
 
     /// Asks the discipline for the next packet at `now` (the serializer is free) and starts
     /// serializing it; returns it and its serialization time, for `report_start`.
-    fn start_next(&mut self, now: Time, sched: &mut Scheduler, id: u32) -> Option<(Waiting, Time)> {
+    fn start_next(
+        &mut self,
+        now: Time,
+        horizon: Time,
+        sched: &mut Scheduler,
+        id: u32,
+    ) -> Option<(Waiting, Time)> {
         let mut purged = std::mem::take(&mut self.purged);
         let Queue::Held(d) = &mut self.queue else { unreachable!("a held link") };
         let next = d.dequeue(now, &mut purged);
@@ -230,13 +239,13 @@ impl Link {
                 }
                 if self.waiting_pkts > 0 {
                     let at = self.busy_until.max(self.held_not_before());
-                    self.ready_by(at, sched, id);
+                    self.ready_by(at, horizon, sched, id);
                 }
                 Some((w, ser))
             }
             Dequeue::Wait(at) => {
                 assert!(at > now, "a discipline asked to wait until {at:?}, not after now ({now:?})");
-                self.ready_by(at, sched, id);
+                self.ready_by(at, horizon, sched, id);
                 None
             }
             Dequeue::Idle => None,
@@ -250,12 +259,12 @@ impl Link {
         m.record_wait(w.arrived, now);
     }
 
-    /// Makes sure a `LinkReady` event is pending at or before `at` (none for a time that the
-    /// running `catch_up` reaches: it serves that itself).
-    fn ready_by(&mut self, at: Time, sched: &mut Scheduler, id: u32) {
+    /// Makes sure a `LinkReady` event is pending at or before `at` (none for a time up to
+    /// `horizon`, which the running `catch_up` reaches and serves itself; zero otherwise).
+    fn ready_by(&mut self, at: Time, horizon: Time, sched: &mut Scheduler, id: u32) {
         if self.ready_at.is_none_or(|r| r > at) {
             self.ready_at = Some(at);
-            if at > self.horizon {
+            if at > horizon {
                 sched.schedule(at, Event::LinkReady(id));
             }
         }

@@ -128,8 +128,6 @@ pub struct Link {
     /// A held discipline's pending `LinkReady` event, and the packets it drops from its queue
     /// (reused).
     ready_at: Option<Time>,
-    /// While `catch_up` runs: the time it serves up to (services due by then get no event).
-    horizon: Time,
     purged: Vec<Waiting>,
     /// Arrivals at the same picosecond as the previous one. Their order is the order their
     /// events were scheduled; a count above zero signals phase effects (deterministic
@@ -159,7 +157,6 @@ impl Link {
             marks: 0,
             queue: Queue::DropTail,
             ready_at: None,
-            horizon: Time::ZERO,
             purged: Vec::new(),
             simultaneous_arrivals: 0,
             last_arrival: Time::MAX,

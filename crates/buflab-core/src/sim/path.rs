@@ -52,16 +52,22 @@ impl Sim {
                     }
                     pkt.hop += 1;
                 }
-                Step::Queue(l) => {
+                Step::Held(l) => {
                     // Only a held link chained into ahead can see an arrival at or after the
                     // end: on the global clock its event would never run.
                     if self.beyond_end(t) {
                         return;
                     }
+                    // Drops are counted by the link (it also drops packets it admitted
+                    // earlier), and summed at the end of the run; a held link never relays.
+                    self.links[l as usize].arrive(t, pkt, &mut self.sched, l);
+                    self.after_arrival(l, t);
+                    return;
+                }
+                Step::Queue(l) => {
                     match self.links[l as usize].arrive(t, pkt, &mut self.sched, l) {
-                        // Drops are counted by the link (a held discipline also drops packets it
-                        // admitted earlier), and summed at the end of the run.
-                        Outcome::Accepted | Outcome::Dropped => self.after_arrival(l, t),
+                        // Drops are counted by the link, and summed at the end of the run.
+                        Outcome::Accepted | Outcome::Dropped => {}
                         Outcome::Relayed(exit, flags) => {
                             pkt.flags = flags; // as admitted: perhaps marked CE
                             pkt.hop += 1;

@@ -68,6 +68,9 @@ pub(super) enum Step {
     Loss(u32),
     /// A link that can drop or report: admission decides.
     Queue(u32),
+    /// A link whose discipline holds its packets (a bump): it may be entered ahead, and may
+    /// send QCN messages.
+    Held(u32),
     /// Express link whose exit enters the next (express or taking arrivals ahead, singly fed)
     /// link at once.
     Chain(u32),
@@ -231,6 +234,7 @@ impl Sim {
                     Hop::Loss(i) => Step::Loss(i),
                     Hop::Switch(p) => Step::Switch(p),
                     Hop::Tap(l) => Step::Tap(l),
+                    Hop::Link(l) if self.links[l as usize].is_held() => Step::Held(l),
                     Hop::Link(l) if !plan.express[l as usize] => Step::Queue(l),
                     Hop::Link(l) => {
                         // Only into express links: an arrival at a queue that can drop always

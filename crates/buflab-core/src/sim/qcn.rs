@@ -40,7 +40,7 @@ impl Sim {
     }
 
     /// A packet just reached link `l` at `t`: if it runs a congestion point, its messages go.
-    #[inline]
+    #[inline(always)]
     pub(super) fn after_arrival(&mut self, l: u32, t: Time) {
         let Some(q) = self.qcn.as_deref() else { return };
         if q.is_cp.get(l as usize).copied().unwrap_or(false) {
@@ -48,6 +48,7 @@ impl Sim {
         }
     }
 
+    #[cold]
     fn send_feedback(&mut self, l: u32, t: Time) {
         let Some(bump) = self.links[l as usize].bump_mut() else { return };
         if !bump.has_feedback() {
