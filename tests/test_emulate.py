@@ -14,9 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import buflab
+from buflab.analysis.queue import analyze, check_summary
 from buflab.engine import ScenarioError
 from buflab.engine.emulation.plan import plan
 from buflab.engine.emulation.testbed import namespaces
@@ -70,17 +72,18 @@ def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
 
 def test_the_flows_are_the_simulators_own_draws() -> None:
     """Same scenario and seed, same flows: start times and RTTs from the simulator's tables,
-    the MSS from the packet size less Ethernet, IPv4 and TCP-with-timestamps headers."""
+    the MSS from the packet size less the Ethernet, IPv4 and TCP headers (Linux counts the
+    timestamps option inside it)."""
     p = plan(SMALL, ["reno", "cubic"])
     flows = buflab.run(SMALL, duration="1us", warmup="0s").flows
     assert p.starts_s == flows["start_s"].tolist() and p.rtts_s == flows["rtt_s"].tolist()
-    assert p.mss == 1500 - 66 and p.cc == "reno" and p.rate_bps == 20_000_000
+    assert p.mss == 1500 - 54 and p.cc == "reno" and p.rate_bps == 20_000_000
     assert any("delayed_ack" in note for note in p.notes), "a mapping is said, not hidden"
     assert p.access_rate == "10Gbps", "each flow's access link (the default), in the datapath"
 
 
 @as_root
-def test_a_short_emulation_runs_end_to_end_and_leaves_nothing() -> None:
+def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) -> None:
     """10 Linux reno flows through a 20 Mb/s, 30-packet bottleneck for 5 s: the link is used
     (well above half: ten flows at RTTs of 20–60 ms fill it), the buffer held its limit and
     every frame the datapath took is accounted for, every flow moved data, and the run's
@@ -88,7 +91,7 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing() -> None:
     from buflab.engine.emulation.runner import emulate
 
     before = set(namespaces())
-    e = emulate(SMALL)
+    e = emulate(SMALL, events_to=tmp_path / "events.parquet")
     s = e.summary
     assert 0.5 < s["utilization"] <= 1.0, s
     assert s["exact_buffer"] and s["max_queue_pkts"] <= 30, s
@@ -97,6 +100,21 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing() -> None:
     # The measured RTT is the planned one plus queueing (30 packets at 20 Mb/s: 18 ms).
     assert ((e.flows["min_rtt_s"] - e.flows["rtt_s"]).abs() < 0.005).all(), e.flows
     assert set(namespaces()) == before
+    # The event log, in the simulator's schema: the queue never above its limit, drops only
+    # at it, every arrival of the window an enqueue or a drop, and frames of `packet` bytes.
+    log = pd.read_parquet(tmp_path / "events.parquet")
+    assert log["queue_pkts"].max() <= 30
+    assert (log.loc[log["event"] == "drop", "queue_pkts"] == 30).all()
+    assert len(log) == e.datapath["events"], "the whole run is logged"
+    in_window = log[log["time_ps"] >= e.datapath["window"]["start_ps"]]
+    arrivals = in_window["event"].isin(["enqueue", "drop"]).sum()
+    assert arrivals == s["arrivals"] and (in_window["event"] == "drop").sum() == s["drops"]
+    # The simulator's own reader rebuilds the queue from the log and finds the summary's
+    # numbers to the last bit (the datapath counts as the simulator does).
+    checks = check_summary(analyze(tmp_path / "events.parquet"), s)
+    assert {key for key, _, _ in checks} >= {"utilization", "drops", "mean_queue_pkts"}
+    assert all(rebuilt == reported for _, rebuilt, reported in checks), checks
+    assert log.loc[log["event"] == "enqueue", "size"].max() == 1500
 
 
 @as_root

@@ -86,7 +86,7 @@ mod tests {
     use super::*;
 
     fn f(slot: u32) -> Frame {
-        Frame { slot, len: 1250, ect: false, ce: false }
+        Frame { slot, len: 1250, ..Frame::default() }
     }
 
     #[test]

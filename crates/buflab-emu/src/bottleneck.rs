@@ -9,12 +9,52 @@
 //! ideal time, taken from arrival stamps, never from when the loop got round to it: the loop
 //! sends each frame when the clock reaches its exit time (plus its delay line's delay).
 //!
+//! With [`Bottleneck::start_log`] it also keeps the simulator's queue event log: an enqueue,
+//! dequeue (service start), drop, mark or purge row per event, with the frames and bytes
+//! waiting after it, in the order and with the codes of the simulator's log, so that the
+//! same readers rebuild the queue from either.
+//!
 //! Must not know sockets, clocks or delay lines.
 
 use buflab_base::units::{BufferLimit, Rate, Time};
 use buflab_queue::{Arrival, Dequeue, Discipline, Verdict};
 
 use crate::pool::Frame;
+
+/// The event codes of the simulator's log (`buflab.engine.events`).
+pub const ENQUEUE: u8 = 0;
+pub const DEQUEUE: u8 = 1;
+pub const DROP: u8 = 2;
+pub const MARK: u8 = 3;
+pub const PURGE: u8 = 4;
+
+/// One row of the event log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogRow {
+    pub time: Time,
+    pub event: u8,
+    pub flow: u32,
+    pub seq: u32,
+    pub size: u32,
+    /// Frames and bytes waiting after the event (the one in service not counted).
+    pub queue_pkts: u64,
+    pub queue_bytes: u64,
+}
+
+impl LogRow {
+    /// Bytes of a row on disk: little-endian, packed, in field order.
+    pub const BYTES: usize = 8 + 1 + 4 + 4 + 4 + 8 + 8;
+
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.time.ps().to_le_bytes());
+        out.push(self.event);
+        out.extend_from_slice(&self.flow.to_le_bytes());
+        out.extend_from_slice(&self.seq.to_le_bytes());
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.extend_from_slice(&self.queue_pkts.to_le_bytes());
+        out.extend_from_slice(&self.queue_bytes.to_le_bytes());
+    }
+}
 
 /// What the bottleneck counted (whole run).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,6 +70,8 @@ pub struct Counts {
     /// Frames waiting, integrated over ideal time (frame·ps): its mean over a span is the
     /// time-average queue.
     pub waiting_integral: u128,
+    /// Serialization time of every frame whose service started, ps.
+    pub busy_ps: u128,
 }
 
 impl Counts {
@@ -44,6 +86,7 @@ impl Counts {
             max_waiting: self.max_waiting,
             max_waiting_bytes: self.max_waiting_bytes,
             waiting_integral: self.waiting_integral - then.waiting_integral,
+            busy_ps: self.busy_ps - then.busy_ps,
         }
     }
 }
@@ -60,6 +103,8 @@ pub struct Bottleneck {
     /// When the number of frames waiting last changed (for the integral).
     last_change: Time,
     pub counts: Counts,
+    /// The event log, once started.
+    log: Option<Vec<LogRow>>,
 }
 
 impl Bottleneck {
@@ -74,7 +119,13 @@ impl Bottleneck {
             purged: Vec::new(),
             last_change: Time::ZERO,
             counts: Counts::default(),
+            log: None,
         }
+    }
+
+    /// When the serializer finishes its current frame (or finished its last).
+    pub fn busy_until(&self) -> Time {
+        self.busy_until
     }
 
     /// Frames and bytes waiting (the one in service not counted).
@@ -97,7 +148,10 @@ impl Bottleneck {
             self.take_purged(dropped);
             match next {
                 Dequeue::Send(f) => {
-                    let end = ask + self.rate.serialization(f.len as u64);
+                    self.record(ask, DEQUEUE, &f);
+                    let ser = self.rate.serialization(f.len as u64);
+                    let end = ask + ser;
+                    self.counts.busy_ps += ser.ps() as u128;
                     self.busy_until = end;
                     self.counts.departures += 1;
                     self.counts.departed_bytes += f.len as u64;
@@ -132,14 +186,19 @@ impl Bottleneck {
         }
         let a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, f.len, f.ect);
         let verdict = self.discipline.enqueue(&a, f, &mut self.purged);
-        self.take_purged(dropped);
+        self.take_purged_at(t, dropped);
         match verdict {
             Verdict::Drop => {
                 self.counts.drops += 1;
+                self.record(t, DROP, &f);
                 dropped.push(f);
             }
-            Verdict::Mark => self.counts.marks += 1,
-            Verdict::Admit => {}
+            Verdict::Mark => {
+                self.counts.marks += 1;
+                self.record(t, ENQUEUE, &f);
+                self.record(t, MARK, &f);
+            }
+            Verdict::Admit => self.record(t, ENQUEUE, &f),
         }
         let (waiting, bytes) = self.waiting();
         self.counts.max_waiting = self.counts.max_waiting.max(waiting);
@@ -158,6 +217,11 @@ impl Bottleneck {
         }
     }
 
+    /// Brings the occupancy integral up to `t` (after `advance(t)`): a window's edges.
+    pub fn settle(&mut self, t: Time) {
+        self.integrate(t);
+    }
+
     /// Resets the maxima (the start of a measured window).
     pub fn reset_maxima(&mut self) {
         self.counts.max_waiting = self.waiting().0;
@@ -168,6 +232,37 @@ impl Bottleneck {
         self.counts.drops += self.purged.len() as u64;
         dropped.append(&mut self.purged);
     }
+
+    /// As `take_purged`, logging each as a purge at `t`.
+    fn take_purged_at(&mut self, t: Time, dropped: &mut Vec<Frame>) {
+        if self.log.is_some() {
+            for f in std::mem::take(&mut self.purged) {
+                self.record(t, PURGE, &f);
+                self.purged.push(f);
+            }
+        }
+        self.take_purged(dropped);
+    }
+
+    /// Starts the event log (the measured window's start).
+    pub fn start_log(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// The rows logged since the last call.
+    pub fn take_log(&mut self) -> Vec<LogRow> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Logs `event` of frame `f` at `t`, with the occupancy as it now is.
+    fn record(&mut self, t: Time, event: u8, f: &Frame) {
+        if self.log.is_none() {
+            return;
+        }
+        let (queue_pkts, queue_bytes) = self.waiting();
+        let row = LogRow { time: t, event, flow: f.flow, seq: f.seq, size: f.len, queue_pkts, queue_bytes };
+        self.log.as_mut().expect("checked").push(row);
+    }
 }
 
 #[cfg(test)]
@@ -177,7 +272,7 @@ mod tests {
     use buflab_queue::Fifo;
 
     fn frame(slot: u32, len: u32) -> Frame {
-        Frame { slot, len, ect: false, ce: false }
+        Frame { slot, len, ..Frame::default() }
     }
 
     fn drop_tail(rate: Rate, limit: BufferLimit) -> Bottleneck {
@@ -219,6 +314,41 @@ mod tests {
         assert!(dropped.is_empty());
         assert_eq!(out.len(), 2);
         assert_eq!(b.waiting(), (1, 1500));
+    }
+
+    #[test]
+    fn the_log_has_the_simulators_rows_in_its_order() {
+        // Buffer 1 at 100 Mb/s: frame 0 goes into service, 1 waits, 2 is dropped; then 1
+        // starts when 0 ends. An enqueue is logged before the service it starts.
+        let mut b = drop_tail(Rate::mbps(100), BufferLimit::Packets(1));
+        b.start_log();
+        let (mut out, mut dropped) = (Vec::new(), Vec::new());
+        for slot in 0..3 {
+            b.arrive(
+                Time::ZERO,
+                Frame { slot, len: 1500, flow: slot, seq: 10 * slot, ..Frame::default() },
+                &mut out,
+                &mut dropped,
+            );
+        }
+        b.advance(Time::from_us(120), &mut out, &mut dropped);
+        let rows: Vec<(u64, u8, u32, u64)> =
+            b.take_log().iter().map(|r| (r.time.ps() / 1_000_000, r.event, r.flow, r.queue_pkts)).collect();
+        assert_eq!(
+            rows,
+            vec![
+                (0, ENQUEUE, 0, 1),
+                (0, DEQUEUE, 0, 0),
+                (0, ENQUEUE, 1, 1),
+                (0, DROP, 2, 1),
+                (120, DEQUEUE, 1, 0)
+            ]
+        );
+        assert!(b.take_log().is_empty(), "taken once");
+        let mut bytes = Vec::new();
+        LogRow { time: Time(1), event: 2, flow: 3, seq: 4, size: 5, queue_pkts: 6, queue_bytes: 7 }
+            .write_to(&mut bytes);
+        assert_eq!(bytes.len(), LogRow::BYTES);
     }
 
     #[test]

@@ -126,7 +126,7 @@ mod tests {
     use super::*;
 
     fn f(slot: u32) -> Frame {
-        Frame { slot, len: 100, ect: false, ce: false }
+        Frame { slot, len: 100, ..Frame::default() }
     }
 
     #[test]

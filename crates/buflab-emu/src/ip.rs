@@ -52,6 +52,14 @@ pub fn tcp_ports(frame: &[u8]) -> Option<(u16, u16)> {
     })
 }
 
+/// The sequence number of an IPv4 TCP segment.
+pub fn tcp_seq(frame: &[u8]) -> Option<u32> {
+    tcp_ports(frame)?;
+    let at = ETH + (frame[ETH] & 0x0f) as usize * 4 + 4;
+    (frame.len() >= at + 4)
+        .then(|| u32::from_be_bytes([frame[at], frame[at + 1], frame[at + 2], frame[at + 3]]))
+}
+
 fn ethertype(frame: &[u8]) -> Option<u16> {
     (frame.len() >= ETH).then(|| u16::from_be_bytes([frame[12], frame[13]]))
 }
@@ -89,6 +97,8 @@ mod tests {
         // Its TCP ports, after a 20-byte IP header.
         f[34..38].copy_from_slice(&[0x9c, 0x41, 0x13, 0x89]);
         assert_eq!(tcp_ports(&f), Some((40001, 5001)));
+        f[38..42].copy_from_slice(&7u32.to_be_bytes());
+        assert_eq!(tcp_seq(&f), Some(7));
         // Not IP: untouched, not ECN-capable.
         let mut arp = vec![0u8; 60];
         arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());

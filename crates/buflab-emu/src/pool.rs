@@ -11,9 +11,9 @@ use buflab_queue::Queued;
 /// plus room for a VLAN tag and jumbo headroom).
 pub const SLOT: usize = 2048;
 
-/// A frame waiting in the datapath: its slot, its length on the wire, and what a discipline
-/// may have done to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A frame waiting in the datapath: its slot, its length on the wire, what a discipline may
+/// have done to it, and for the event log its flow and sequence number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Frame {
     pub slot: u32,
     /// Bytes on the wire (the Ethernet frame, as the simulator counts a packet's size).
@@ -22,6 +22,10 @@ pub struct Frame {
     pub ect: bool,
     /// A discipline marked it Congestion Experienced: set in its IP header before it leaves.
     pub ce: bool,
+    /// Its flow (the scenario's, from its TCP port; the number of flows for frames of none)
+    /// and its TCP sequence number, as the event log records them.
+    pub flow: u32,
+    pub seq: u32,
 }
 
 impl Queued for Frame {

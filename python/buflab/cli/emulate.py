@@ -13,8 +13,9 @@ from typing import Any
 import click
 from rich.table import Table
 
-from buflab.cli.common import point_option, scenario_of, set_option, vary_option
+from buflab.cli.common import BadInput, point_option, scenario_of, set_option, vary_option
 from buflab.cli.console import stderr, stdout
+from buflab.engine.scenario import get_key
 from buflab.engine.units import format_percent, format_rate, format_time
 
 _ROWS: list[tuple[str, str, Any]] = [
@@ -60,7 +61,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
-    help="Write summary.json, flows.parquet and datapath.json to this directory.",
+    help="Write summary.json, flows.parquet and datapath.json to this directory (and, with "
+    "monitor.events = true, the bottleneck's event log as events.parquet).",
 )
 @click.option(
     "--cleanup",
@@ -94,7 +96,12 @@ def emulate(
     if file is None:
         raise click.UsageError("FILE is missing (or give --cleanup)")
     scenario = scenario_of(file, overrides, points)
-    result = run_emulation(scenario)
+    events_to = None
+    if get_key(scenario, "monitor.events", False):
+        if out is None:
+            raise BadInput("monitor.events = true: give --out, where the event log goes")
+        events_to = out / "events.parquet"
+    result = run_emulation(scenario, events_to=events_to)
     for note in result.notes:
         stderr.print(f"note: {note}")
     if out is not None:

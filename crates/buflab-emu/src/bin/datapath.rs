@@ -4,7 +4,9 @@
 //! frames from the receivers' side through a delay line only. TCP flow i (source port
 //! `--port-base` + i on the senders' side) gets half its round-trip time `--rtts` (seconds,
 //! comma-separated, one per flow) each way; other frames (ARP) get `--delay-fwd` and
-//! `--delay-rev` (default 0). With `--access-rate`, each flow first crosses an access link of
+//! `--delay-rev` (default 0). With `--events PATH`, the bottleneck's event log of the whole
+//! run goes to PATH (rows of `LogRow::BYTES`, times from the datapath's start).
+//! With `--access-rate`, each flow first crosses an access link of
 //! its own at that rate (the scenario's `network.access.rate`), as in the simulator.
 //! It busy-polls until SIGINT or SIGTERM, then prints its counts as one JSON object: over the
 //! whole run, and over the measured window, which SIGUSR1 starts (the end of the warm-up).
@@ -21,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate, Time};
 use buflab_emu::access::AccessLinks;
 use buflab_emu::afpacket::PacketSocket;
-use buflab_emu::bottleneck::Bottleneck;
+use buflab_emu::bottleneck::{Bottleneck, LogRow};
 use buflab_emu::delay_line::DelayLines;
 use buflab_emu::fidelity::Lateness;
 use buflab_emu::pool::{Frame, Pool, SLOT};
@@ -55,6 +57,7 @@ struct Args {
     access_rate: Option<Rate>,
     /// The CPU to busy-poll on (`--cpu`), alone if the others are kept off it.
     cpu: Option<usize>,
+    events: Option<String>,
     slots: u32,
 }
 
@@ -99,6 +102,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             None => None,
             Some(v) => Some(parse_rate(&v).map_err(|e| format!("--access-rate: got {v:?}; {}", e.0))?),
         },
+        events: opt("--events"),
         cpu: match opt("--cpu") {
             None => None,
             Some(v) => Some(v.parse().map_err(|_| format!("--cpu: got {v:?}; expected a CPU number"))?),
@@ -170,28 +174,42 @@ fn run(a: Args) -> std::io::Result<()> {
     let mut late = Lateness::default();
     let mut totals = Totals::default();
     let start = clock::now();
+    let mut events = match &a.events {
+        Some(path) => Some(std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?)),
+        None => None,
+    };
+    let (mut rows, mut logged) = (Vec::with_capacity(1 << 16), 0u64);
+    // The log covers the whole run, as the simulator's does: a reader pairs each service with
+    // its arrival, and the window's first services are of frames that came before it.
+    if events.is_some() {
+        bottleneck.start_log();
+    }
     // The measured window: from SIGUSR1 (or the start) on.
     let (mut window_start, mut window_counts) = (start, bottleneck.counts);
     // Lateness in the measured window: of the bottleneck's frames (forward), and of the
     // returning ones (ACKs), which no serializer spaces and so leave in bunches.
+    let mut carry_in = Time::ZERO;
     let mut window_late = [Lateness::default(), Lateness::default()];
     eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left, a.right, a.rate, a.buffer);
     while !STOP.load(Ordering::Relaxed) {
         if MARK.swap(false, Ordering::Relaxed) {
             window_start = clock::now();
             bottleneck.advance(window_start, &mut out, &mut dropped);
+            bottleneck.settle(window_start);
             bottleneck.reset_maxima();
             window_counts = bottleneck.counts;
+            // The part of the frame in service that falls in the window.
+            carry_in = bottleneck.busy_until().max(window_start) - window_start;
             window_late = [Lateness::default(), Lateness::default()];
         }
         // Senders' side: into the bottleneck, each frame stamped as it is read.
         let got = read_batch(&left, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
-            let f = Frame { ect: ip::is_ect(pool.slot(f.slot)), ..f };
+            let bytes = pool.slot(f.slot);
+            let flow = ip::tcp_ports(bytes).and_then(|(src, _)| flow_of(src));
+            let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
+            let f = Frame { ect, seq, flow: flow.unwrap_or(a.rtts.len()) as u32, ..f };
             match access.as_mut() {
-                Some(links) => {
-                    let flow = ip::tcp_ports(pool.slot(f.slot)).and_then(|(src, _)| flow_of(src));
-                    links.push(flow, t, f);
-                }
+                Some(links) => links.push(flow, t, f),
                 None => {
                     bottleneck.arrive(t, f, &mut out, &mut dropped);
                 }
@@ -213,6 +231,9 @@ fn run(a: Args) -> std::io::Result<()> {
             }
             let flow = ip::tcp_ports(pool.slot(f.slot)).and_then(|(src, _)| flow_of(src));
             fwd.push(flow, exit, f);
+        }
+        if let Some(file) = events.as_mut() {
+            logged += write_log(file, &mut rows, bottleneck.take_log(), start)?;
         }
         // Receivers' side: into the reverse delay line.
         let got = read_batch(&right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
@@ -243,10 +264,18 @@ fn run(a: Args) -> std::io::Result<()> {
     }
     let end = clock::now();
     bottleneck.advance(end, &mut out, &mut dropped);
+    bottleneck.settle(end);
+    if let Some(mut file) = events {
+        logged += write_log(&mut file, &mut rows, bottleneck.take_log(), start)?;
+        std::io::Write::flush(&mut file)?;
+    }
     let elapsed = end - start;
     let c = bottleneck.counts;
     let w = c.since(&window_counts);
     let window_s = (end - window_start).secs_f64();
+    // Busy time in the window, services cut at its two ends, as the simulator counts it.
+    let overhang = bottleneck.busy_until().max(end) - end;
+    let busy_ps = w.busy_ps + carry_in.ps() as u128 - overhang.ps() as u128;
     let (waiting, waiting_bytes) = bottleneck.waiting();
     let report = serde_json::json!({
         "elapsed_s": elapsed.secs_f64(),
@@ -263,11 +292,13 @@ fn run(a: Args) -> std::io::Result<()> {
         "overruns": totals.overruns, "send_retries": totals.send_retries,
         "late_count": late.count, "late_within_1us": late.within_us(1), "late_within_10us": late.within_us(10),
         "late_p99_s": late.quantile_s(0.99), "late_mean_s": late.mean_s(), "late_max_s": late.max.secs_f64(),
+        "events": logged,
         "window": {
+            "start_ps": (window_start - start).ps(), "end_ps": (end - start).ps(),
             "seconds": window_s,
             "arrivals": w.arrivals, "drops": w.drops, "marks": w.marks, "departures": w.departures,
             "departed_bytes": w.departed_bytes,
-            "utilization": w.departed_bytes as f64 * 8.0 / (a.rate.bits_per_s() as f64 * window_s),
+            "utilization": busy_ps as f64 / (end - window_start).ps() as f64,
             "mean_queue_pkts": w.waiting_integral as f64 / ((end - window_start).ps() as f64),
             "max_queue_pkts": w.max_waiting, "max_queue_bytes": w.max_waiting_bytes,
             "late_within_1us": window_late[0].within_us(1), "late_within_5us": window_late[0].within_us(5),
@@ -306,7 +337,7 @@ fn read_batch(
             break;
         };
         got += 1;
-        take(pool, Frame { slot, len: len as u32, ect: false, ce: false }, clock::now());
+        take(pool, Frame { slot, len: len as u32, ..Frame::default() }, clock::now());
     }
     Ok(got)
 }
@@ -323,4 +354,20 @@ fn pin_to(cpu: usize) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes `log` (times made relative to `start`) to `file` through the reused buffer `rows`;
+/// returns how many rows.
+fn write_log(
+    file: &mut impl std::io::Write,
+    rows: &mut Vec<u8>,
+    log: Vec<LogRow>,
+    start: Time,
+) -> std::io::Result<u64> {
+    rows.clear();
+    for r in &log {
+        LogRow { time: r.time - start, ..*r }.write_to(rows);
+    }
+    file.write_all(rows)?;
+    Ok(log.len() as u64)
 }

@@ -28,9 +28,10 @@ VARIANT_NOTES = {
     "newreno": 'tcp = "newreno": Linux always negotiates SACK; runs as NewReno with SACK',
     "reno": 'tcp = "reno": Linux always negotiates SACK; runs as NewReno with SACK',
 }
-# Frame overhead the simulator's `packet` size includes beyond TCP payload: Ethernet header
-# (14), IPv4 (20), TCP with timestamps (32).
-HEADERS = 14 + 20 + 32
+# Frame bytes around a segment's payload: Ethernet (14), IPv4 (20) and TCP (20) headers.
+# Linux's TCP_MAXSEG counts TCP options (12 bytes of timestamps) inside the MSS, so an MSS of
+# `packet - HEADERS` gives frames of exactly `packet` bytes, as the simulator's packets are.
+HEADERS = 14 + 20 + 20
 
 
 @dataclass

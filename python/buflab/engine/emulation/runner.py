@@ -16,13 +16,16 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from buflab import __version__
 from buflab.engine.emulation.plan import Plan, plan
 from buflab.engine.emulation.testbed import (
     RECEIVER_IP,
@@ -31,8 +34,10 @@ from buflab.engine.emulation.testbed import (
     remove_stale,
     require_privileges,
 )
-from buflab.engine.runner import load_scenario
+from buflab.engine.events import PS_PER_S, EventLogWriter, LogFacts
+from buflab.engine.runner import load_scenario, validate
 from buflab.engine.scenario import Overrides, ScenarioSource
+from buflab.engine.units import parse_bytes, parse_time
 
 PORT = 5001
 # The datapath busy-polls on the last CPU, the rest of the run on the others.
@@ -130,24 +135,85 @@ def _json(text: str, what: str) -> dict[str, Any]:
     raise EmulationError(f"emulate: {what} reported nothing")
 
 
-def emulate(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Emulation:
+def emulate(
+    scenario: ScenarioSource,
+    *,
+    overrides: Overrides = None,
+    events_to: str | Path | None = None,
+    **kw: Any,
+) -> Emulation:
     """Runs `scenario` on real Linux TCP (see the module doc); raises ScenarioError for a
-    scenario it cannot realise, EmulationError when the machine cannot run it."""
+    scenario it cannot realise, EmulationError when the machine cannot run it. With
+    `events_to`, the bottleneck's event log (the whole run, its measured window in its facts)
+    is written there as the simulator writes its own (`buflab.engine.events`)."""
     require_privileges()
     remove_stale()
     tree = load_scenario(scenario, overrides=overrides, **kw)
     p = plan(tree, available_congestion_controls())
     procs: list[subprocess.Popen[str]] = []
-    with Testbed.for_this_process(offloads=False) as tb:
-        try:
-            reports = _run(tb, p, procs)
-        finally:
-            for proc in procs:
-                _stop(proc, signal.SIGKILL) if proc.poll() is None else None
-    return _results(tree, p, *reports)
+    with tempfile.TemporaryDirectory(prefix="buflab-emulate-") as scratch:
+        raw = Path(scratch) / "events.bin" if events_to is not None else None
+        with Testbed.for_this_process(offloads=False) as tb:
+            try:
+                reports = _run(tb, p, procs, raw)
+            finally:
+                for proc in procs:
+                    if proc.poll() is None:
+                        _stop(proc, signal.SIGKILL)
+        result = _results(tree, p, *reports)
+        if raw is not None and events_to is not None:
+            write_event_log(raw, Path(events_to), _facts(tree, p, result.datapath))
+    return result
 
 
-def _run(tb: Testbed, p: Plan, procs: list[subprocess.Popen[str]]) -> tuple[dict, dict, dict]:
+def _facts(tree: dict[str, Any], p: Plan, dp: dict[str, Any]) -> LogFacts:
+    """What reading the log needs: the datapath's window and the scenario's queue."""
+    validated = validate(tree)
+    packets = p.buffer.endswith("pkt")
+    limit = int(parse_bytes(p.buffer)) if not packets and p.buffer != "unlimited" else -1
+    return LogFacts(
+        rate_bps=p.rate_bps,
+        window_start_ps=int(dp["window"]["start_ps"]),
+        window_end_ps=int(dp["window"]["end_ps"]),
+        interval_ps=round(parse_time(validated["monitor"]["interval"]) * PS_PER_S),
+        buffer_pkts=int(p.buffer[:-3]) if packets else -1,
+        buffer_bytes=limit,
+        link="bottleneck",
+        scenario=str(tree.get("name", "")),
+        seed=int(tree.get("seed", 1)),
+        version=__version__,
+    )
+
+
+# One row of the datapath's raw log (`LogRow::write_to` in the buflab-emu crate).
+_RAW_ROW = np.dtype(
+    [
+        ("time_ps", "<u8"),
+        ("event", "u1"),
+        ("flow", "<u4"),
+        ("seq", "<u4"),
+        ("size", "<u4"),
+        ("queue_pkts", "<u8"),
+        ("queue_bytes", "<u8"),
+    ]
+)
+_BATCH = 250_000
+
+
+def write_event_log(raw: Path, path: Path, facts: LogFacts) -> Path:
+    """The datapath's raw log as the simulator's Parquet event log, batch by batch."""
+    writer = EventLogWriter(path)
+    size = raw.stat().st_size if raw.exists() else 0
+    rows = np.memmap(raw, dtype=_RAW_ROW, mode="r") if size else np.empty(0, _RAW_ROW)
+    for at in range(0, len(rows), _BATCH):
+        batch = rows[at : at + _BATCH]
+        writer({name: np.ascontiguousarray(batch[name]).tobytes() for name in _RAW_ROW.names})
+    return writer.close(facts)
+
+
+def _run(
+    tb: Testbed, p: Plan, procs: list[subprocess.Popen[str]], events: Path | None
+) -> tuple[dict, dict, dict]:
     traffic, datapath = binary("buflab-traffic"), binary("buflab-datapath")
 
     def start(ns: str, *argv: str) -> subprocess.Popen[str]:
@@ -168,7 +234,7 @@ def _run(tb: Testbed, p: Plan, procs: list[subprocess.Popen[str]]) -> tuple[dict
     dp = start(
         tb.router, datapath, "--left", left, "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--access-rate", p.access_rate,
-        *CPU,
+        *CPU, *(["--events", str(events)] if events is not None else []),
         "--port-base", str(PORT_BASE), "--rtts", ",".join(f"{r:.12f}" for r in p.rtts_s),
     )  # fmt: skip
     _await_line(dp, "ready", "the datapath")
