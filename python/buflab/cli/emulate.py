@@ -36,6 +36,7 @@ _ROWS: list[tuple[str, str, Any]] = [
     ("late_within_10us", "frames sent within 10 µs of their time", format_percent),
     ("late_p99_s", "lateness p99", format_time),
     ("faithful", "faithful (99 % within 10 µs, no overrun)", str),
+    ("kernel_queue_packets", "packets through kernel queues (qdiscs)", lambda v: f"{v:,}"),
 ]
 
 

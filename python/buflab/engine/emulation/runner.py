@@ -256,11 +256,13 @@ def _run(
         raise EmulationError("emulate: the sender did not finish in time") from None
     if sender.returncode != 0:
         raise EmulationError(f"emulate: the sender failed: {err.strip()}")
-    return (
+    reports = (
         _json(sent, "the sender"),
         _json(_stop(dp), "the datapath"),
         _json(_stop(sink), "the sink"),
     )
+    reports[1]["kernel_queues"] = tb.kernel_queues()
+    return reports
 
 
 def _results(tree: dict[str, Any], p: Plan, sent: dict, dp: dict, sink: dict) -> Emulation:
@@ -304,6 +306,10 @@ def _results(tree: dict[str, Any], p: Plan, sent: dict, dp: dict, sink: dict) ->
         "late_within_10us": window["late_within_10us"],
         "late_p99_s": window["late_p99_s"],
         "faithful": window["late_within_10us"] >= FAITHFUL_WITHIN_10US and dp["overruns"] == 0,
+        # Packets that went through a kernel queue on any of the run's interfaces: none, as
+        # every one has `noqueue` (the datapath's buffer is the only one on the path).
+        "kernel_queue_packets": int(dp["kernel_queues"]["packets"]),
+        "kernel_qdiscs": ",".join(dp["kernel_queues"]["kinds"]),
     }
     return Emulation(summary, flows, dp, p.notes)
 

@@ -13,11 +13,13 @@ super-packets instead of the 1500-byte frames the buffer counts.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from typing import Any
 
 from buflab.engine import ScenarioError
 
@@ -195,6 +197,24 @@ class Testbed:
         done = subprocess.run(args, capture_output=True, text=True)
         if done.returncode != 0:
             raise EmulationError(f"ethtool -K {dev}: {done.stderr.strip() or 'failed'}")
+
+    def kernel_queues(self) -> dict[str, Any]:
+        """The kernel queueing disciplines on every interface of the run, and what passed
+        through them: with only `noqueue` (a veth's default) nothing waited in a kernel queue,
+        so the datapath's buffer is the only one on the path."""
+        kinds: set[str] = set()
+        packets = backlog = 0
+        for ns in (self.sender, self.router, self.receiver):
+            done = subprocess.run(
+                ["ip", "netns", "exec", ns, "tc", "-s", "-j", "qdisc", "show"],
+                capture_output=True,
+                text=True,
+            )
+            for q in json.loads(done.stdout or "[]"):
+                kinds.add(str(q.get("kind")))
+                packets += int(q.get("packets", 0))
+                backlog += int(q.get("backlog", 0))
+        return {"kinds": sorted(kinds), "packets": packets, "backlog_bytes": backlog}
 
     def remove(self) -> None:
         for ns in (self.sender, self.router, self.receiver):
