@@ -56,6 +56,7 @@ def with_(path: str, value: Any) -> dict[str, Any]:
         ("traffic.0.cc", "bic", "traffic.0.cc: got 'bic'; expected one of this kernel's"),
         ("network.loss", 0.01, "network.loss: got 0.01"),
         ("traffic.0.ecn", True, "traffic.0.ecn: got True"),
+        ("network.bottleneck.rate", "10Gbps", "at most 2 Gb/s"),
     ],
 )
 def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
@@ -216,3 +217,32 @@ def test_the_tiny_buffer_result_holds_on_real_tcp() -> None:
     fast, slow = frame.loc["10Gbps"], frame.loc["5Mbps"]
     assert slow["real_utilization"] > fast["real_utilization"] + 0.15, frame
     assert (frame["diff_utilization"].abs() < 0.05).all(), frame
+
+
+@as_root
+def test_ctrl_c_stops_a_run_cleanly(tmp_path: Path) -> None:
+    """Ctrl-C mid-run: exit status 130 within seconds, one line saying so, nothing left."""
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(
+        'duration = "60s"\nwarmup = "1s"\n[network]\n'
+        'bottleneck = { rate = "10Mbps", buffer = "20pkt" }\nrtt = "20ms"\n'
+        '[[traffic]]\nkind = "long_lived"\nflows = 2\n'
+    )
+    run = subprocess.Popen(
+        [BUFLAB, "emulate", str(scenario)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ours = {f"bl{run.pid}-{side}" for side in ("snd", "rtr", "rcv")}
+    deadline = time.monotonic() + 20
+    while not ours <= set(namespaces()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=15)
+    assert run.returncode == 130, err
+    assert err.strip().splitlines()[-1] == (
+        "interrupted: the emulation was stopped and its namespaces removed"
+    )
+    assert not ours & set(namespaces())

@@ -7,13 +7,21 @@ command line and its output only.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.table import Table
 
-from buflab.cli.common import BadInput, point_option, scenario_of, set_option, vary_option
+from buflab.cli.common import (
+    EXIT_INTERRUPTED,
+    BadInput,
+    point_option,
+    scenario_of,
+    set_option,
+    vary_option,
+)
 from buflab.cli.console import stderr, stdout
 from buflab.engine.scenario import get_key
 from buflab.engine.units import format_percent, format_rate, format_time
@@ -102,7 +110,12 @@ def emulate(
         if out is None:
             raise BadInput("monitor.events = true: give --out, where the event log goes")
         events_to = out / "events.parquet"
-    result = run_emulation(scenario, events_to=events_to)
+    try:
+        result = run_emulation(scenario, events_to=events_to)
+    except KeyboardInterrupt:
+        # The run's processes are stopped and its namespaces removed on the way out.
+        click.echo("interrupted: the emulation was stopped and its namespaces removed", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     for note in result.notes:
         stderr.print(f"note: {note}")
     if out is not None:

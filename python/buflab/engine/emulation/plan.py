@@ -20,6 +20,9 @@ from buflab.engine.runner import run as simulate
 from buflab.engine.runner import validate
 from buflab.engine.units import parse_bytes, parse_rate, parse_time
 
+# The fastest bottleneck the datapath keeps up with here (1 Gb/s of TCP measured with room to
+# spare; its copying sockets top out near 2.5 Gb/s between namespaces).
+MAX_RATE_BPS = 2 * 10**9
 # Linux's congestion controls by the simulator's names; the machine's own list decides.
 CC_NAMES = {"reno": "reno", "cubic": "cubic", "bbr": "bbr"}
 # The simulator's TCP variants on Linux: SACK is always on there.
@@ -65,6 +68,12 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
     if net["topology"] != "dumbbell":
         raise refuse("network.topology", net["topology"], '"dumbbell" (the others come later)')
     b = net["bottleneck"]
+    if parse_rate(b["rate"]) > MAX_RATE_BPS:
+        raise refuse(
+            "network.bottleneck.rate",
+            b["rate"],
+            f"at most {MAX_RATE_BPS // 10**9} Gb/s, what the datapath forwards on this machine",
+        )
     if b["queue"] != "droptail":
         raise refuse(
             "network.bottleneck.queue", b["queue"], '"droptail" (RED and the others come later)'
@@ -119,6 +128,10 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
             "(its own rate, 2× or 1.2× cwnd/srtt)"
         )
         pacing_bps = 0
+    notes.append(
+        f"traffic.0.max_window = {first['max_window']}: the receiver's window clamp "
+        "(TCP_WINDOW_CLAMP); Linux sizes its own buffers below it"
+    )
     packet = int(parse_bytes(first["packet"]))
     mss = packet - HEADERS
     if mss < 88:
