@@ -246,3 +246,36 @@ def test_ctrl_c_stops_a_run_cleanly(tmp_path: Path) -> None:
         "interrupted: the emulation was stopped and its namespaces removed"
     )
     assert not ours & set(namespaces())
+
+
+@as_root
+def test_the_buffer_changes_live_through_the_control_channel(tmp_path: Path) -> None:
+    """Mid-run, the control channel reports the counts and takes a new buffer: from then on
+    every drop happens at the new limit (the event log's occupancy at each drop), and a
+    limit it cannot read is refused in one line."""
+    from buflab.engine.emulation.runner import DatapathControl, emulate
+
+    changed: dict[str, Any] = {}
+
+    def shrink(control: DatapathControl) -> None:
+        changed["before"] = control.counts()
+        time.sleep(0.5)
+        changed["buffer"] = control.set_buffer("5pkt")
+        with pytest.raises(ScenarioError, match="buffer 5parsecs"):
+            control.set_buffer("5parsecs")
+
+    e = emulate(SMALL, events_to=tmp_path / "events.parquet", while_running=shrink)
+    assert e.summary["max_queue_pkts"] <= 30
+    assert changed["buffer"]["buffer"] == "5pkt" and changed["before"]["buffer"] == "30pkt"
+    assert changed["before"]["arrivals"] > 0
+    log = pd.read_parquet(tmp_path / "events.parquet")
+    before, after = (
+        log[log["time_ps"] < changed["buffer"]["time_ps"]],
+        log[log["time_ps"] > changed["buffer"]["time_ps"]],
+    )
+    # Before: the old limit. After: no frame admitted unless fewer than 5 waited (those
+    # already queued drain), and every drop finds at least 5 waiting.
+    assert before["queue_pkts"].max() <= 30
+    assert after.loc[after["event"] == "enqueue", "queue_pkts"].max() <= 5
+    dropped = after.loc[after["event"] == "drop", "queue_pkts"]
+    assert len(dropped) > 0 and (dropped >= 5).all()

@@ -128,6 +128,15 @@ impl Bottleneck {
         self.busy_until
     }
 
+    /// A new hard limit, in force for arrivals from now on (frames already waiting stay).
+    pub fn set_limit(&mut self, limit: BufferLimit) {
+        self.limit = limit;
+    }
+
+    pub fn limit(&self) -> BufferLimit {
+        self.limit
+    }
+
     /// Frames and bytes waiting (the one in service not counted).
     pub fn waiting(&self) -> (u64, u64) {
         self.discipline.backlog()

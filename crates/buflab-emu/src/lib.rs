@@ -18,6 +18,7 @@ pub mod access;
 pub mod afpacket;
 pub mod bottleneck;
 pub mod clock;
+pub mod control;
 pub mod delay_line;
 pub mod fidelity;
 pub mod ip;

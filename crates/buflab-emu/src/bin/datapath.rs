@@ -6,7 +6,8 @@
 //! comma-separated, one per flow) each way; other frames (ARP) get `--delay-fwd` and
 //! `--delay-rev` (default 0). With `--events PATH`, the bottleneck's event log of the whole
 //! run goes to PATH (rows of `LogRow::BYTES`, times from the datapath's start).
-//! With `--access-rate`, each flow first crosses an access link of
+//! With `--control PATH`, a Unix socket takes commands (`counts`, `buffer LIMIT`, `mark`;
+//! see the `control` module). With `--access-rate`, each flow first crosses an access link of
 //! its own at that rate (the scenario's `network.access.rate`), as in the simulator.
 //! It busy-polls until SIGINT or SIGTERM, then prints its counts as one JSON object: over the
 //! whole run, and over the measured window, which SIGUSR1 starts (the end of the warm-up).
@@ -24,6 +25,7 @@ use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate
 use buflab_emu::access::AccessLinks;
 use buflab_emu::afpacket::PacketSocket;
 use buflab_emu::bottleneck::{Bottleneck, LogRow};
+use buflab_emu::control::{Command, Control};
 use buflab_emu::delay_line::DelayLines;
 use buflab_emu::fidelity::Lateness;
 use buflab_emu::pool::{Frame, Pool, SLOT};
@@ -58,6 +60,7 @@ struct Args {
     /// The CPU to busy-poll on (`--cpu`), alone if the others are kept off it.
     cpu: Option<usize>,
     events: Option<String>,
+    control: Option<String>,
     slots: u32,
 }
 
@@ -103,6 +106,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             Some(v) => Some(parse_rate(&v).map_err(|e| format!("--access-rate: got {v:?}; {}", e.0))?),
         },
         events: opt("--events"),
+        control: opt("--control"),
         cpu: match opt("--cpu") {
             None => None,
             Some(v) => Some(v.parse().map_err(|_| format!("--cpu: got {v:?}; expected a CPU number"))?),
@@ -189,9 +193,43 @@ fn run(a: Args) -> std::io::Result<()> {
     // Lateness in the measured window: of the bottleneck's frames (forward), and of the
     // returning ones (ACKs), which no serializer spaces and so leave in bunches.
     let mut carry_in = Time::ZERO;
+    let mut control = match &a.control {
+        Some(path) => Some(Control::bind(std::path::Path::new(path))?),
+        None => None,
+    };
+    // The control channel is polled about every millisecond, not on every turn of the loop.
+    let mut next_poll = start;
     let mut window_late = [Lateness::default(), Lateness::default()];
     eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left, a.right, a.rate, a.buffer);
     while !STOP.load(Ordering::Relaxed) {
+        if let Some(c) = control.as_mut().filter(|_| clock::now() >= next_poll) {
+            next_poll = clock::now() + Time::from_ms(1);
+            c.poll(|command| match command {
+                Ok(Command::Counts) => {
+                    let k = bottleneck.counts;
+                    let (waiting, _) = bottleneck.waiting();
+                    serde_json::json!({
+                        "arrivals": k.arrivals, "drops": k.drops, "departures": k.departures,
+                        "waiting": waiting, "buffer": bottleneck.limit().to_string(),
+                    })
+                    .to_string()
+                }
+                Ok(Command::Buffer(limit)) => match parse_buffer(&limit) {
+                    Ok(l) => {
+                        bottleneck.set_limit(l);
+                        // When, on the event log's clock (from the datapath's start).
+                        let at = (clock::now() - start).ps();
+                        serde_json::json!({ "buffer": l.to_string(), "time_ps": at }).to_string()
+                    }
+                    Err(e) => serde_json::json!({ "error": format!("buffer {limit}: {}", e.0) }).to_string(),
+                },
+                Ok(Command::Mark) => {
+                    MARK.store(true, Ordering::Relaxed);
+                    "{}".to_string()
+                }
+                Err(e) => serde_json::json!({ "error": e }).to_string(),
+            })?;
+        }
         if MARK.swap(false, Ordering::Relaxed) {
             window_start = clock::now();
             bottleneck.advance(window_start, &mut out, &mut dropped);

@@ -14,10 +14,12 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +88,40 @@ def available_congestion_controls() -> list[str]:
         return ["reno", "cubic"]
 
 
+class DatapathControl:
+    """The datapath's control channel (a Unix socket; see the `control` module of the
+    `buflab-emu` crate): its counts now, and its buffer changed live."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def ask(self, command: str) -> dict[str, Any]:
+        """Sends one command and returns the datapath's JSON answer."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(5.0)
+            s.connect(str(self.path))
+            s.sendall(command.encode() + b"\n")
+            answer = b""
+            while not answer.endswith(b"\n"):
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        reply = json.loads(answer or b"{}")
+        if "error" in reply:
+            raise EmulationError(f"datapath: {reply['error']}")
+        return reply
+
+    def counts(self) -> dict[str, Any]:
+        """Arrivals, drops and departures so far, frames waiting, and the buffer in force."""
+        return self.ask("counts")
+
+    def set_buffer(self, limit: str) -> dict[str, Any]:
+        """A new buffer ("50pkt", "30000B") from now on; returns it as the datapath reads it
+        (`buffer`) and when it took effect on the event log's clock (`time_ps`)."""
+        return self.ask(f"buffer {limit}")
+
+
 def _off_the_datapaths_cpu() -> None:
     """Keeps a traffic process off the CPU the datapath busy-polls on."""
     others = set(range((os.cpu_count() or 1) - 1))
@@ -140,12 +176,15 @@ def emulate(
     *,
     overrides: Overrides = None,
     events_to: str | Path | None = None,
+    while_running: Callable[[DatapathControl], None] | None = None,
     **kw: Any,
 ) -> Emulation:
     """Runs `scenario` on real Linux TCP (see the module doc); raises ScenarioError for a
     scenario it cannot realise, EmulationError when the machine cannot run it. With
     `events_to`, the bottleneck's event log (the whole run, its measured window in its facts)
-    is written there as the simulator writes its own (`buflab.engine.events`)."""
+    is written there as the simulator writes its own (`buflab.engine.events`).
+    `while_running`, if given, is called once the warm-up is over, with the datapath's
+    control channel (read its counts, change the buffer live), while the flows run on."""
     require_privileges()
     remove_stale()
     tree = load_scenario(scenario, overrides=overrides, **kw)
@@ -153,9 +192,10 @@ def emulate(
     procs: list[subprocess.Popen[str]] = []
     with tempfile.TemporaryDirectory(prefix="buflab-emulate-") as scratch:
         raw = Path(scratch) / "events.bin" if events_to is not None else None
+        control = DatapathControl(Path(scratch) / "control.sock")
         with Testbed.for_this_process(offloads=False) as tb:
             try:
-                reports = _run(tb, p, procs, raw)
+                reports = _run(tb, p, procs, raw, control, while_running)
             finally:
                 for proc in procs:
                     if proc.poll() is None:
@@ -212,7 +252,12 @@ def write_event_log(raw: Path, path: Path, facts: LogFacts) -> Path:
 
 
 def _run(
-    tb: Testbed, p: Plan, procs: list[subprocess.Popen[str]], events: Path | None
+    tb: Testbed,
+    p: Plan,
+    procs: list[subprocess.Popen[str]],
+    events: Path | None,
+    control: DatapathControl,
+    while_running: Callable[[DatapathControl], None] | None,
 ) -> tuple[dict, dict, dict]:
     traffic, datapath = binary("buflab-traffic"), binary("buflab-datapath")
 
@@ -235,6 +280,7 @@ def _run(
         tb.router, datapath, "--left", left, "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--access-rate", p.access_rate,
         *CPU, *(["--events", str(events)] if events is not None else []),
+        "--control", str(control.path),
         "--port-base", str(PORT_BASE), "--rtts", ",".join(f"{r:.12f}" for r in p.rtts_s),
     )  # fmt: skip
     _await_line(dp, "ready", "the datapath")
@@ -250,6 +296,8 @@ def _run(
     sender = start(tb.sender, *send)
     time.sleep(max(0.0, p.warmup_s - (time.monotonic() - began)))
     dp.send_signal(signal.SIGUSR1)
+    if while_running is not None:
+        while_running(control)
     try:
         sent, err = sender.communicate(timeout=p.duration_s + 30)
     except subprocess.TimeoutExpired:

@@ -1,0 +1,122 @@
+//! The datapath's control channel: a Unix stream socket on which a client sends one command
+//! per line and reads one JSON line back.
+//!
+//! Read first: nothing. Commands: `counts` (the bottleneck's counts now), `buffer LIMIT` (a new
+//! hard limit, such as `50pkt` or `30000B`, in force from now: the live auto-sizer's knob),
+//! `mark` (the measured window starts now, as SIGUSR1). Everything is non-blocking: the busy
+//! loop polls the channel now and then and never waits on a client.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+
+/// A command read from a client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Counts,
+    Buffer(String),
+    Mark,
+}
+
+/// Parses one line; an error is the reply to send back.
+pub fn parse(line: &str) -> Result<Command, String> {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("counts"), None, _) => Ok(Command::Counts),
+        (Some("mark"), None, _) => Ok(Command::Mark),
+        (Some("buffer"), Some(limit), None) => Ok(Command::Buffer(limit.to_string())),
+        _ => Err(format!("unknown command {line:?}: expected counts, mark or buffer LIMIT")),
+    }
+}
+
+pub struct Control {
+    listener: UnixListener,
+    /// Each client, and the part of a line it has sent so far.
+    clients: Vec<(BufReader<UnixStream>, String)>,
+}
+
+impl Control {
+    /// Listens at `path` (replacing a stale socket file).
+    pub fn bind(path: &Path) -> io::Result<Control> {
+        let _ = std::fs::remove_file(path);
+        let listener = UnixListener::bind(path)?;
+        listener.set_nonblocking(true)?;
+        Ok(Control { listener, clients: Vec::new() })
+    }
+
+    /// Accepts new clients and answers each complete line with `answer`.
+    pub fn poll(&mut self, mut answer: impl FnMut(Result<Command, String>) -> String) -> io::Result<()> {
+        while let Ok((stream, _)) = self.listener.accept() {
+            stream.set_nonblocking(true)?;
+            self.clients.push((BufReader::new(stream), String::new()));
+        }
+        let mut gone = Vec::new();
+        for (i, (client, line)) in self.clients.iter_mut().enumerate() {
+            match client.read_line(line) {
+                Ok(0) => gone.push(i),
+                Ok(_) if line.ends_with('\n') => {
+                    let reply = answer(parse(line.trim()));
+                    line.clear();
+                    if writeln!(client.get_mut(), "{reply}").is_err() {
+                        gone.push(i);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => gone.push(i),
+            }
+        }
+        for i in gone.into_iter().rev() {
+            self.clients.remove(i);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_others_get_one_line_back() {
+        assert_eq!(parse("counts"), Ok(Command::Counts));
+        assert_eq!(parse("buffer 50pkt"), Ok(Command::Buffer("50pkt".into())));
+        assert_eq!(parse("mark"), Ok(Command::Mark));
+        assert!(parse("buffer").unwrap_err().contains("expected counts, mark or buffer LIMIT"));
+        assert!(parse("reboot now").is_err());
+    }
+
+    #[test]
+    fn a_client_gets_an_answer_per_line() {
+        let dir = std::env::temp_dir().join(format!("buflab-control-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("control.sock");
+        let mut control = Control::bind(&path).unwrap();
+        let mut client = UnixStream::connect(&path).unwrap();
+        client.write_all(b"counts\nbuffer 7pkt\n").unwrap();
+        let mut replies = Vec::new();
+        for _ in 0..100 {
+            control
+                .poll(|c| match c {
+                    Ok(Command::Counts) => "{\"arrivals\":0}".into(),
+                    Ok(Command::Buffer(l)) => format!("{{\"buffer\":\"{l}\"}}"),
+                    Ok(Command::Mark) => "{}".into(),
+                    Err(e) => e,
+                })
+                .unwrap();
+            let mut reader = BufReader::new(client.try_clone().unwrap());
+            client.set_nonblocking(true).unwrap();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                replies.push(line.trim().to_string());
+                line.clear();
+            }
+            if replies.len() == 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(replies, vec!["{\"arrivals\":0}", "{\"buffer\":\"7pkt\"}"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
