@@ -135,3 +135,34 @@ def test_missing_cdf_file_names_the_key(tmp_path: Path) -> None:
     )
     with pytest.raises(ScenarioError, match=r"traffic\.0\.file_size\.file: cannot read"):
         load_scenario(tmp_path / "s.toml")
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    ("scenario", "message"),
+    [
+        (
+            {"network": {"botleneck": {"rate": "10Mbps"}}, "traffic": [{"kind": "long_lived"}]},
+            "network.botleneck: unknown key; did you mean `bottleneck`?",
+        ),
+        (
+            {"network": {"bottleneck": {"rate": "10Mbps"}}, "trafic": [{"kind": "long_lived"}]},
+            "trafic: unknown key; did you mean `traffic`?",
+        ),
+        (
+            {
+                "network": {"bottleneck": {"rate": "10Mbps"}},
+                "traffic": [{"kind": "udp_cbr", "rat": "1Mbps"}],
+            },
+            "traffic.0.rat: unknown key; did you mean `rate`?",
+        ),
+    ],
+)
+def test_a_misspelt_key_is_named_before_the_key_it_leaves_missing(
+    scenario: dict[str, object], message: str
+) -> None:
+    """Hardening issue, defect 1: `botleneck` once read as `network.bottleneck: missing`, which
+    never names what the user wrote. Unknown keys come first, with the suggestion."""
+    with pytest.raises(ScenarioError) as error:
+        buflab.validate(scenario)
+    assert str(error.value) == message

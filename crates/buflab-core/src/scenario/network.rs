@@ -255,10 +255,7 @@ fn read_cross(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Result<(R
 fn read_bottleneck(net: &mut Table, rtt: Range<Time>, asked: &mut Asked) -> Result<LinkSpec> {
     let mut bn = net.table("bottleneck", "network.bottleneck")?;
     if net.raw("bottleneck").is_none() {
-        return Err(ScenarioError {
-            key: "network.bottleneck".into(),
-            message: "missing; expected a table such as { rate = \"100Mbps\", buffer = \"125pkt\" }".into(),
-        });
+        return Err(net.missing("bottleneck", "a table such as { rate = \"100Mbps\", buffer = \"125pkt\" }"));
     }
     let rate = bn.rate("rate")?;
     let buffer = bn.buffer("buffer")?;

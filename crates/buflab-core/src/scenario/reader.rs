@@ -130,10 +130,7 @@ impl<'a> Table<'a> {
         }
         let doc = self.doc(key);
         if doc.default == REQUIRED {
-            return Err(ScenarioError {
-                key: self.key_path(key),
-                message: format!("missing; expected {} ({})", doc.ty, doc.doc),
-            });
+            return Err(self.missing(key, &format!("{} ({})", doc.ty, doc.doc)));
         }
         Ok(serde_json::from_str(doc.default)
             .unwrap_or_else(|_| panic!("schema default of {key} is not a valid value")))
@@ -257,10 +254,9 @@ impl<'a> Table<'a> {
     /// The entries of an array of tables, each read under `section_of(entry)`.
     pub fn array(&mut self, key: &'static str) -> Result<Vec<(String, &'a Map<String, Value>)>> {
         let path = self.key_path(key);
-        let v = self.raw(key).ok_or_else(|| ScenarioError {
-            key: path.clone(),
-            message: format!("missing; expected {}", schema::lookup(self.section, key).doc),
-        })?;
+        let Some(v) = self.raw(key) else {
+            return Err(self.missing(key, schema::lookup(self.section, key).doc));
+        };
         let items =
             v.as_array().ok_or_else(|| error(&path, v, "an array of tables ([[traffic]] entries)"))?;
         if items.is_empty() {
@@ -309,23 +305,46 @@ impl<'a> Table<'a> {
     pub fn finish(self, asked: &mut Asked) -> Result<()> {
         asked.extend(self.asked());
         let Some(map) = self.map else { return Ok(()) };
-        for key in map.keys() {
-            if self.used.contains(key.as_str()) {
-                continue;
-            }
-            let path = self.key_path(key);
-            let sections = [Some(self.section), self.shared];
-            let suggestion = sections.iter().flatten().find_map(|s| schema::suggest(s, key));
-            let message = match suggestion {
-                Some(s) => format!("unknown key; did you mean `{s}`?"),
-                None => {
-                    let known: Vec<&str> =
-                        sections.iter().flatten().flat_map(|s| schema::section(s)).map(|k| k.key).collect();
-                    format!("unknown key; expected one of: {}", known.join(", "))
-                }
-            };
-            return Err(ScenarioError { key: path, message });
+        match map.keys().find(|key| !self.used.contains(key.as_str())) {
+            Some(key) => Err(self.unknown(key)),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Required `key` is absent: the error names it, unless the table has a key its sections
+    /// do not know, which is named first (a misspelt key is what the user wrote, and the
+    /// missing one is likely that key).
+    pub fn missing(&self, key: &str, expected: &str) -> ScenarioError {
+        self.first_unknown().unwrap_or_else(|| ScenarioError {
+            key: self.key_path(key),
+            message: format!("missing; expected {expected}"),
+        })
+    }
+
+    /// The error for the first key of the table that its sections do not know, if any.
+    fn first_unknown(&self) -> Option<ScenarioError> {
+        let sections = [Some(self.section), self.shared];
+        let map = self.map?;
+        let known = |k: &str| {
+            self.used.contains(k) || sections.iter().flatten().any(|s| schema::find(s, k).is_some())
+        };
+        let key = map.keys().find(|k| !known(k))?;
+        Some(self.unknown(key))
+    }
+
+    /// `key` of this table is unknown: say so, with the nearest known key if there is one.
+    fn unknown(&self, key: &str) -> ScenarioError {
+        let path = self.key_path(key);
+        let sections = [Some(self.section), self.shared];
+        let suggestion = sections.iter().flatten().find_map(|s| schema::suggest(s, key));
+        let message = match suggestion {
+            Some(s) => format!("unknown key; did you mean `{s}`?"),
+            None => {
+                let known: Vec<&str> =
+                    sections.iter().flatten().flat_map(|s| schema::section(s)).map(|k| k.key).collect();
+                format!("unknown key; expected one of: {}", known.join(", "))
+            }
+        };
+        ScenarioError { key: path, message }
     }
 }
