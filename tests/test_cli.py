@@ -60,6 +60,51 @@ def test_missing_file_and_bad_toml(tmp_path: Path) -> None:
     assert_one_line_error(invoke("run", bad), "invalid TOML")
 
 
+def test_files_that_are_not_scenarios_get_one_line(tmp_path: Path, tiny_file: Path) -> None:
+    """Hardening issue, defects 2 and 3: each once gave a traceback (or read a path as TOML)."""
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(bytes(range(128, 256)))
+    assert_one_line_error(invoke("run", binary), "binary.toml", "not a text file")
+    folder = tmp_path / "folder.toml"
+    folder.mkdir()
+    assert_one_line_error(invoke("run", folder), "folder.toml", "a directory")
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 500 + "]" * 500 + "\n")
+    assert_one_line_error(invoke("run", deep), "deep.toml", "nested too deep")
+    # A path with "=" in it is a path: it runs (here: a bad override proves it was read).
+    odd = tmp_path / "a=b"
+    odd.mkdir()
+    (odd / "s.toml").write_text(tiny_file.read_text())
+    assert_one_line_error(invoke("run", odd / "s.toml", "--set", "warmup=10s"), "warmup")
+
+
+@pytest.mark.parametrize(
+    ("header", "fragment"),
+    [
+        ('[sweep]\nvary = "x"\n', "sweep.vary = 'x': expected a table"),
+        ("[sweep.theory]\nx = 1\n", "sweep.theory.x: unknown key"),
+        ('[sweep.theory]\nload = "high"\nutilization = 0.9\n', "sweep.theory.load = 'high'"),
+        ("[sweep]\nruns = 0\n", "sweep.runs = 0"),
+    ],
+)
+def test_bad_sweep_headers_get_one_line(
+    tmp_path: Path, tiny_file: Path, header: str, fragment: str
+) -> None:
+    path = tmp_path / "sweep.toml"
+    path.write_text(tiny_file.read_text() + "\n" + header)
+    assert_one_line_error(
+        invoke("sweep", path, "--vary", "seed=1", "--out", tmp_path / "out"), fragment
+    )
+
+
+def test_an_out_that_is_a_file_is_refused_before_running(tmp_path: Path, tiny_file: Path) -> None:
+    """Hardening issue, defect 2: `--out` at a file once failed after the simulation ran."""
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    for command in (("run", tiny_file), ("sweep", tiny_file, "--vary", "seed=1")):
+        assert_one_line_error(invoke(*command, "--out", taken), "a file is there")
+
+
 def test_sweep_with_a_bad_value_fails_before_running(tmp_path: Path, tiny_file: Path) -> None:
     result = invoke(
         "sweep", tiny_file, "--vary", "network.bottleneck.buffer=5pkt,ten", "--out", tmp_path

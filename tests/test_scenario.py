@@ -166,3 +166,10 @@ def test_a_misspelt_key_is_named_before_the_key_it_leaves_missing(
     with pytest.raises(ScenarioError) as error:
         buflab.validate(scenario)
     assert str(error.value) == message
+
+
+@pytest.mark.parametrize("source", [3, 2.5, None, b"duration = 1", ["a"]])
+def test_a_source_that_is_no_scenario_is_refused(source: object) -> None:
+    """Hardening issue, defect 9: `validate(3)` once read and closed file descriptor 3."""
+    with pytest.raises(ScenarioError, match="expected a path, TOML text or a dict"):
+        load_scenario(source)  # type: ignore[arg-type]

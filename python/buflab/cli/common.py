@@ -9,10 +9,12 @@ and exits with 130 (`exit_when_interrupted`). It must not know any one command.
 
 from __future__ import annotations
 
+import os
 import sys
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -66,6 +68,21 @@ point_option = click.option(
     help="For a recipe (a file or a shipped name): one point of its sweep, a varied key's value "
     "or a case's name, e.g. --point access='200 Mb/s access' (repeatable; --set applies after).",
 )
+
+
+def check_out_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """An `--out` directory, checked before anything runs: not a file, and writable where it
+    would be created (a run must not finish only to fail on writing its results)."""
+    if value is None:
+        return None
+    if value.exists() and not value.is_dir():
+        raise BadInput(f"--out {value}: a file is there; expected a directory")
+    existing = value
+    while not existing.exists():
+        existing = existing.parent
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BadInput(f"--out {value}: cannot write in {existing}")
+    return value
 
 
 def vary_option(help: str) -> Any:

@@ -17,6 +17,7 @@ from rich.table import Table
 from buflab.cli.common import (
     EXIT_INTERRUPTED,
     BadInput,
+    check_out_dir,
     point_option,
     scenario_of,
     set_option,
@@ -69,6 +70,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option(
     "--out",
+    callback=check_out_dir,
     type=click.Path(path_type=Path),
     help="Write summary.json, flows.parquet and datapath.json to this directory (and, with "
     "monitor.events = true, the bottleneck's event log as events.parquet).",
@@ -141,7 +143,10 @@ def emulate(
 )
 @set_option
 @click.option(
-    "--out", type=click.Path(path_type=Path), help="Write compare.csv and compare.png/svg here."
+    "--out",
+    callback=check_out_dir,
+    type=click.Path(path_type=Path),
+    help="Write compare.csv and compare.png/svg here.",
 )
 def compare(
     file: str, varies: tuple[str, ...], overrides: tuple[str, ...], out: Path | None

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from buflab import __version__
-from buflab.cli.common import BadInput, point_option, scenario_of, set_option
+from buflab.cli.common import BadInput, check_out_dir, point_option, scenario_of, set_option
 from buflab.cli.console import (
     analysis_table,
     links_table,
@@ -37,6 +37,7 @@ from buflab.engine.units import parse_time_range
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option(
     "--out",
+    callback=check_out_dir,
     type=click.Path(path_type=Path),
     help="Write results to this directory (with monitor.events = true, the event log streams "
     "into it as the run goes; with traced flows, traces.png shows them; with QCN reaction "
@@ -112,6 +113,7 @@ def _run_dirs(command: Callable[..., None]) -> Callable[..., None]:
 @_run_dirs
 @click.option(
     "--out",
+    callback=check_out_dir,
     type=click.Path(path_type=Path),
     help="Where to write analysis.png/.svg and cdfs.csv [default: the RUN_DIR, or "
     "out/analysis for several].",
@@ -184,6 +186,7 @@ def _run_names(runs: tuple[str, ...], labels: tuple[str, ...]) -> list[str]:
 @_run_dirs
 @click.option(
     "--out",
+    callback=check_out_dir,
     type=click.Path(path_type=Path),
     help="Where to write traces.png/.svg [default: the RUN_DIR, or out/traces for several].",
 )

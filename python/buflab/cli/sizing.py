@@ -17,6 +17,7 @@ import click
 from buflab import __version__
 from buflab.cli.common import (
     BadInput,
+    check_out_dir,
     exit_when_interrupted,
     jobs_option,
     runs_option,
@@ -51,7 +52,12 @@ from buflab.engine.units import format_percent
 @runs_option
 @jobs_option
 @set_option
-@click.option("--out", type=click.Path(path_type=Path), help="[default: out/size-FILE]")
+@click.option(
+    "--out",
+    callback=check_out_dir,
+    type=click.Path(path_type=Path),
+    help="[default: out/size-FILE]",
+)
 def size(
     file: str,
     target: float,
@@ -142,7 +148,12 @@ def size(
     "--start", type=click.IntRange(min=1), help="First buffer (packets) [default: RTT·C]."
 )
 @set_option
-@click.option("--out", type=click.Path(path_type=Path), help="[default: out/autosize-FILE]")
+@click.option(
+    "--out",
+    callback=check_out_dir,
+    type=click.Path(path_type=Path),
+    help="[default: out/autosize-FILE]",
+)
 def autosize(
     file: str,
     target: float,

@@ -16,6 +16,7 @@ import click
 from buflab import __version__
 from buflab.cli.common import (
     BadInput,
+    check_out_dir,
     exit_when_interrupted,
     jobs_option,
     runs_option,
@@ -34,7 +35,13 @@ from buflab.cli.console import progress_bar, stdout
 @runs_option
 @jobs_option
 @set_option
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@click.option(
+    "--out",
+    callback=check_out_dir,
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Output directory.",
+)
 def sweep(
     file: str,
     varies: tuple[str, ...],
@@ -96,7 +103,9 @@ def _print_written(report: Any, out: Path) -> None:
 @runs_option
 @set_option
 @vary_option("Run only these values of a varied key (or case), e.g. to try a recipe quickly.")
-@click.option("--out", type=click.Path(path_type=Path), help="[default: out/NAME]")
+@click.option(
+    "--out", callback=check_out_dir, type=click.Path(path_type=Path), help="[default: out/NAME]"
+)
 @click.option("--list", "list_recipes", is_flag=True, help="List the shipped recipes and exit.")
 def reproduce(
     name: str | None,

@@ -28,19 +28,55 @@ Overrides = Mapping[str, Any] | Iterable[str] | None
 def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenario:
     """Read a scenario from a TOML file path, TOML text or a dict, then apply overrides.
 
-    A string is taken as TOML text when it contains "=" or a newline (a scenario always does),
-    otherwise as a path. The result is a fresh dict: the caller's dict is never modified.
+    A string is a path if a file of that name exists, and otherwise TOML text when it contains
+    "=" or a newline (a scenario always does), so a path may contain "=". The result is a
+    fresh dict: the caller's dict is never modified. A file that cannot be read as a TOML
+    scenario (a directory, unreadable, not text, not TOML, nested without end) raises one
+    ScenarioError naming it; a missing file raises FileNotFoundError.
     """
     base = os.getcwd()
+    if not isinstance(source, Mapping | str | os.PathLike):
+        # An int would be read as a file descriptor: refuse what is not a scenario.
+        raise ScenarioError(
+            f"scenario: got {type(source).__name__} {source!r}; "
+            "expected a path, TOML text or a dict"
+        )
     if isinstance(source, Mapping):
         scenario = copy.deepcopy(dict(source))
-    elif isinstance(source, str) and ("=" in source or "\n" in source):
-        scenario = tomllib.loads(source)
+    elif (
+        isinstance(source, str) and not os.path.exists(source) and ("=" in source or "\n" in source)
+    ):
+        scenario = _parse_toml(source, "the scenario text")
     else:
-        with open(source, "rb") as file:  # FileNotFoundError names the path
-            scenario = tomllib.load(file)
+        scenario = _read_toml_file(os.fspath(source))
         base = os.path.dirname(os.path.abspath(source))
     return read_cdf_files(apply_overrides(scenario, overrides), base)
+
+
+def _read_toml_file(path: str) -> dict[str, Any]:
+    """The TOML file at `path`; FileNotFoundError names a missing one."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except IsADirectoryError:
+        raise ScenarioError(f"{path}: a directory; expected a scenario file (TOML)") from None
+    except PermissionError:
+        raise ScenarioError(f"{path}: not readable (permission denied)") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not a text file; expected a scenario file (TOML)") from None
+    return _parse_toml(text, path)
+
+
+def _parse_toml(text: str, what: str) -> dict[str, Any]:
+    """`text` parsed as TOML, or one ScenarioError saying where it is not."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(f"{what}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ScenarioError(f"{what}: tables or arrays nested too deep to read") from None
 
 
 # Keys of traffic entries whose value is a distribution table (see docs/scenario.md).
@@ -54,7 +90,9 @@ def read_cdf_files(scenario: Scenario, base: str) -> Scenario:
     does it, with paths relative to the scenario file. Both keys at once are left for the
     engine to reject.
     """
-    for i, entry in enumerate(scenario.get("traffic") or []):
+    traffic = scenario.get("traffic")
+    # Anything but an array of tables is the engine's to refuse, naming the key.
+    for i, entry in enumerate(traffic if isinstance(traffic, list) else []):
         if not isinstance(entry, dict):
             continue
         for key in DISTRIBUTION_KEYS:

@@ -197,6 +197,31 @@ def _is_quantity(value: Any) -> bool:
     return True
 
 
+def _table_of(table: dict[str, Any], key: str) -> dict[str, Any]:
+    """`sweep.KEY`, a table (empty when absent)."""
+    value = table.get(key, {})
+    if not isinstance(value, dict):
+        raise ScenarioError(f"sweep.{key} = {value!r}: expected a table, e.g. [sweep.{key}]")
+    return value
+
+
+def _theory(theory: Any) -> TheorySettings:
+    """`[sweep.theory]`: `load` and `utilization`, both numbers."""
+    if not isinstance(theory, dict):
+        raise ScenarioError(
+            f"sweep.theory = {theory!r}: expected a table with load and utilization"
+        )
+    expected = {"load", "utilization"}
+    for key in theory:
+        if key not in expected:
+            raise ScenarioError(f"sweep.theory.{key}: unknown key; expected load, utilization")
+    for key in sorted(expected):
+        value = theory.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ScenarioError(f"sweep.theory.{key} = {value!r}: expected a number")
+    return TheorySettings(load=float(theory["load"]), utilization=float(theory["utilization"]))
+
+
 @dataclass
 class SweepHeader:
     runs: int = 1
@@ -217,8 +242,12 @@ class SweepHeader:
                 f"sweep.{sorted(unknown)[0]}: unknown key; expected one of "
                 f"{', '.join(sorted(HEADER_KEYS))}"
             )
-        vary = table.get("vary", {})
-        cases = table.get("cases", {})
+        vary = _table_of(table, "vary")
+        cases = _table_of(table, "cases")
+        labels = _table_of(table, "labels")
+        runs = table.get("runs", 1)
+        if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+            raise ScenarioError(f"sweep.runs = {runs!r}: expected a whole number of at least 1")
         for key, values in vary.items():
             if not isinstance(values, list) or not values:
                 raise ScenarioError(
@@ -249,10 +278,10 @@ class SweepHeader:
         for i, entry in enumerate(entries):
             _check_point(f"sweep.published.{i}", entry, vary)
         return cls(
-            runs=table.get("runs", 1),
+            runs=runs,
             varies=[Vary(key, tuple(values), cases.get(key)) for key, values in vary.items()],
-            labels=table.get("labels", {}),
-            theory=None if theory is None else TheorySettings(**theory),
+            labels=labels,
+            theory=None if theory is None else _theory(theory),
             metrics=tuple(metrics),
             plot=None if plot is None else (plot[0], plot[1]),
             published=entries,
