@@ -41,6 +41,9 @@ def assert_one_line_error(result, *fragments: str) -> None:
         # RED settings on a drop-tail queue are refused, never ignored.
         ("network.bottleneck.red_min_th=5", ("network.bottleneck.red_min_th", "droptail")),
         ("network.bottleneck.queue=codel", ("network.bottleneck.queue", "codel", "red")),
+        # Quantities beyond any link are refused, not wrapped or capped (hardening defect 7).
+        ("network.bottleneck.buffer=9223372036854775807pkt", ("buffer", "at most")),
+        ("network.bottleneck.rate=100000Tbps", ("network.bottleneck.rate", "at most 1000Tbps")),
     ],
 )
 def test_bad_scenarios_exit_2_with_one_line(tiny_file: Path, override: str, fragments) -> None:

@@ -203,6 +203,11 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
     if bits < 1.0 {
         return Err(UnitError(EXPECT.into()));
     }
+    // Far beyond any link, and far below where whole bits per second stop being exact in
+    // the arithmetic that multiplies rates by times (u128 tokens, f64 in the Python layer).
+    if bits > MAX_RATE_BPS as f64 {
+        return Err(UnitError("a rate of at most 1000Tbps".into()));
+    }
     Ok(Rate(bits as u64))
 }
 
@@ -227,8 +232,18 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
     if (b - v * scale).abs() > 1e-6 * b.max(1.0) {
         return Err(UnitError("a whole number of bytes".into()));
     }
+    if b > MAX_BYTES as f64 {
+        return Err(UnitError("a size of at most 1000000GB".into()));
+    }
     Ok(b as u64)
 }
+
+/// The largest rate, size and packet count a scenario may give: beyond any real link or
+/// buffer, and small enough that every count and product stays exact and signed-safe (a
+/// buffer of 2⁶³ packets once showed as negative).
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000_000;
+pub const MAX_BYTES: u64 = 1_000_000_000_000_000;
+pub const MAX_PACKETS: u64 = 1_000_000_000_000;
 
 /// The units of a packet count.
 const PACKET_UNITS: &[&str] = &["pkt", "pkts", "packet", "packets", "p"];
@@ -242,6 +257,9 @@ pub fn parse_packets(s: &str) -> Result<u64, UnitError> {
     }
     if v < 0.0 || v.fract() != 0.0 {
         return Err(UnitError("a whole, non-negative number of packets".into()));
+    }
+    if v > MAX_PACKETS as f64 {
+        return Err(UnitError("at most 1,000,000,000,000 packets (or \"unlimited\")".into()));
     }
     Ok(v as u64)
 }
@@ -387,5 +405,17 @@ mod tests {
         assert_eq!(Rate(62_500_000).serialization(1000), Time::from_us(128));
         // 3 Mb/s does not divide 8e12: rounded up to the next picosecond.
         assert_eq!(Rate::mbps(3).serialization(1), Time(2_666_667));
+    }
+
+    #[test]
+    fn quantities_beyond_any_link_or_buffer_are_refused_not_wrapped() {
+        // The hardening issue's finding: 2^63 - 1 packets read as a negative count, larger
+        // buffers as unlimited, rates beyond 2^64 capped silently.
+        assert!(parse_buffer("9223372036854775807pkt").unwrap_err().0.contains("at most"));
+        assert!(parse_buffer("1e30B").is_err());
+        assert!(parse_rate("100000Tbps").unwrap_err().0.contains("at most 1000Tbps"));
+        assert_eq!(parse_rate("1000Tbps"), Ok(Rate(MAX_RATE_BPS)));
+        assert_eq!(parse_packets("1000000000000pkt"), Ok(MAX_PACKETS));
+        assert!(parse_bytes("2000000GB").unwrap_err().0.contains("at most 1000000GB"));
     }
 }
