@@ -212,3 +212,23 @@ def test_point_names_what_the_recipe_varies() -> None:
     result = invoke("run", "t7", "--point", "machines=2 machines")
     assert result.exit_code == 2
     assert "'1 machine'" in result.output, "the error lists the recipe's cases"
+
+
+def test_sweep_values_given_twice_and_seeds_past_the_last_are_refused(
+    tmp_path: Path, tiny_file: Path
+) -> None:
+    """Hardening issue, defect 10: `--vary seed=1,1` ran once and wrote two identical rows;
+    `seed = 2^64 - 1` with two runs failed on seed + 1 without saying so."""
+    out = tmp_path / "out"
+    assert_one_line_error(
+        invoke("sweep", tiny_file, "--vary", "network.bottleneck.buffer=5pkt,5pkt", "--out", out),
+        "network.bottleneck.buffer",
+        "5pkt is given twice",
+    )
+    last = str(2**64 - 1)
+    one_value = "network.bottleneck.buffer=5pkt"
+    assert_one_line_error(
+        invoke("sweep", tiny_file, "--set", f"seed={last}", "--vary", one_value, "--runs", "2",
+               "--out", out),
+        "the seeds run to",
+    )  # fmt: skip

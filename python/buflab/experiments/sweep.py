@@ -92,6 +92,12 @@ class Plan:
             raise ScenarioError(f"--vary: a key is varied twice in {', '.join(keys)}")
         if self.runs_per_point < 1:
             raise ScenarioError(f"runs = {self.runs_per_point}: expected at least 1")
+        for vary in self.varies:
+            seen = [str(v) for v in vary.values]
+            twice = next((v for v in seen if seen.count(v) > 1), None)
+            if twice is not None:
+                # The same point twice would run once and be written as two identical rows.
+                raise ScenarioError(f"--vary {vary.key}: the value {twice} is given twice")
         self.runs = []
         for values in itertools.product(*(vary.values for vary in self.varies)):
             point = dict(zip(keys, values, strict=True))
@@ -101,6 +107,12 @@ class Plan:
             base_seed = scenario.get("seed", DEFAULT_SEED)
             if not isinstance(base_seed, int) or isinstance(base_seed, bool):
                 raise ScenarioError(f"seed = {base_seed!r}: expected an integer")
+            last = base_seed + self.runs_per_point - 1
+            if base_seed < 0 or last > MAX_SEED:
+                raise ScenarioError(
+                    f"seed = {base_seed}: with {self.runs_per_point} runs the seeds run to {last}; "
+                    f"expected seeds from 0 to {MAX_SEED}"
+                )
             for index in range(self.runs_per_point):
                 # Seeds count up from the scenario's seed, so run i of every point shares a seed
                 # and points differ only in the varied values (common random numbers).
@@ -114,6 +126,10 @@ class Plan:
 
     def seeds(self) -> list[int]:
         return sorted({run.seed for run in self.runs})
+
+
+# Seeds are the engine's unsigned 64-bit integers.
+MAX_SEED = 2**64 - 1
 
 
 def run_id(point: dict[str, Any], seed: int) -> str:

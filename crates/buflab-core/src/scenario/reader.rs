@@ -43,11 +43,23 @@ pub type Asked = Vec<(&'static str, &'static str)>;
 
 /// Shows a value as the user wrote it (strings quoted, as in TOML).
 pub fn show(v: &Value) -> String {
-    match v {
+    let shown = match v {
         Value::String(s) => format!("{s:?}"),
         Value::Object(_) => "a table".into(),
         Value::Array(_) => "an array".into(),
         other => other.to_string(),
+    };
+    cut(shown)
+}
+
+/// The most characters of a value an error line echoes: its start says which value it was; a
+/// megabyte-long string echoed in full made error lines of megabytes.
+const SHOWN_CHARS: usize = 60;
+
+fn cut(shown: String) -> String {
+    match shown.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => format!("{}… ({} characters)", &shown[..at], shown.chars().count()),
+        None => shown,
     }
 }
 
