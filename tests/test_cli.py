@@ -232,3 +232,10 @@ def test_sweep_values_given_twice_and_seeds_past_the_last_are_refused(
                "--out", out),
         "the seeds run to",
     )  # fmt: skip
+
+
+def test_an_event_log_without_a_destination_is_refused(tiny_file: Path) -> None:
+    """Hardening issue, defect 6: the log was kept in memory and thrown away."""
+    assert_one_line_error(
+        invoke("run", tiny_file, "--set", "monitor.events=true"), "monitor.events", "--out"
+    )

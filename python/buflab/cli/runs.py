@@ -65,6 +65,10 @@ def run(
     scenario = scenario_of(file, overrides, points)
     if not get_key(scenario, "monitor.events", False):
         events_to = None
+    elif events_to is None:
+        # Without a destination the log would be kept in memory and thrown away (gigabytes
+        # for a long fast run).
+        raise BadInput("monitor.events = true: give --out, where the event log goes")
     result = run_scenario(scenario, events_to=events_to)
     if out is not None:
         result.to_dir(out, csv=csv)
