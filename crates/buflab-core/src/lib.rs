@@ -127,6 +127,23 @@ pub fn run_streaming_events(
     result::collect(scenario, &mut net)
 }
 
+/// Runs the scenario as [`run`] does (or [`run_streaming_events`] with a `sink`), asking
+/// `interrupt` every 65,536 events whether to stop: None if it said so (Ctrl-C), the results
+/// otherwise.
+pub fn run_interruptible(
+    scenario: &scenario::Scenario,
+    sink: Option<Box<dyn monitor::EventSink>>,
+    interrupt: Box<dyn FnMut() -> bool + Send>,
+) -> Option<result::RunResult> {
+    let mut net = topology::build(scenario);
+    if let Some(sink) = sink {
+        net.stream_events(sink);
+    }
+    net.sim.set_interrupt(interrupt);
+    net.sim.run();
+    (!net.sim.interrupted).then(|| result::collect(scenario, &mut net))
+}
+
 /// Builds and runs the scenario, returning the network in its final state (for tests and
 /// tools that inspect flows after the run; `result::collect` summarises it).
 pub fn simulate(scenario: &scenario::Scenario) -> topology::Network {

@@ -148,16 +148,32 @@ fn run<'py>(
     // The sink's Python exception, re-raised as it was once the run is over (a full disk
     // stays an OSError, Ctrl-C in the sink a KeyboardInterrupt).
     let failure = Arc::new(Mutex::new(None));
-    let r = py.allow_threads(|| match event_sink {
-        Some(callback) => {
-            let sink = PythonSink { callback, failure: failure.clone() };
-            buflab_core::run_streaming_events(&scenario, Box::new(sink))
-        }
-        None => buflab_core::run(&scenario),
+    // Ctrl-C: the run asks Python now and then whether a signal came; a KeyboardInterrupt
+    // stops it and is raised as it was.
+    let signalled = failure.clone();
+    let interrupt = Box::new(move || {
+        Python::with_gil(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(error) => {
+                if let Ok(mut slot) = signalled.lock() {
+                    slot.get_or_insert(error);
+                }
+                true
+            }
+        })
+    });
+    let r = py.allow_threads(|| {
+        let sink = event_sink.map(|callback| {
+            Box::new(PythonSink { callback, failure: failure.clone() }) as Box<dyn EventSink>
+        });
+        buflab_core::run_interruptible(&scenario, sink, interrupt)
     });
     if let Some(error) = failure.lock().map_or(None, |mut slot| slot.take()) {
         return Err(error);
     }
+    let Some(r) = r else {
+        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("the run was interrupted"));
+    };
     result_to_py(py, &r)
 }
 

@@ -9,13 +9,21 @@ must not know how any of them is computed.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from buflab import __version__
-from buflab.cli.common import BadInput, check_out_dir, point_option, scenario_of, set_option
+from buflab.cli.common import (
+    EXIT_INTERRUPTED,
+    BadInput,
+    check_out_dir,
+    point_option,
+    scenario_of,
+    set_option,
+)
 from buflab.cli.console import (
     analysis_table,
     links_table,
@@ -69,7 +77,12 @@ def run(
         # Without a destination the log would be kept in memory and thrown away (gigabytes
         # for a long fast run).
         raise BadInput("monitor.events = true: give --out, where the event log goes")
-    result = run_scenario(scenario, events_to=events_to)
+    try:
+        result = run_scenario(scenario, events_to=events_to)
+    except KeyboardInterrupt:
+        # Nothing half-done is written: a streamed event log stays `events.parquet.partial`.
+        click.echo("interrupted: the run was stopped; no results were written", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if out is not None:
         result.to_dir(out, csv=csv)
         if len(result.traces) > 0 or len(result.rates) > 0:

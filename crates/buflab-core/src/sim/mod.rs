@@ -121,7 +121,13 @@ pub struct Sim {
     pub bumps: Vec<BumpSite>,
     /// QCN messages in flight, when a bump has a congestion point (see `qcn.rs`).
     pub qcn: Option<Box<qcn::Qcn>>,
+    /// Asked now and then whether to stop (Ctrl-C in the caller); `interrupted` once it said so.
+    interrupt: Option<Box<dyn FnMut() -> bool + Send>>,
+    pub interrupted: bool,
 }
+
+/// Events between two questions to the interrupt check: about a hundredth of a second.
+const EVENTS_PER_INTERRUPT_CHECK: u32 = 1 << 16;
 
 /// A bump in the wire: a link whose discipline is a bump (see `topology/bumps.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +160,8 @@ impl Sim {
             tracer: None,
             bumps: Vec::new(),
             qcn: None,
+            interrupt: None,
+            interrupted: false,
         }
     }
 
@@ -247,6 +255,12 @@ impl Sim {
         self.flows[f as usize].user = Some(user);
     }
 
+    /// Has the run ask `check` now and then (every 65,536 events) whether to stop; it stops
+    /// at once when `check` says so, with `interrupted` set and its results incomplete.
+    pub fn set_interrupt(&mut self, check: Box<dyn FnMut() -> bool + Send>) {
+        self.interrupt = Some(check);
+    }
+
     /// Turns computing ahead on or off (off: one event per hop, for equivalence tests).
     pub fn set_compute_ahead(&mut self, on: bool) {
         self.plan.compute_ahead = on;
@@ -277,11 +291,21 @@ impl Sim {
             sw.start(&mut self.sched, s as u32);
         }
         let end = self.window.end;
+        let mut until_check = EVENTS_PER_INTERRUPT_CHECK;
         while let Some((now, ev)) = self.sched.pop() {
             if now >= end {
                 break;
             }
             self.dispatch(now, ev);
+            until_check -= 1;
+            if until_check == 0 {
+                until_check = EVENTS_PER_INTERRUPT_CHECK;
+                if self.interrupt.as_mut().is_some_and(|check| check()) {
+                    self.interrupted = true;
+                    self.wall = began.elapsed();
+                    return;
+                }
+            }
         }
         self.finish_autosize(end);
         for (id, l) in self.links.iter_mut().enumerate() {
