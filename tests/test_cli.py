@@ -44,6 +44,8 @@ def assert_one_line_error(result, *fragments: str) -> None:
         # Quantities beyond any link are refused, not wrapped or capped (hardening defect 7).
         ("network.bottleneck.buffer=9223372036854775807pkt", ("buffer", "at most")),
         ("network.bottleneck.rate=100000Tbps", ("network.bottleneck.rate", "at most 1000Tbps")),
+        # A time series that would take gigabytes is refused up front (defect 4).
+        ("monitor.interval=1ns", ("monitor.interval", "time-series rows", "at least")),
     ],
 )
 def test_bad_scenarios_exit_2_with_one_line(tiny_file: Path, override: str, fragments) -> None:

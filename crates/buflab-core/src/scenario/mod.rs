@@ -87,7 +87,7 @@ impl Scenario {
         let mut root = Table::root(v)?;
         let (name, seed, duration, warmup) = read_run(&mut root)?;
         let net = network::read(&mut root, &mut asked)?;
-        let monitor = monitor::read(&mut root, &mut asked)?;
+        let monitor = monitor::read(&mut root, duration, &mut asked)?;
         let entries = traffic::read(&mut root, &net, &mut asked)?;
         let monitor = monitor.finish(&entries.traffic, &net.network.bumps)?;
         let network = net.finish(traffic::typical_packet(&entries.traffic));

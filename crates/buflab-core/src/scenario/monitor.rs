@@ -41,12 +41,31 @@ pub(super) struct MonitorKeys {
     trace_interval: Time,
 }
 
-/// Reads the `monitor` table.
-pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<MonitorKeys> {
+/// The most time-series rows a run may make (one per `monitor.interval`): a few hundred bytes
+/// each in the results, so ten million is already gigabytes; an interval of 1 ns over a
+/// second once asked for 48 GB and died.
+pub const MAX_SERIES_ROWS: u64 = 10_000_000;
+
+/// Reads the `monitor` table; `duration` is the run's, which the interval must not slice
+/// into more than [`MAX_SERIES_ROWS`] rows.
+pub(super) fn read(root: &mut Table, duration: Time, asked: &mut Asked) -> Result<MonitorKeys> {
     let mut mon = root.table("monitor", "monitor")?;
     let interval = mon.time("interval")?;
     if interval == Time::ZERO {
         return Err(error("monitor.interval", mon.raw("interval").unwrap(), "a positive duration"));
+    }
+    let rows = duration.ps() / interval.ps();
+    if rows > MAX_SERIES_ROWS {
+        let got = mon.value("interval")?;
+        let shortest = Time(duration.ps().div_ceil(MAX_SERIES_ROWS));
+        return Err(error(
+            "monitor.interval",
+            &got,
+            &format!(
+                "an interval of at least {shortest}: this one makes {rows} time-series rows over {}",
+                format_args!("the run's {duration}, more than {MAX_SERIES_ROWS}")
+            ),
+        ));
     }
     let events = mon.boolean("events")?;
     let events_at = mon.value("events_at")?;
