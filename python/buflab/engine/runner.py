@@ -14,6 +14,7 @@ from typing import Any
 
 from buflab.engine import ScenarioError, core, run_engine, scenario_json
 from buflab.engine.events import EventLogCollector, EventLogWriter, LogFacts
+from buflab.engine.memory import check_memory
 from buflab.engine.result import Result
 from buflab.engine.scenario import (
     Overrides,
@@ -48,6 +49,7 @@ def run(
     tree = load_scenario(scenario, overrides=overrides, **kw)
     text = scenario_json(tree)
     normalized = core().validate(text)
+    check_memory(normalized)
     if not normalized["monitor"]["events"]:
         if events_to is not None:
             raise ScenarioError(
