@@ -267,3 +267,14 @@ def test_ctrl_c_stops_a_single_run_within_a_second(tmp_path: Path) -> None:
     assert run.returncode == 130, err
     assert err.strip().splitlines() == ["interrupted: the run was stopped; no results were written"]
     assert not out.exists()
+
+
+def test_a_source_faster_than_its_unlimited_access_link_is_refused(tmp_path: Path) -> None:
+    """Hardening issue, defect 4: `udp_poisson` at 1 Tbps piled packets up until the machine
+    ran out of memory."""
+    path = tmp_path / "udp.toml"
+    path.write_text(
+        'duration = "1s"\n[network]\nbottleneck = { rate = "10Mbps" }\n'
+        'access = { rate = "1Gbps" }\n[[traffic]]\nkind = "udp_poisson"\nrate = "1Tbps"\n'
+    )
+    assert_one_line_error(invoke("run", path), "traffic.0.rate", "at most the access rate")

@@ -137,6 +137,16 @@ def test_missing_cdf_file_names_the_key(tmp_path: Path) -> None:
         load_scenario(tmp_path / "s.toml")
 
 
+def test_a_cdf_file_that_never_ends_is_refused(tmp_path: Path) -> None:
+    """Hardening issue, defect 4: an empirical CDF `file = "/dev/zero"` was read without end."""
+    (tmp_path / "s.toml").write_text(
+        '[[traffic]]\nkind = "closed_loop"\n'
+        'file_size = { dist = "empirical", file = "/dev/zero" }\n'
+    )
+    with pytest.raises(ScenarioError, match="not a regular file"):
+        load_scenario(tmp_path / "s.toml")
+
+
 @pytest.mark.engine
 @pytest.mark.parametrize(
     ("scenario", "message"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from buflab.engine import ScenarioError
+from buflab.engine.units import parse_rate
 
 BYTES_PER_FLOW = 3 * 1024
 
@@ -53,3 +54,20 @@ def check_memory(normalized: dict[str, Any], available: int | None = None) -> No
         f"traffic.{i}.{key}: got {counts[i]:,}; expected fewer: {sum(counts):,} flows need about "
         f"{need / 2**30:.1f} GiB, and this machine has {available / 2**30:.1f} GiB available"
     )
+
+
+def check_growth(normalized: dict[str, Any]) -> None:
+    """Refuses an open-loop source faster than its own access link when that link's buffer
+    is unlimited: its packets would pile up there without bound for the whole run (a source
+    at 1 Tb/s once exhausted the machine)."""
+    access = (normalized.get("network") or {}).get("access") or {}
+    if access.get("buffer") != "unlimited" or "rate" not in access:
+        return
+    line = parse_rate(access["rate"])
+    for i, entry in enumerate(normalized.get("traffic") or []):
+        if entry.get("kind") in ("udp_poisson", "udp_cbr") and parse_rate(entry["rate"]) > line:
+            raise ScenarioError(
+                f"traffic.{i}.rate: got {entry['rate']!r}; expected at most the access rate "
+                f"({access['rate']}): faster, its packets pile up without bound in the unlimited "
+                "access buffer (or give network.access.buffer a limit)"
+            )

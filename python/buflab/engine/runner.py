@@ -14,7 +14,7 @@ from typing import Any
 
 from buflab.engine import ScenarioError, core, run_engine, scenario_json
 from buflab.engine.events import EventLogCollector, EventLogWriter, LogFacts
-from buflab.engine.memory import check_memory
+from buflab.engine.memory import check_growth, check_memory
 from buflab.engine.result import Result
 from buflab.engine.scenario import (
     Overrides,
@@ -50,6 +50,7 @@ def run(
     text = scenario_json(tree)
     normalized = core().validate(text)
     check_memory(normalized)
+    check_growth(normalized)
     if not normalized["monitor"]["events"]:
         if events_to is not None:
             raise ScenarioError(

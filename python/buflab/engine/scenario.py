@@ -14,6 +14,7 @@ import copy
 import csv
 import datetime
 import os
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -104,10 +105,20 @@ def read_cdf_files(scenario: Scenario, base: str) -> Scenario:
     return scenario
 
 
+# The largest CDF file read: a million points is far beyond any measured distribution.
+MAX_CDF_FILE_BYTES = 50_000_000
+
+
 def read_cdf_file(path: str, key: str) -> list[list[Any]]:
     """`value,probability` rows (a header row is skipped); values keep their units."""
     points: list[list[Any]] = []
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            # /dev/zero would be read without end.
+            raise ValueError("not a regular file")
+        if info.st_size > MAX_CDF_FILE_BYTES:
+            raise ValueError(f"{info.st_size:,} bytes; expected at most {MAX_CDF_FILE_BYTES:,}")
         with open(path, newline="") as file:
             for n, row in enumerate(csv.reader(file), start=1):
                 if not row or row[0].lstrip().startswith("#"):
