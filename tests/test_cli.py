@@ -278,3 +278,6 @@ def test_a_source_faster_than_its_unlimited_access_link_is_refused(tmp_path: Pat
         'access = { rate = "1Gbps" }\n[[traffic]]\nkind = "udp_poisson"\nrate = "1Tbps"\n'
     )
     assert_one_line_error(invoke("run", path), "traffic.0.rate", "at most the access rate")
+    # A sweep checks every point before its workers start (they run the engine directly).
+    sweep = invoke("sweep", path, "--vary", "traffic.0.rate=1Mbps,1Tbps", "--out", tmp_path / "out")
+    assert_one_line_error(sweep, "traffic.0.rate", "at most the access rate")

@@ -28,6 +28,7 @@ import pandas as pd
 
 from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
+from buflab.engine.memory import check_growth, check_memory
 from buflab.engine.scenario import Scenario, apply_overrides, parse_value
 from buflab.experiments._worker import ignore_sigint, run_summary
 
@@ -244,7 +245,10 @@ def _validate_points(pending: Sequence[PlannedRun]) -> None:
         text = scenario_json({k: v for k, v in run.scenario.items() if k != "seed"})
         if text not in seen:
             seen.add(text)
-            core().validate(scenario_json(run.scenario))
+            normalized = core().validate(scenario_json(run.scenario))
+            # Workers run the engine directly: the front end's refusals apply here.
+            check_memory(normalized)
+            check_growth(normalized)
 
 
 def _write_run(runs_dir: Path, run: PlannedRun, summary: dict[str, Any]) -> None:
