@@ -196,3 +196,26 @@ def test_flows_beyond_the_machines_memory_are_refused_up_front() -> None:
     check_memory(normalized, available=1010 * BYTES_PER_FLOW)  # just fits
     with pytest.raises(ScenarioError, match=r"traffic\.1\.flows: got 1,000; expected fewer: 1,010"):
         check_memory(normalized, available=1000 * BYTES_PER_FLOW)
+
+
+@pytest.mark.engine
+def test_numpy_numbers_are_numbers_and_other_python_objects_are_refused() -> None:
+    """Hardening issue, defect 9: `flows = np.int64(2)` was refused; bytes and sets silently
+    became strings; a circular dict was reported as "inf or nan"."""
+    import numpy as np
+
+    base = {
+        "duration": "1s",
+        "warmup": "0.5s",
+        "network": {"bottleneck": {"rate": "10Mbps"}},
+        "traffic": [{"kind": "long_lived", "flows": np.int64(2)}],
+    }
+    assert buflab.validate(base)["traffic"][0]["flows"] == 2
+    for odd, name in (({1, 2}, "set"), (b"2", "bytes")):
+        base["traffic"][0]["flows"] = odd
+        with pytest.raises(ScenarioError, match=f"got {name} .*expected strings, numbers"):
+            buflab.validate(base)
+    circular: dict[str, object] = {}
+    circular["network"] = circular
+    with pytest.raises(ScenarioError, match="a table contains itself"):
+        buflab.validate(circular)

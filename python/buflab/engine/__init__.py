@@ -15,8 +15,10 @@ not know the analyses, plots, experiments or the command line built on it.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
+import os
 import resource
 import sys
 from collections.abc import Callable
@@ -103,8 +105,27 @@ def scenario_json(scenario: dict[str, Any]) -> str:
     """The scenario tree as the JSON text the engine reads."""
     try:
         # allow_nan=False: JSON has no inf/nan, and the engine would report a parse error
-        # instead of a key; default=str turns TOML dates into strings the engine then rejects
-        # with the key's name.
-        return json.dumps(scenario, allow_nan=False, default=str)
-    except ValueError:
+        # instead of a key.
+        return json.dumps(scenario, allow_nan=False, default=_json_value)
+    except ScenarioError:
+        raise
+    except RecursionError:
+        raise ScenarioError("scenario: a table contains itself (a circular dict)") from None
+    except ValueError as error:
+        if "Circular reference" in str(error):
+            raise ScenarioError("scenario: a table contains itself (a circular dict)") from None
         raise ScenarioError("scenario contains inf or nan, which no key accepts") from None
+
+
+def _json_value(value: Any) -> Any:
+    """What JSON has no type for: numpy numbers as the numbers they are, TOML dates and paths
+    as strings (which the engine then rejects with the key's name); anything else (bytes,
+    sets, objects) is refused rather than silently turned into a string."""
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "shape", None) == ():
+        return value.item()  # a numpy scalar, such as np.int64(2)
+    if isinstance(value, datetime.date | datetime.time | os.PathLike):
+        return str(value)
+    raise ScenarioError(
+        f"scenario: got {type(value).__name__} {str(value)[:60]!r}; expected strings, numbers, "
+        "booleans, arrays and tables"
+    )
