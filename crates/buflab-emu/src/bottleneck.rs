@@ -154,7 +154,7 @@ impl Bottleneck {
         while let Some(ask) = self.next_service().filter(|&a| a <= t) {
             self.integrate(ask);
             let next = self.discipline.dequeue(ask, &mut self.purged);
-            self.take_purged(dropped);
+            self.take_purged(ask, dropped);
             match next {
                 Dequeue::Send(f) => {
                     self.record(ask, DEQUEUE, &f);
@@ -195,7 +195,7 @@ impl Bottleneck {
         }
         let a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, f.len, f.ect);
         let verdict = self.discipline.enqueue(&a, f, &mut self.purged);
-        self.take_purged_at(t, dropped);
+        self.take_purged(t, dropped);
         match verdict {
             Verdict::Drop => {
                 self.counts.drops += 1;
@@ -237,20 +237,16 @@ impl Bottleneck {
         self.counts.max_waiting_bytes = self.waiting().1;
     }
 
-    fn take_purged(&mut self, dropped: &mut Vec<Frame>) {
-        self.counts.drops += self.purged.len() as u64;
-        dropped.append(&mut self.purged);
-    }
-
-    /// As `take_purged`, logging each as a purge at `t`.
-    fn take_purged_at(&mut self, t: Time, dropped: &mut Vec<Frame>) {
-        if self.log.is_some() {
-            for f in std::mem::take(&mut self.purged) {
-                self.record(t, PURGE, &f);
-                self.purged.push(f);
-            }
+    /// Counts (and logs, as purges at `t`) the frames the discipline dropped from its queue,
+    /// and hands them to `dropped`.
+    fn take_purged(&mut self, t: Time, dropped: &mut Vec<Frame>) {
+        let mut purged = std::mem::take(&mut self.purged);
+        for f in &purged {
+            self.record(t, PURGE, f);
         }
-        self.take_purged(dropped);
+        self.counts.drops += purged.len() as u64;
+        dropped.append(&mut purged);
+        self.purged = purged; // empty, its allocation kept for the next
     }
 
     /// Starts the event log (the measured window's start).

@@ -347,7 +347,7 @@ impl<P: Flowing> Bump<P> {
     /// A QCN message for flow `flow`'s reaction point arrives at `now` (without one it is
     /// ignored): the class's rate is cut, and its head rescheduled.
     pub fn on_feedback(&mut self, now: Time, flow: u32, fb: u8) {
-        if !matches!(self.spec.pacer, Some((_, RateSource::Qcn { .. }))) {
+        if !self.is_reaction_point() {
             return;
         }
         self.advance(now);
@@ -410,7 +410,7 @@ impl<P: Flowing> Bump<P> {
     /// Whether anything but its own arrivals and the time changes what it does: its flows'
     /// ACKs, or congestion feedback.
     pub fn hears_reverse(&self) -> bool {
-        self.hears_acks() || matches!(self.spec.pacer, Some((_, RateSource::Qcn { .. })))
+        self.hears_acks() || self.is_reaction_point()
     }
 
     /// A packet of flow `flow` went the other way through the bump at `now` (an ACK on its

@@ -9,7 +9,6 @@ varied key. Emulations run one at a time, in real time: a point costs its `durat
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,20 +17,11 @@ import pandas as pd
 
 from buflab.engine.emulation.runner import emulate
 from buflab.engine.runner import run as simulate
-from buflab.engine.scenario import apply_overrides
-from buflab.experiments.sweep import Vary
+from buflab.experiments.sweep import Plan, Vary
 from buflab.plots import add_footer, plt, save
 
 # The summary figures both ways report, by name.
 FIGURES = ("utilization", "drop_rate", "mean_queue_pkts", "jain_fairness")
-
-
-def points(varies: Sequence[Vary]) -> list[dict[str, Any]]:
-    """Every combination of the varied values (one empty point without any)."""
-    return [
-        dict(zip([v.key for v in varies], combo, strict=True))
-        for combo in itertools.product(*(v.values for v in varies))
-    ]
 
 
 def compare(
@@ -42,15 +32,13 @@ def compare(
     """One row per point: the varied values, then `sim_X`, `real_X` and `diff_X` (real − sim)
     for each figure X, and whether the emulation was faithful."""
     rows = []
-    todo = points(varies)
-    for k, point in enumerate(todo):
-        overrides: dict[str, Any] = {}
-        for v in varies:
-            overrides.update(v.overrides(point[v.key]))
-        scenario = apply_overrides(tree, overrides)
-        sim = simulate(scenario).summary
-        real = emulate(scenario)
-        row: dict[str, Any] = dict(point)
+    # The sweep's own plan: every combination, each point's overrides, one run (the scenario's
+    # seed) per point.
+    todo = Plan(tree, list(varies), 1).runs
+    for k, run in enumerate(todo):
+        sim = simulate(run.scenario).summary
+        real = emulate(run.scenario)
+        row: dict[str, Any] = dict(run.point)
         for name in FIGURES:
             row[f"sim_{name}"] = float(sim[name])
             row[f"real_{name}"] = float(real.summary[name])

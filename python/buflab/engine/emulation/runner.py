@@ -209,15 +209,14 @@ def emulate(
 def _facts(tree: dict[str, Any], p: Plan, dp: dict[str, Any]) -> LogFacts:
     """What reading the log needs: the datapath's window and the scenario's queue."""
     validated = validate(tree)
-    packets = p.buffer.endswith("pkt")
-    limit = int(parse_bytes(p.buffer)) if not packets and p.buffer != "unlimited" else -1
+    packets, size = _buffer_limits(p.buffer)
     return LogFacts(
         rate_bps=p.rate_bps,
         window_start_ps=int(dp["window"]["start_ps"]),
         window_end_ps=int(dp["window"]["end_ps"]),
         interval_ps=round(parse_time(validated["monitor"]["interval"]) * PS_PER_S),
-        buffer_pkts=int(p.buffer[:-3]) if packets else -1,
-        buffer_bytes=limit,
+        buffer_pkts=packets,
+        buffer_bytes=size,
         link="bottleneck",
         scenario=str(tree.get("name", "")),
         seed=int(tree.get("seed", 1)),
@@ -326,6 +325,7 @@ def _results(tree: dict[str, Any], p: Plan, sent: dict, dp: dict, sink: dict) ->
         else float("nan")
     )
     held = dp["waiting_at_end"] + dp["in_access_links_at_end"]
+    limit_pkts = _buffer_limits(p.buffer)[0]  # byte limits the datapath checks itself
     exact = dp["received_fwd"] == dp["departures"] + dp["drops"] + held
     summary = {
         "name": tree.get("name", ""),
@@ -348,7 +348,7 @@ def _results(tree: dict[str, Any], p: Plan, sent: dict, dp: dict, sink: dict) ->
         "cc": p.cc,
         "mss": p.mss,
         "sink_bytes": int(sum(sink["received"])),
-        "exact_buffer": bool(exact) and dp["max_waiting"] <= _limit_pkts(p.buffer),
+        "exact_buffer": bool(exact) and (limit_pkts < 0 or dp["max_waiting"] <= limit_pkts),
         "overruns": dp["overruns"],
         "late_within_1us": window["late_within_1us"],
         "late_within_10us": window["late_within_10us"],
@@ -362,6 +362,9 @@ def _results(tree: dict[str, Any], p: Plan, sent: dict, dp: dict, sink: dict) ->
     return Emulation(summary, flows, dp, p.notes)
 
 
-def _limit_pkts(buffer: str) -> float:
-    """The buffer in packets, or infinity for byte limits (checked by the datapath itself)."""
-    return float(buffer[:-3]) if buffer.endswith("pkt") else float("inf")
+def _buffer_limits(buffer: str) -> tuple[int, int]:
+    """The buffer as (packets, bytes), -1 for the unit it is not in (and both for unlimited),
+    as the event log's facts give it."""
+    if buffer.endswith("pkt"):
+        return int(buffer[:-3]), -1
+    return -1, (-1 if buffer == "unlimited" else int(parse_bytes(buffer)))
