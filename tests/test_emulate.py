@@ -19,7 +19,7 @@ import pytest
 
 import buflab
 from buflab.analysis.queue import analyze, check_summary
-from buflab.engine import ScenarioError
+from buflab.engine import EMULATION_SUMMARY_COLUMNS, ScenarioError
 from buflab.engine.emulation.plan import plan
 from buflab.engine.emulation.testbed import namespaces
 
@@ -87,12 +87,13 @@ def test_the_flows_are_the_simulators_own_draws() -> None:
 def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) -> None:
     """10 Linux reno flows through a 20 Mb/s, 30-packet bottleneck for 5 s: the link is used
     (well above half: ten flows at RTTs of 20–60 ms fill it), the buffer held its limit and
-    every frame the datapath took is accounted for, every flow moved data, and the run's
-    namespaces are gone afterwards."""
+    every frame the datapath took is accounted for, every flow moved data, the result has the
+    simulator's tables with their columns, and the run's namespaces are gone afterwards."""
     from buflab.engine.emulation.runner import emulate
 
     before = set(namespaces())
-    e = emulate(SMALL, events_to=tmp_path / "events.parquet")
+    traced = {"monitor": {"trace_flows": [0, 3], "trace_interval": "50ms", "interval": "0.5s"}}
+    e = emulate({**SMALL, **traced}, events_to=tmp_path / "events.parquet")
     s = e.summary
     assert 0.5 < s["utilization"] <= 1.0, s
     assert s["exact_buffer"] and s["max_queue_pkts"] <= 30, s
@@ -103,17 +104,39 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) ->
     assert set(namespaces()) == before
     # No kernel queue held anything: every interface has `noqueue`, and nothing passed one.
     assert s["kernel_qdiscs"] == "noqueue" and s["kernel_queue_packets"] == 0, s
+    # The simulator's tables, with its columns first: a simulated run's result and this one
+    # are read by the same code.
+    sim = buflab.run(SMALL, overrides={"monitor.interval": "0.5s"})
+    for name in ("flows", "timeseries", "links"):
+        table = getattr(e, name)
+        assert list(table.columns[: len(getattr(sim, name).columns)]) == list(
+            getattr(sim, name).columns
+        ), name
+    emulation_keys = [c["name"] for c in EMULATION_SUMMARY_COLUMNS]
+    assert list(s) == [*sim.summary, *emulation_keys], "the simulator's keys, then its own"
+    # The time series covers the run, 0.5 s a row, and its window rows add up to the summary.
+    assert e.timeseries["time_s"].tolist() == [0.5 * k for k in range(1, 11)]
+    assert e.timeseries["arrivals"].sum() >= s["arrivals"]
+    # Goodput over the window, as the simulator counts it: payload acknowledged ÷ window.
+    assert e.flows["goodput_bps"].sum() == pytest.approx(s["goodput_bps"])
+    assert 0.5 * 20e6 < s["goodput_bps"] < 20e6, s
+    # The traced flows' TCP_INFO, every 50 ms from their start.
+    assert set(e.traces["flow"]) == {0, 3} and len(e.traces) > 2 * 60, len(e.traces)
+    assert (e.traces["cwnd_pkts"] > 0).all()
+    for _, trace in e.traces.groupby("flow"):
+        assert trace["acked_bytes"].is_monotonic_increasing and trace["acked_bytes"].iloc[-1] > 0
     # The event log, in the simulator's schema: the queue never above its limit, drops only
     # at it, every arrival of the window an enqueue or a drop, and frames of `packet` bytes.
     log = pd.read_parquet(tmp_path / "events.parquet")
     assert log["queue_pkts"].max() <= 30
     assert (log.loc[log["event"] == "drop", "queue_pkts"] == 30).all()
-    assert len(log) == e.datapath["events"], "the whole run is logged"
-    in_window = log[log["time_ps"] >= e.datapath["window"]["start_ps"]]
+    assert len(log) == s["events"], "the whole run is logged, to the window's end"
+    assert log["time_ps"].max() <= s["window_end_s"] * 1e12
+    in_window = log[log["time_ps"] >= round(s["window_start_s"] * 1e12)]
     arrivals = in_window["event"].isin(["enqueue", "drop"]).sum()
     assert arrivals == s["arrivals"] and (in_window["event"] == "drop").sum() == s["drops"]
-    # The simulator's own reader rebuilds the queue from the log and finds the summary's
-    # numbers to the last bit (the datapath counts as the simulator does).
+    # The analysis's own reader rebuilds the queue from the log and finds the summary's
+    # numbers to the last bit (both come from the same events, counted as the simulator does).
     checks = check_summary(analyze(tmp_path / "events.parquet"), s)
     assert {key for key, _, _ in checks} >= {"utilization", "drops", "mean_queue_pkts"}
     assert all(rebuilt == reported for _, rebuilt, reported in checks), checks
@@ -178,13 +201,18 @@ def test_compare_puts_the_simulator_and_linux_side_by_side(tmp_path: Path) -> No
     Linux differ in detail, not in kind, at a buffer of RTT·C/√N and more)."""
     from buflab.experiments.compare import compare, write_compare
 
-    frame = compare(buflab.load_scenario(SMALL), [])
-    assert len(frame) == 1
+    kept: list = []
+    frame = compare(buflab.load_scenario(SMALL), [], keep=kept)
+    assert len(frame) == 1 and len(kept) == 1
     row = frame.iloc[0]
     assert row["diff_utilization"] == row["real_utilization"] - row["sim_utilization"]
     assert abs(row["diff_utilization"]) < 0.15, row.to_dict()
-    files = write_compare(frame, None, tmp_path, "t", "footer")
-    assert (tmp_path / "compare.csv").exists() and any(f.suffix == ".png" for f in files)
+    # The kept results are the ones the row was made of.
+    _, sim, real = kept[0]
+    assert row["real_utilization"] == real.summary["utilization"] and real.summary["emulated"]
+    assert row["sim_utilization"] == sim.summary["utilization"]
+    files = write_compare(frame, None, tmp_path, "t", "footer", kept)
+    assert (tmp_path / "compare.csv").exists() and tmp_path / "compare_point1.png" in files
 
 
 @as_root

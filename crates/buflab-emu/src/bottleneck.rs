@@ -17,44 +17,18 @@
 //! Must not know sockets, clocks or delay lines.
 
 use buflab_base::units::{BufferLimit, Rate, Time};
+use buflab_queue::log::QueueEvent;
 use buflab_queue::{Arrival, Dequeue, Discipline, Verdict};
 
 use crate::pool::Frame;
 
-/// The event codes of the simulator's log (`buflab.engine.events`).
-pub const ENQUEUE: u8 = 0;
-pub const DEQUEUE: u8 = 1;
-pub const DROP: u8 = 2;
-pub const MARK: u8 = 3;
-pub const PURGE: u8 = 4;
+pub use buflab_queue::log::LogRow;
 
-/// One row of the event log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LogRow {
-    pub time: Time,
-    pub event: u8,
-    pub flow: u32,
-    pub seq: u32,
-    pub size: u32,
-    /// Frames and bytes waiting after the event (the one in service not counted).
-    pub queue_pkts: u64,
-    pub queue_bytes: u64,
-}
-
-impl LogRow {
-    /// Bytes of a row on disk: little-endian, packed, in field order.
-    pub const BYTES: usize = 8 + 1 + 4 + 4 + 4 + 8 + 8;
-
-    pub fn write_to(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.time.ps().to_le_bytes());
-        out.push(self.event);
-        out.extend_from_slice(&self.flow.to_le_bytes());
-        out.extend_from_slice(&self.seq.to_le_bytes());
-        out.extend_from_slice(&self.size.to_le_bytes());
-        out.extend_from_slice(&self.queue_pkts.to_le_bytes());
-        out.extend_from_slice(&self.queue_bytes.to_le_bytes());
-    }
-}
+const ENQUEUE: u8 = QueueEvent::Enqueue as u8;
+const DEQUEUE: u8 = QueueEvent::Dequeue as u8;
+const DROP: u8 = QueueEvent::Drop as u8;
+const MARK: u8 = QueueEvent::Mark as u8;
+const PURGE: u8 = QueueEvent::Purge as u8;
 
 /// What the bottleneck counted (whole run).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,7 +3,9 @@
 //!
 //! Read first: nothing. Commands: `counts` (the bottleneck's counts now), `buffer LIMIT` (a new
 //! hard limit, such as `50pkt` or `30000B`, in force from now: the live auto-sizer's knob),
-//! `mark` (the measured window starts now, as SIGUSR1). Everything is non-blocking: the busy
+//! `mark` (the measured window starts now, as SIGUSR1), `epoch PS` (time 0 of the run is PS
+//! on the monotonic clock, in picoseconds: when the traffic started; every time the datapath
+//! reports is from then, and its log is read from then). Everything is non-blocking: the busy
 //! loop polls the channel now and then and never waits on a client.
 
 use std::io::{self, BufRead, BufReader, Write};
@@ -16,6 +18,8 @@ pub enum Command {
     Counts,
     Buffer(String),
     Mark,
+    /// Time 0 of the run, on the monotonic clock, ps.
+    Epoch(u64),
 }
 
 /// Parses one line; an error is the reply to send back.
@@ -25,7 +29,10 @@ pub fn parse(line: &str) -> Result<Command, String> {
         (Some("counts"), None, _) => Ok(Command::Counts),
         (Some("mark"), None, _) => Ok(Command::Mark),
         (Some("buffer"), Some(limit), None) => Ok(Command::Buffer(limit.to_string())),
-        _ => Err(format!("unknown command {line:?}: expected counts, mark or buffer LIMIT")),
+        (Some("epoch"), Some(ps), None) => {
+            ps.parse().map(Command::Epoch).map_err(|_| format!("epoch {ps}: expected picoseconds"))
+        }
+        _ => Err(format!("unknown command {line:?}: expected counts, mark, epoch PS or buffer LIMIT")),
     }
 }
 
@@ -82,7 +89,9 @@ mod tests {
         assert_eq!(parse("counts"), Ok(Command::Counts));
         assert_eq!(parse("buffer 50pkt"), Ok(Command::Buffer("50pkt".into())));
         assert_eq!(parse("mark"), Ok(Command::Mark));
-        assert!(parse("buffer").unwrap_err().contains("expected counts, mark or buffer LIMIT"));
+        assert_eq!(parse("epoch 123"), Ok(Command::Epoch(123)));
+        assert!(parse("epoch soon").unwrap_err().contains("epoch soon: expected picoseconds"));
+        assert!(parse("buffer").unwrap_err().contains("expected counts, mark, epoch PS or buffer LIMIT"));
         assert!(parse("reboot now").is_err());
     }
 
@@ -100,7 +109,7 @@ mod tests {
                 .poll(|c| match c {
                     Ok(Command::Counts) => "{\"arrivals\":0}".into(),
                     Ok(Command::Buffer(l)) => format!("{{\"buffer\":\"{l}\"}}"),
-                    Ok(Command::Mark) => "{}".into(),
+                    Ok(Command::Mark | Command::Epoch(_)) => "{}".into(),
                     Err(e) => e,
                 })
                 .unwrap();

@@ -62,10 +62,28 @@ pub struct TcpInfo {
     pub delivered_ce: u32,
     pub bytes_sent: u64,
     pub bytes_retrans: u64,
+    pub dsack_dups: u32,
+    pub reord_seen: u32,
+    pub rcv_ooopack: u32,
+    pub snd_wnd: u32,
+    pub rcv_wnd: u32,
+    pub rehash: u32,
+    /// Retransmission timeouts over the connection's life, SYN's included (Linux 6.7 on; an
+    /// older kernel leaves it out, and [`read`] says so).
+    pub total_rto: u16,
+    pub total_rto_recoveries: u16,
+    pub total_rto_time: u32,
+}
+
+/// A socket's `TCP_INFO`, and whether the kernel filled `total_rto` (it is newer than 6.7).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reading {
+    pub info: TcpInfo,
+    pub has_total_rto: bool,
 }
 
 /// The socket's `TCP_INFO`; fields the kernel did not fill stay zero.
-pub fn read(fd: RawFd) -> std::io::Result<TcpInfo> {
+pub fn read(fd: RawFd) -> std::io::Result<Reading> {
     let mut info = TcpInfo::default();
     let mut len = std::mem::size_of::<TcpInfo>() as libc::socklen_t;
     // SAFETY: getsockopt writes at most `len` bytes into `info`, a plain-data struct.
@@ -81,7 +99,8 @@ pub fn read(fd: RawFd) -> std::io::Result<TcpInfo> {
     if r < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(info)
+    let has_total_rto = len as usize >= std::mem::offset_of!(TcpInfo, total_rto_recoveries);
+    Ok(Reading { info, has_total_rto })
 }
 
 #[cfg(test)]
@@ -97,5 +116,8 @@ mod tests {
         assert_eq!(std::mem::offset_of!(TcpInfo, bytes_acked), 120);
         assert_eq!(std::mem::offset_of!(TcpInfo, delivery_rate), 160);
         assert_eq!(std::mem::offset_of!(TcpInfo, bytes_retrans), 208);
+        // Linux 6.7's tail: six u32 from 216, then total_rto (u16) at 240.
+        assert_eq!(std::mem::offset_of!(TcpInfo, total_rto), 240);
+        assert_eq!(std::mem::size_of::<TcpInfo>(), 248);
     }
 }

@@ -260,6 +260,58 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
     Ok(out)
 }
 
+/// The result of an emulated run of `scenario_json` rebuilt from its datapath's raw event log
+/// at `path` (rows of `buflab_queue::log::LogRow`): the summary's queue figures, the links row and
+/// the time series, computed by the simulator's own monitor (`result::replayed`). Times in
+/// the log are shifted back by `offset_ps` (the datapath starts before the traffic; rows
+/// before that are placed at 0); the window and interval are on the shifted clock, and rows
+/// after the window's end (the datapath outlives the traffic by a moment) are left out, as a
+/// simulated run's log ends with it. `buffer` is the limit at the end of the run ("100pkt",
+/// "unlimited").
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn replay_queue_log<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    path: &str,
+    rate_bps: u64,
+    buffer: &str,
+    window_start_ps: u64,
+    window_end_ps: u64,
+    interval_ps: u64,
+    offset_ps: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    use buflab_core::monitor::replay::LogRow;
+    use buflab_core::monitor::MeasuredWindow;
+    use buflab_core::result::replayed::{from_queue_log, LoggedQueue};
+    use buflab_core::units::{parse_buffer, Rate, Time};
+    use std::io::Read;
+
+    let scenario = read_scenario(scenario_json)?;
+    let limit =
+        parse_buffer(buffer).map_err(|e| PyValueError::new_err(format!("buffer {buffer:?}: {}", e.0)))?;
+    let queue = LoggedQueue {
+        rate: Rate::bps(rate_bps),
+        buffer: limit,
+        window: MeasuredWindow { start: Time(window_start_ps), end: Time(window_end_ps) },
+        interval: Time(interval_ps),
+    };
+    let file = std::fs::File::open(path)
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut bytes = [0u8; LogRow::BYTES];
+    let rows = std::iter::from_fn(move || {
+        reader.read_exact(&mut bytes).ok()?;
+        let r = LogRow::read_from(&bytes);
+        Some(LogRow { time: Time(r.time.0.saturating_sub(offset_ps)), ..r })
+    })
+    .take_while(move |e| e.time.0 <= window_end_ps);
+    let r = py
+        .allow_threads(|| from_queue_log(&scenario, &queue, rows))
+        .map_err(|e| PyValueError::new_err(format!("{path}: {e}")))?;
+    result_to_py(py, &r)
+}
+
 /// Every table a result carries, the summary first: name -> {"doc": what a row is,
 /// "columns": [{"name", "dtype", "unit", "doc"}, ...] in column order}.
 #[pyfunction]
@@ -291,6 +343,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_queue_log, m)?)?;
     m.add_function(wrap_pyfunction!(link_facts, m)?)?;
     m.add_function(wrap_pyfunction!(traffic_facts, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;

@@ -58,6 +58,7 @@
 pub mod bump;
 pub mod describe;
 mod fifo;
+pub mod log;
 pub mod pacer;
 pub mod qcn;
 pub mod vqueue;

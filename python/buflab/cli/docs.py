@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from buflab.engine import core, table_descriptions
+from buflab.engine import EMULATION_SUMMARY_COLUMNS, core, table_descriptions
 
 INTRO = """\
 # Scenario reference
@@ -153,6 +153,16 @@ def column_table(columns: Iterable[dict[str, str]], first: str = "column") -> st
     return "\n".join(rows) + "\n"
 
 
+EMULATION_INTRO = (
+    "`buflab emulate` returns the same summary and tables, measured on real Linux TCP: the "
+    "bottleneck's figures (summary, `links`, `timeseries`) from the datapath's event log, "
+    "counted by the simulator's own queue monitor; each flow's from its socket's `TCP_INFO` "
+    "over the measured window (the `flows` table adds `min_rtt_s`, `bytes_acked` over the "
+    "whole run and the socket's `error`; `traces` rows are `TCP_INFO` samples). Its summary "
+    "adds these keys after the simulator's:"
+)
+
+
 def results_section(tables: dict[str, dict[str, Any]]) -> str:
     """The summary's keys and every table's columns, as the engine describes them (the
     summary first, then the tables in the engine's order), and the event log and sweep files."""
@@ -168,6 +178,11 @@ def results_section(tables: dict[str, dict[str, Any]]) -> str:
     for name, table in others:
         note = f" {TABLE_NOTES[name]}" if name in TABLE_NOTES else ""
         parts += [f"#### {name}\n", f"{table['doc']}{note}\n", column_table(table["columns"])]
+    parts += [
+        "### Emulated runs\n",
+        f"{EMULATION_INTRO}\n",
+        column_table(list(EMULATION_SUMMARY_COLUMNS), first="key"),
+    ]
     parts += [EVENTS, SWEEP_FILES]
     return "\n".join(parts)
 

@@ -35,8 +35,11 @@ _ROWS: list[tuple[str, str, Any]] = [
     ("arrivals", "arrivals", lambda v: f"{v:,}"),
     ("mean_queue_pkts", "mean queue", lambda v: f"{v:.1f} pkt"),
     ("max_queue_pkts", "max queue", lambda v: f"{v:,} pkt"),
+    ("queue_delay_mean_s", "mean queueing delay", format_time),
+    ("goodput_bps", "goodput", format_rate),
     ("jain_fairness", "Jain fairness", lambda v: f"{v:.3f}"),
-    ("retransmits", "retransmits (whole run)", lambda v: f"{v:,}"),
+    ("retransmits", "retransmits", lambda v: f"{v:,}"),
+    ("timeouts", "timeouts (RTOs)", lambda v: f"{v:,}"),
     ("flows", "flows", lambda v: f"{v:,}"),
     ("cc", "congestion control", str),
     ("exact_buffer", "exact buffer (limit held, every frame accounted for)", str),
@@ -44,16 +47,19 @@ _ROWS: list[tuple[str, str, Any]] = [
     ("late_within_1us", "frames sent within 1 µs of their time", format_percent),
     ("late_within_10us", "frames sent within 10 µs of their time", format_percent),
     ("late_p99_s", "lateness p99", format_time),
+    ("datapath_busy_share", "datapath loop turns that moved a frame", format_percent),
     ("faithful", "faithful (99 % within 10 µs, no overrun)", str),
     ("kernel_queue_packets", "packets through kernel queues (qdiscs)", lambda v: f"{v:,}"),
 ]
 
 
 def summary_table(summary: dict[str, Any]) -> Table:
+    pkts, size = summary["buffer_pkts"], summary["buffer_bytes"]
+    buffer = f"{pkts} pkt" if pkts >= 0 else (f"{size:,} B" if size >= 0 else "unlimited")
     title = (
         f"{summary.get('name', '')} on real TCP: seed {summary['seed']}, buffer "
-        f"{summary['buffer']}, measured {format_time(summary['measured_s'])} after "
-        f"{format_time(summary['warmup_s'])} warm-up"
+        f"{buffer}, measured {format_time(summary['measured_s'])} after "
+        f"{format_time(summary['window_start_s'])} warm-up"
     )
     table = Table(title=title, show_header=False)
     table.add_column("metric")
@@ -72,8 +78,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
     "--out",
     callback=check_out_dir,
     type=click.Path(path_type=Path),
-    help="Write summary.json, flows.parquet and datapath.json to this directory (and, with "
-    "monitor.events = true, the bottleneck's event log as events.parquet).",
+    help="Write the result's tables as `buflab run --out` does (summary.json, flows, "
+    "timeseries, links and, with monitor.trace_flows, traces as Parquet), the datapath's own "
+    "report as datapath.json, and, with monitor.events = true, the bottleneck's event log as "
+    "events.parquet.",
 )
 @click.option(
     "--cleanup",
@@ -118,7 +126,7 @@ def emulate(
         # The run's processes are stopped and its namespaces removed on the way out.
         click.echo("interrupted: the emulation was stopped and its namespaces removed", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    for note in result.notes:
+    for note in result.emulation["notes"]:
         stderr.print(f"note: {note}")
     if out is not None:
         result.to_dir(out)
@@ -146,7 +154,8 @@ def emulate(
     "--out",
     callback=check_out_dir,
     type=click.Path(path_type=Path),
-    help="Write compare.csv and compare.png/svg here.",
+    help="Write compare.csv and compare.png/svg here, and per point compare_pointK.png/svg: "
+    "the two runs' utilization and queue over time and their flows' goodputs.",
 )
 def compare(
     file: str, varies: tuple[str, ...], overrides: tuple[str, ...], out: Path | None
@@ -168,8 +177,9 @@ def compare(
     require_privileges()
     tree = load_scenario(scenario_of(file, overrides))
     dims = [Vary.parse(text) for text in varies]
+    kept: list = []
     with progress_bar(f"{Path(file).stem}: sim and real") as progress:
-        frame = run_compare(tree, dims, progress)
+        frame = run_compare(tree, dims, progress, keep=kept if out is not None else None)
     title = f"{tree.get('name', Path(file).stem)}: simulated vs Linux TCP"
     table = Table(title=title)
     for v in dims:
@@ -193,5 +203,5 @@ def compare(
         )
     if out is not None:
         footer = footer_text(str(tree.get("name", "")), [int(tree.get("seed", 1))], __version__)
-        files = write_compare(frame, dims[0].key if dims else None, out, title, footer)
+        files = write_compare(frame, dims[0].key if dims else None, out, title, footer, kept)
         stdout.print(f"wrote {', '.join(map(str, files))}")

@@ -83,11 +83,65 @@ def run_engine(
     return raw
 
 
+# The summary keys an emulated run (`buflab emulate`) adds after the simulator's, described as
+# the engine describes its own columns; a simulated run has none of them.
+EMULATION_SUMMARY_COLUMNS: tuple[dict[str, str], ...] = tuple(
+    {"name": name, "dtype": dtype, "unit": unit, "doc": doc}
+    for name, dtype, unit, doc in (
+        ("emulated", "bool", "", "Emulated runs only (`buflab emulate`): True."),
+        (
+            "window_start_s", "float64", "s",
+            "When the measured window began (the warm-up's end, as signalled).",
+        ),
+        ("window_end_s", "float64", "s", "When it ended (the senders stopped)."),
+        ("cc", "object", "", "The Linux congestion control every flow ran."),
+        ("mss", "int64", "B", "The MSS set on every socket (TCP_MAXSEG)."),
+        ("sink_bytes", "int64", "B", "Bytes the receivers read, whole run."),
+        (
+            "exact_buffer", "bool", "",
+            "The buffer never held more than its limit, and every frame the datapath took "
+            "was forwarded, dropped or is still held.",
+        ),
+        (
+            "overruns", "int64", "pkt",
+            "Frames the datapath could not take (no free slot): counted, never hidden.",
+        ),
+        (
+            "late_within_1us", "float64", "",
+            "Share of the bottleneck's frames in the window sent within 1 µs of their ideal "
+            "time.",
+        ),
+        ("late_within_10us", "float64", "", "The same within 10 µs."),
+        ("late_p99_s", "float64", "s", "99th percentile of that lateness."),
+        (
+            "datapath_busy_share", "float64", "",
+            "Share of the datapath's loop turns that moved a frame (the rest it polled).",
+        ),
+        (
+            "faithful", "bool", "",
+            "At least 99 % of frames within 10 µs and no overrun: the emulation kept its "
+            "timing.",
+        ),
+        (
+            "kernel_queue_packets", "int64", "pkt",
+            "Packets that went through a kernel queue (qdisc) on any of the run's interfaces.",
+        ),
+        ("kernel_qdiscs", "object", "", "The qdiscs on the run's interfaces (`noqueue`)."),
+        (
+            "timeouts_known", "bool", "",
+            "Whether the kernel reports RTOs (tcpi_total_rto, Linux 6.7 on); if not, the "
+            "timeouts columns are 0.",
+        ),
+    )
+)  # fmt: skip
+
+
 @functools.cache
 def table_descriptions() -> dict[str, dict[str, Any]]:
     """Every table a result carries, the summary first, as the engine describes it: name ->
     {"doc": what a row is, "columns": [{"name", "dtype", "unit", "doc"}, ...] in order}, the
-    summary's with the keys `run_engine` adds. Read once per process; do not modify it."""
+    summary's with the keys `run_engine` adds (an emulated run adds
+    `EMULATION_SUMMARY_COLUMNS` after them). Read once per process; do not modify it."""
     tables = core().tables()
     tables["summary"]["columns"].extend(dict(column) for column in PROCESS_SUMMARY_COLUMNS)
     return tables

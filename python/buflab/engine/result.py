@@ -54,6 +54,10 @@ class Result:
     # the queue's facts that reading either needs (`buflab.engine.events.LogFacts`).
     events_file: Path | None = None
     events_facts: LogFacts | None = None
+    # An emulated run's own report (`buflab.engine.emulation`): the datapath's counts and
+    # fidelity (`datapath`), the notes on keys mapped to their nearest Linux setting
+    # (`notes`), and the run's time 0 on the monotonic clock (`epoch_ps`). None when simulated.
+    emulation: dict[str, Any] | None = None
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any], scenario: Scenario) -> Result:
@@ -93,6 +97,10 @@ class Result:
             if csv:
                 table.to_csv(out / f"{name}.csv", index=False)
         self._write_events(out / "events.parquet", csv)
+        if self.emulation is not None:
+            (out / "datapath.json").write_text(
+                json.dumps(self.emulation["datapath"], indent=2) + "\n"
+            )
         return out
 
     def _write_events(self, path: Path, csv: bool) -> None:

@@ -13,23 +13,7 @@
 use crate::packet::Packet;
 use crate::units::Time;
 
-/// What happened at the queue. The numbers are the values stored in the log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum QueueEvent {
-    /// A packet was admitted (written to the buffer).
-    Enqueue = 0,
-    /// A packet's serialization started (it was read from the buffer).
-    Dequeue = 1,
-    /// A packet was refused.
-    Drop = 2,
-    /// The packet just enqueued was marked CE by the queue discipline (RFC 3168): it follows
-    /// that packet's enqueue at the same time and occupancy, and is not an arrival of its own.
-    Mark = 3,
-    /// A discipline that holds its packets dropped one it held (a head drop; an AQM that
-    /// drops at dequeue): a drop that is not an arrival, leaving the occupancy after it.
-    Purge = 4,
-}
+pub use buflab_queue::log::QueueEvent;
 
 /// A run of events, columnar: row i of every column is one event.
 #[derive(Clone, Debug, Default)]

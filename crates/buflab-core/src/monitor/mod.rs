@@ -19,6 +19,7 @@
 pub mod events;
 pub mod histogram;
 pub mod mix;
+pub mod replay;
 pub mod trace;
 
 use crate::packet::Packet;

@@ -14,6 +14,7 @@ use super::series::series;
 use super::summary::{Summary, SwitchFigures};
 use super::transfers::TransferRow;
 use super::{EventsQueue, RunResult};
+use crate::monitor::QueueMonitor;
 use crate::scenario::Scenario;
 use crate::topology::Network;
 use crate::units::PS_PER_S;
@@ -109,36 +110,10 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
     let rtt_mean_s =
         sim.flows.iter().map(|f| f.info.rtt.secs_f64()).sum::<f64>() / sim.flows.len().max(1) as f64;
     let summary = Summary {
-        name: s.name.clone(),
-        seed: s.seed,
-        duration_s: s.duration.secs_f64(),
-        warmup_s: s.warmup.secs_f64(),
-        measured_s,
-        utilization: row.utilization,
-        throughput_bps: row.throughput_bps,
         goodput_bps: goodput_sum,
-        drop_rate: row.drop_rate,
-        drops: row.drops,
-        first_drop_s: mon.first_drop.map(|t| t.secs_f64()),
-        marks: row.marks,
-        mark_rate: row.mark_rate,
-        arrivals: row.arrivals,
         departures,
         loss_drops: sim.loss_drops_window,
-        mean_queue_pkts: row.mean_queue_pkts,
-        max_queue_pkts: row.max_queue_pkts,
         mean_queue_bytes,
-        queue_delay_mean_s: row.queue_delay_mean_s,
-        queue_delay_p50_s: mon.delay.quantile(0.5) / PS_PER_S as f64,
-        queue_delay_p99_s: mon.delay.quantile(0.99) / PS_PER_S as f64,
-        iat_mean_s: mon.mix.interarrival.mean() / PS_PER_S as f64,
-        iat_p10_s: mon.mix.interarrival.quantile(0.1) / PS_PER_S as f64,
-        iat_p50_s: mon.mix.interarrival.quantile(0.5) / PS_PER_S as f64,
-        iat_p90_s: mon.mix.interarrival.quantile(0.9) / PS_PER_S as f64,
-        iat_faster_than_line: mon.mix.faster_than_line_fraction(),
-        burst_mean_pkts: mon.mix.bursts.mean(),
-        burst_p99_pkts: mon.mix.bursts.quantile(0.99),
-        same_flow_fraction: mon.mix.same_flow_fraction(),
         jain_fairness: jain,
         retransmits,
         timeouts,
@@ -147,12 +122,10 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         flows: flows.len() as u64,
         events: sim.sched.executed(),
         wall_s: sim.wall.as_secs_f64(),
-        bottleneck_rate_bps: row.rate_bps,
-        buffer_pkts: row.buffer_pkts,
-        buffer_bytes: row.buffer_bytes,
         autosize_buffer_pkts: sim.autosize.as_ref().and_then(|a| a.answer()).map_or(-1, |b| b as i64),
         rtt_mean_s,
         switch: fig,
+        ..queue_summary(s, &row, &mon)
     };
     RunResult {
         summary,
@@ -172,5 +145,47 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         conservation: sim.counts,
         max_queue_ever: row.max_queue_ever,
         buffer,
+    }
+}
+
+/// The summary's figures of the queue that `mon` watched (its links row `row`) in the run of
+/// `s`; the figures of flows, the run's own and the switch's are left at zero for the caller.
+/// A run's summary and one rebuilt from a queue's event log (`replayed.rs`) both come from it.
+pub(super) fn queue_summary(s: &Scenario, row: &LinkRow, mon: &QueueMonitor) -> Summary {
+    let ps = PS_PER_S as f64;
+    Summary {
+        name: s.name.clone(),
+        seed: s.seed,
+        duration_s: s.duration.secs_f64(),
+        warmup_s: s.warmup.secs_f64(),
+        measured_s: mon.window.len().secs_f64(),
+        utilization: row.utilization,
+        throughput_bps: row.throughput_bps,
+        drop_rate: row.drop_rate,
+        drops: row.drops,
+        first_drop_s: mon.first_drop.map(|t| t.secs_f64()),
+        marks: row.marks,
+        mark_rate: row.mark_rate,
+        arrivals: row.arrivals,
+        departures: mon.totals.departures,
+        mean_queue_pkts: row.mean_queue_pkts,
+        max_queue_pkts: row.max_queue_pkts,
+        mean_queue_bytes: mon.mean_queue_bytes(),
+        queue_delay_mean_s: row.queue_delay_mean_s,
+        queue_delay_p50_s: mon.delay.quantile(0.5) / ps,
+        queue_delay_p99_s: mon.delay.quantile(0.99) / ps,
+        iat_mean_s: mon.mix.interarrival.mean() / ps,
+        iat_p10_s: mon.mix.interarrival.quantile(0.1) / ps,
+        iat_p50_s: mon.mix.interarrival.quantile(0.5) / ps,
+        iat_p90_s: mon.mix.interarrival.quantile(0.9) / ps,
+        iat_faster_than_line: mon.mix.faster_than_line_fraction(),
+        burst_mean_pkts: mon.mix.bursts.mean(),
+        burst_p99_pkts: mon.mix.bursts.quantile(0.99),
+        same_flow_fraction: mon.mix.same_flow_fraction(),
+        bottleneck_rate_bps: row.rate_bps,
+        buffer_pkts: row.buffer_pkts,
+        buffer_bytes: row.buffer_bytes,
+        autosize_buffer_pkts: -1,
+        ..Summary::default()
     }
 }

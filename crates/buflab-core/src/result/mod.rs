@@ -19,6 +19,7 @@
 //! - `autosize.rs`, `traces.rs`: the descriptions of the tables whose rows the auto-sizer
 //!   ([`crate::autosize::Step`]) and the flow tracer ([`crate::monitor::trace::TraceRow`]) keep.
 //! - `collect.rs`: reads the network at the end of a run into a [`RunResult`].
+//! - `replayed.rs`: a [`RunResult`] rebuilt from a queue's event log (the emulator's runs).
 //!
 //! This file owns [`RunResult`] and the list of exported tables in their order (the
 //! `exported!` list below: [`RunResult::tables`] and [`descriptions`]); it must not read the
@@ -32,6 +33,7 @@ mod collect;
 pub mod flows;
 pub mod links;
 pub mod rates;
+pub mod replayed;
 pub mod series;
 pub mod summary;
 pub mod table;

@@ -11,7 +11,7 @@ use super::table::{row_json, table};
 
 /// A run's headline numbers; each field is the column of the same name described below (the
 /// switch's figures are gathered in `switch`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Summary {
     pub name: String,
     pub seed: u64,

@@ -5,7 +5,8 @@
 //! `--port-base` + i on the senders' side) gets half its round-trip time `--rtts` (seconds,
 //! comma-separated, one per flow) each way; other frames (ARP) get `--delay-fwd` and
 //! `--delay-rev` (default 0). With `--events PATH`, the bottleneck's event log of the whole
-//! run goes to PATH (rows of `LogRow::BYTES`, times from the datapath's start).
+//! run goes to PATH (rows of `LogRow::BYTES`, times on the monotonic clock; the report's
+//! `epoch_ps` is the run's time 0 on it).
 //! With `--control PATH`, a Unix socket takes commands (`counts`, `buffer LIMIT`, `mark`;
 //! see the `control` module). With `--access-rate`, each flow first crosses an access link of
 //! its own at that rate (the scenario's `network.access.rate`), as in the simulator.
@@ -124,6 +125,17 @@ struct Totals {
     /// interface refused for a while (retried, not lost).
     overruns: u64,
     send_retries: u64,
+    /// Turns of the loop, and those that moved a frame: the share of the pinned core the
+    /// datapath needs (the rest it spends polling).
+    turns: u64,
+    busy_turns: u64,
+}
+
+impl Totals {
+    /// Frames read or sent so far, either way.
+    fn moved(&self) -> u64 {
+        self.received[0] + self.received[1] + self.sent[0] + self.sent[1]
+    }
 }
 
 fn main() -> ExitCode {
@@ -199,9 +211,13 @@ fn run(a: Args) -> std::io::Result<()> {
     };
     // The control channel is polled about every millisecond, not on every turn of the loop.
     let mut next_poll = start;
+    // The run's time 0 (`epoch` on the control channel: the traffic's start), the datapath's
+    // start until told. The log keeps the monotonic clock; what is reported counts from here.
+    let mut epoch = start;
     let mut window_late = [Lateness::default(), Lateness::default()];
     eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left, a.right, a.rate, a.buffer);
     while !STOP.load(Ordering::Relaxed) {
+        let moved_before = totals.moved();
         if let Some(c) = control.as_mut().filter(|_| clock::now() >= next_poll) {
             next_poll = clock::now() + Time::from_ms(1);
             c.poll(|command| match command {
@@ -214,11 +230,15 @@ fn run(a: Args) -> std::io::Result<()> {
                     })
                     .to_string()
                 }
+                Ok(Command::Epoch(ps)) => {
+                    epoch = Time(ps);
+                    "{}".to_string()
+                }
                 Ok(Command::Buffer(limit)) => match parse_buffer(&limit) {
                     Ok(l) => {
                         bottleneck.set_limit(l);
-                        // When, on the event log's clock (from the datapath's start).
-                        let at = (clock::now() - start).ps();
+                        // When, from the run's time 0 (the event log's clock once read).
+                        let at = clock::now().ps().saturating_sub(epoch.ps());
                         serde_json::json!({ "buffer": l.to_string(), "time_ps": at }).to_string()
                     }
                     Err(e) => serde_json::json!({ "error": format!("buffer {limit}: {}", e.0) }).to_string(),
@@ -271,7 +291,7 @@ fn run(a: Args) -> std::io::Result<()> {
             fwd.push(flow, exit, f);
         }
         if let Some(file) = events.as_mut() {
-            logged += write_log(file, &mut rows, bottleneck.take_log(), start)?;
+            logged += write_log(file, &mut rows, bottleneck.take_log())?;
         }
         // Receivers' side: into the reverse delay line.
         let got = read_batch(&right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
@@ -299,12 +319,16 @@ fn run(a: Args) -> std::io::Result<()> {
                 pool.give(f.slot);
             }
         }
+        totals.turns += 1;
+        if totals.moved() != moved_before {
+            totals.busy_turns += 1;
+        }
     }
     let end = clock::now();
     bottleneck.advance(end, &mut out, &mut dropped);
     bottleneck.settle(end);
     if let Some(mut file) = events {
-        logged += write_log(&mut file, &mut rows, bottleneck.take_log(), start)?;
+        logged += write_log(&mut file, &mut rows, bottleneck.take_log())?;
         std::io::Write::flush(&mut file)?;
     }
     let elapsed = end - start;
@@ -317,8 +341,13 @@ fn run(a: Args) -> std::io::Result<()> {
     let (waiting, waiting_bytes) = bottleneck.waiting();
     let report = serde_json::json!({
         "elapsed_s": elapsed.secs_f64(),
+        "clock_start_ps": start.ps(),
+        "epoch_ps": epoch.ps(),
         "rate_bps": a.rate.bits_per_s(),
         "buffer": a.buffer.to_string(),
+        "buffer_at_end": bottleneck.limit().to_string(),
+        "cpu_s": cpu_seconds(),
+        "turns": totals.turns, "busy_turns": totals.busy_turns,
         "received_fwd": totals.received[0], "received_rev": totals.received[1],
         "sent_fwd": totals.sent[0], "sent_rev": totals.sent[1],
         "arrivals": c.arrivals, "drops": c.drops, "marks": c.marks, "departures": c.departures,
@@ -332,7 +361,7 @@ fn run(a: Args) -> std::io::Result<()> {
         "late_p99_s": late.quantile_s(0.99), "late_mean_s": late.mean_s(), "late_max_s": late.max.secs_f64(),
         "events": logged,
         "window": {
-            "start_ps": (window_start - start).ps(), "end_ps": (end - start).ps(),
+            "start_ps": window_start.ps().saturating_sub(epoch.ps()), "end_ps": end.ps().saturating_sub(epoch.ps()),
             "seconds": window_s,
             "arrivals": w.arrivals, "drops": w.drops, "marks": w.marks, "departures": w.departures,
             "departed_bytes": w.departed_bytes,
@@ -380,6 +409,15 @@ fn read_batch(
     Ok(got)
 }
 
+/// CPU time this process used, user and system, seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes the rusage it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(u.ru_utime) + secs(u.ru_stime)
+}
+
 /// Keeps this thread on `cpu`: the busy loop's timing then does not depend on where the
 /// scheduler moves it.
 fn pin_to(cpu: usize) -> std::io::Result<()> {
@@ -394,17 +432,12 @@ fn pin_to(cpu: usize) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes `log` (times made relative to `start`) to `file` through the reused buffer `rows`;
+/// Writes `log` (times on the monotonic clock) to `file` through the reused buffer `rows`;
 /// returns how many rows.
-fn write_log(
-    file: &mut impl std::io::Write,
-    rows: &mut Vec<u8>,
-    log: Vec<LogRow>,
-    start: Time,
-) -> std::io::Result<u64> {
+fn write_log(file: &mut impl std::io::Write, rows: &mut Vec<u8>, log: Vec<LogRow>) -> std::io::Result<u64> {
     rows.clear();
     for r in &log {
-        LogRow { time: r.time - start, ..*r }.write_to(rows);
+        r.write_to(rows);
     }
     file.write_all(rows)?;
     Ok(log.len() as u64)

@@ -35,6 +35,22 @@ VARIANT_NOTES = {
 # Linux's TCP_MAXSEG counts TCP options (12 bytes of timestamps) inside the MSS, so an MSS of
 # `packet - HEADERS` gives frames of exactly `packet` bytes, as the simulator's packets are.
 HEADERS = 14 + 20 + 20
+# The flows table's columns that say which flow a row is, not what it did.
+IDENTITY = (
+    "flow",
+    "traffic",
+    "kind",
+    "tcp",
+    "cc",
+    "rtt_s",
+    "start_s",
+    "machine",
+    "class",
+    "input",
+    "output",
+)
+# How often a traced flow's TCP_INFO is read when the scenario asks for every change.
+TRACE_SAMPLE_S = 0.001
 
 
 @dataclass
@@ -52,8 +68,17 @@ class Plan:
     packet: int
     starts_s: list[float]
     rtts_s: list[float]
+    # Each flow's identity columns of the flows table (flow, traffic, kind, tcp, cc, rtt_s,
+    # start_s, machine, class, input, output), as the simulator's own table has them.
+    flows: list[dict[str, Any]]
     max_window: int
     pacing_bps: int | None
+    # Linux acknowledges every segment at once (TCP_QUICKACK after every read) when the
+    # scenario turns delayed ACKs off.
+    quickack: bool = False
+    # `monitor.trace_flows`, and how often their TCP_INFO is sampled.
+    trace_flows: list[int] = field(default_factory=list)
+    trace_interval_s: float = 0.0
     notes: list[str] = field(default_factory=list)
 
 
@@ -114,11 +139,14 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
     if note:
         notes.append(note)
     if first["delayed_ack"]:
-        notes.append("traffic.0.delayed_ack = true: Linux's own delayed ACKs (quick ACKs at start)")
+        notes.append(
+            "traffic.0.delayed_ack = true: Linux's own delayed ACKs (quick ACKs at start, "
+            "then every other segment or its delayed-ACK timer)"
+        )
     else:
         notes.append(
-            "traffic.0.delayed_ack = false: Linux delays ACKs anyway "
-            "(its quick-ACK mode at start only)"
+            "traffic.0.delayed_ack = false: the receiver sets TCP_QUICKACK after every read "
+            "(Linux has no switch to turn delayed ACKs off for good)"
         )
     pacing = first["pacing"]
     pacing_bps = None
@@ -139,6 +167,15 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
             "traffic.0.packet", first["packet"], f"at least {88 + HEADERS}B (an MSS of 88 B)"
         )
     flows = simulate(s, duration="1us", warmup="0s").flows
+    traced = s["monitor"]["trace_flows"]
+    trace_flows = list(range(len(flows))) if traced == "all" else [int(i) for i in traced]
+    trace_interval = parse_time(s["monitor"]["trace_interval"])
+    if trace_flows and trace_interval == 0:
+        trace_interval = TRACE_SAMPLE_S
+        notes.append(
+            'monitor.trace_interval = "0s": a real socket\'s state is sampled, not followed '
+            f"change by change; every {TRACE_SAMPLE_S * 1e3:g} ms"
+        )
     return Plan(
         duration_s=parse_time(s["duration"]),
         warmup_s=parse_time(s["warmup"]),
@@ -150,7 +187,11 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         packet=packet,
         starts_s=[float(x) for x in flows["start_s"]],
         rtts_s=[float(x) for x in flows["rtt_s"]],
+        flows=flows[list(IDENTITY)].to_dict("records"),
         max_window=int(parse_bytes(first["max_window"])),
         pacing_bps=pacing_bps,
+        quickack=not first["delayed_ack"],
+        trace_flows=trace_flows,
+        trace_interval_s=trace_interval,
         notes=notes,
     )

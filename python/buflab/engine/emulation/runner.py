@@ -1,11 +1,18 @@
 """One emulation run: the testbed, the datapath, the traffic, the warm-up, the results.
 
 Read first: `testbed` and `plan`. The processes run inside the run's namespaces: the sink in
-the receiver, `buflab-datapath` in the router, the flows' sender in the sender. The measured
-window starts at the end of the warm-up (the datapath is told with SIGUSR1); the sender stops
-at the scenario's duration, and the datapath and the sink are stopped after it, each printing
-its counts as JSON. Whatever happens (an error, Ctrl-C), the processes are stopped and the
-namespaces removed before this returns or raises.
+the receiver, `buflab-datapath` in the router, the flows' sender in the sender. The run's time
+0 is the sender's start (the datapath is told it as its `epoch`); the measured window starts
+at the end of the warm-up (the datapath and the sender are told with SIGUSR1) and ends when
+the sender stops at the scenario's duration; the datapath and the sink are stopped after it,
+each printing its counts as JSON. Whatever happens (an error, Ctrl-C), the processes are
+stopped and the namespaces removed before this returns or raises.
+
+The result is a `Result`, as a simulated run's: the bottleneck's figures (summary, links row,
+time series) come from replaying the datapath's event log through the simulator's own queue
+monitor (`_core.replay_queue_log`), the flows' from each socket's `TCP_INFO` over the window;
+the summary adds the emulation's own figures (`EMULATION_SUMMARY_COLUMNS`), and
+`Result.emulation` keeps the datapath's report and the notes on mapped keys.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from buflab import __version__
+from buflab.engine import core, peak_rss_mib, scenario_json
 from buflab.engine.emulation.plan import Plan, plan
 from buflab.engine.emulation.testbed import (
     RECEIVER_IP,
@@ -37,6 +45,7 @@ from buflab.engine.emulation.testbed import (
     require_privileges,
 )
 from buflab.engine.events import PS_PER_S, EventLogWriter, LogFacts
+from buflab.engine.result import Result, table_dtypes, typed_frame
 from buflab.engine.runner import load_scenario, validate
 from buflab.engine.scenario import Overrides, ScenarioSource
 from buflab.engine.units import parse_bytes, parse_time
@@ -48,25 +57,6 @@ PORT_BASE = 40_000
 # Fidelity: the share of frames that must leave within 10 µs of their ideal time for the run
 # to be called faithful (Mininet-HiFi's test, on our own clock).
 FAITHFUL_WITHIN_10US = 0.99
-
-
-@dataclass
-class Emulation:
-    """An emulation's results: the summary, the flows (from each socket's TCP_INFO), the
-    datapath's own report, and the notes on keys mapped to their nearest Linux setting."""
-
-    summary: dict[str, Any]
-    flows: pd.DataFrame
-    datapath: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
-
-    def to_dir(self, out: str | Path) -> Path:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
-        (out / "datapath.json").write_text(json.dumps(self.datapath, indent=2) + "\n")
-        self.flows.to_parquet(out / "flows.parquet", index=False)
-        return out
 
 
 def binary(name: str) -> str:
@@ -129,8 +119,8 @@ def _off_the_datapaths_cpu() -> None:
         os.sched_setaffinity(0, others)
 
 
-def _await_line(proc: subprocess.Popen[str], word: str, what: str, timeout: float = 10.0) -> None:
-    """Waits until `proc` writes a line containing `word` on stderr."""
+def _await_line(proc: subprocess.Popen[str], word: str, what: str, timeout: float = 10.0) -> str:
+    """Waits until `proc` writes a line containing `word` on stderr; returns that line."""
     assert proc.stderr is not None
     deadline = time.monotonic() + timeout
     seen = []
@@ -142,7 +132,7 @@ def _await_line(proc: subprocess.Popen[str], word: str, what: str, timeout: floa
                 break
             seen.append(line.strip())
             if word in line:
-                return
+                return line
         elif proc.poll() is not None:
             break
     raise EmulationError(
@@ -178,11 +168,11 @@ def emulate(
     events_to: str | Path | None = None,
     while_running: Callable[[DatapathControl], None] | None = None,
     **kw: Any,
-) -> Emulation:
-    """Runs `scenario` on real Linux TCP (see the module doc); raises ScenarioError for a
-    scenario it cannot realise, EmulationError when the machine cannot run it. With
-    `events_to`, the bottleneck's event log (the whole run, its measured window in its facts)
-    is written there as the simulator writes its own (`buflab.engine.events`).
+) -> Result:
+    """Runs `scenario` on real Linux TCP (see the module doc) and returns its `Result`; raises
+    ScenarioError for a scenario it cannot realise, EmulationError when the machine cannot run
+    it. With `events_to`, the bottleneck's event log (the whole run, its measured window in its
+    facts) is written there as the simulator writes its own (`buflab.engine.events`).
     `while_running`, if given, is called once the warm-up is over, with the datapath's
     control channel (read its counts, change the buffer live), while the flows run on."""
     require_privileges()
@@ -191,35 +181,56 @@ def emulate(
     p = plan(tree, available_congestion_controls())
     procs: list[subprocess.Popen[str]] = []
     with tempfile.TemporaryDirectory(prefix="buflab-emulate-") as scratch:
-        raw = Path(scratch) / "events.bin" if events_to is not None else None
-        control = DatapathControl(Path(scratch) / "control.sock")
+        files = _Scratch(Path(scratch))
+        control = DatapathControl(files.control)
         with Testbed.for_this_process(offloads=False) as tb:
             try:
-                reports = _run(tb, p, procs, raw, control, while_running)
+                reports = _run(tb, p, procs, files, control, while_running)
             finally:
                 for proc in procs:
                     if proc.poll() is None:
                         _stop(proc, signal.SIGKILL)
-        result = _results(tree, p, *reports)
-        if raw is not None and events_to is not None:
-            write_event_log(raw, Path(events_to), _facts(tree, p, result.datapath))
+        result = _results(tree, p, files, *reports)
+        if events_to is not None:
+            result.events_facts = _facts(result, validate(tree))
+            result.events_file = write_event_log(
+                files.events, Path(events_to), result.events_facts, result.emulation["epoch_ps"]
+            )
     return result
 
 
-def _facts(tree: dict[str, Any], p: Plan, dp: dict[str, Any]) -> LogFacts:
-    """What reading the log needs: the datapath's window and the scenario's queue."""
-    validated = validate(tree)
-    packets, size = _buffer_limits(p.buffer)
+@dataclass
+class _Scratch:
+    """A run's working files: the datapath's raw event log, its control socket, the traces."""
+
+    root: Path
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.bin"
+
+    @property
+    def control(self) -> Path:
+        return self.root / "control.sock"
+
+    @property
+    def traces(self) -> Path:
+        return self.root / "traces.csv"
+
+
+def _facts(result: Result, validated: dict[str, Any]) -> LogFacts:
+    """What reading the log needs: the measured window and the queue, as the result has them."""
+    s = result.summary
     return LogFacts(
-        rate_bps=p.rate_bps,
-        window_start_ps=int(dp["window"]["start_ps"]),
-        window_end_ps=int(dp["window"]["end_ps"]),
+        rate_bps=int(s["bottleneck_rate_bps"]),
+        window_start_ps=round(s["window_start_s"] * PS_PER_S),
+        window_end_ps=round(s["window_end_s"] * PS_PER_S),
         interval_ps=round(parse_time(validated["monitor"]["interval"]) * PS_PER_S),
-        buffer_pkts=packets,
-        buffer_bytes=size,
+        buffer_pkts=int(s["buffer_pkts"]),
+        buffer_bytes=int(s["buffer_bytes"]),
         link="bottleneck",
-        scenario=str(tree.get("name", "")),
-        seed=int(tree.get("seed", 1)),
+        scenario=str(s["name"]),
+        seed=int(s["seed"]),
         version=__version__,
     )
 
@@ -239,14 +250,25 @@ _RAW_ROW = np.dtype(
 _BATCH = 250_000
 
 
-def write_event_log(raw: Path, path: Path, facts: LogFacts) -> Path:
-    """The datapath's raw log as the simulator's Parquet event log, batch by batch."""
+def write_event_log(raw: Path, path: Path, facts: LogFacts, epoch_ps: int) -> Path:
+    """The datapath's raw log as the simulator's Parquet event log, batch by batch, its times
+    from the run's time 0 (`epoch_ps` on the monotonic clock; anything earlier at 0), up to
+    the end of the measured window (a simulated run's log ends with the run)."""
     writer = EventLogWriter(path)
     size = raw.stat().st_size if raw.exists() else 0
     rows = np.memmap(raw, dtype=_RAW_ROW, mode="r") if size else np.empty(0, _RAW_ROW)
     for at in range(0, len(rows), _BATCH):
         batch = rows[at : at + _BATCH]
-        writer({name: np.ascontiguousarray(batch[name]).tobytes() for name in _RAW_ROW.names})
+        times = batch["time_ps"].astype(np.uint64)
+        times = np.where(times > epoch_ps, times - np.uint64(epoch_ps), np.uint64(0))
+        keep = times <= np.uint64(facts.window_end_ps)
+        columns = {
+            name: np.ascontiguousarray(batch[name][keep]).tobytes() for name in _RAW_ROW.names
+        }
+        columns["time_ps"] = times[keep].astype("<u8").tobytes()
+        writer(columns)
+        if not keep.all():
+            break
     return writer.close(facts)
 
 
@@ -254,7 +276,7 @@ def _run(
     tb: Testbed,
     p: Plan,
     procs: list[subprocess.Popen[str]],
-    events: Path | None,
+    files: _Scratch,
     control: DatapathControl,
     while_running: Callable[[DatapathControl], None] | None,
 ) -> tuple[dict, dict, dict]:
@@ -271,15 +293,14 @@ def _run(
         procs.append(proc)
         return proc
 
-    clamp = ["--window-clamp", str(p.max_window)]
-    sink = start(tb.receiver, traffic, "sink", "--listen", f"{RECEIVER_IP}:{PORT}", *clamp)
+    sink_args = ["--window-clamp", str(p.max_window), *(["--quickack"] if p.quickack else [])]
+    sink = start(tb.receiver, traffic, "sink", "--listen", f"{RECEIVER_IP}:{PORT}", *sink_args)
     _await_line(sink, "listening", "the sink")
     left, right = tb.router_ports
     dp = start(
         tb.router, datapath, "--left", left, "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--access-rate", p.access_rate,
-        *CPU, *(["--events", str(events)] if events is not None else []),
-        "--control", str(control.path),
+        *CPU, "--events", str(files.events), "--control", str(control.path),
         "--port-base", str(PORT_BASE), "--rtts", ",".join(f"{r:.12f}" for r in p.rtts_s),
     )  # fmt: skip
     _await_line(dp, "ready", "the datapath")
@@ -291,10 +312,20 @@ def _run(
     ]  # fmt: skip
     if p.pacing_bps is not None:
         send += ["--pacing-bps", str(p.pacing_bps or 2**63)]
-    began = time.monotonic()
+    if p.trace_flows:
+        send += [
+            "--trace", ",".join(map(str, p.trace_flows)),
+            "--trace-interval", f"{p.trace_interval_s}", "--trace-to", str(files.traces),
+        ]  # fmt: skip
     sender = start(tb.sender, *send)
-    time.sleep(max(0.0, p.warmup_s - (time.monotonic() - began)))
+    began_ps = _await_line(sender, "began at", "the sender")
+    # The run's time 0 on the datapath's clock: its log and reports count from the traffic's
+    # start, as a simulated run's do.
+    began_ps = int(began_ps.split("began at ")[1].split()[0])
+    control.ask(f"epoch {began_ps}")
+    time.sleep(max(0.0, began_ps / PS_PER_S + p.warmup_s - time.monotonic()))
     dp.send_signal(signal.SIGUSR1)
+    sender.send_signal(signal.SIGUSR1)
     if while_running is not None:
         while_running(control)
     try:
@@ -312,54 +343,97 @@ def _run(
     return reports
 
 
-def _results(tree: dict[str, Any], p: Plan, sent: dict, dp: dict, sink: dict) -> Emulation:
-    window = dp["window"]
-    flows = pd.DataFrame(sent["flows"])
-    flows["rtt_s"] = p.rtts_s
-    alive = (p.duration_s - flows["start_s"]).clip(lower=1e-9)
-    flows["goodput_bps"] = flows["bytes_acked"] * 8 / alive
-    shares = flows["goodput_bps"][flows["start_s"] < p.duration_s]
-    jain = (
-        float(shares.sum() ** 2 / (len(shares) * (shares**2).sum()))
-        if (shares > 0).any()
-        else float("nan")
+def _results(
+    tree: dict[str, Any], p: Plan, files: _Scratch, sent: dict, dp: dict, sink: dict
+) -> Result:
+    validated = validate(tree)
+    epoch = int(dp["epoch_ps"])
+    window_start_ps = int(dp["window"]["start_ps"])
+    # The senders ran until at least the scenario's duration; the window ends there, as a
+    # simulated run's does.
+    ended_ps = int(sent["ended_clock_ps"]) - epoch
+    window_end_ps = max(window_start_ps, min(ended_ps, round(p.duration_s * PS_PER_S)))
+    interval_ps = round(parse_time(validated["monitor"]["interval"]) * PS_PER_S)
+    raw = core().replay_queue_log(
+        scenario_json(tree), str(files.events), p.rate_bps, str(dp["buffer_at_end"]),
+        window_start_ps, window_end_ps, interval_ps, epoch,
+    )  # fmt: skip
+    result = Result.from_engine(raw, tree)
+    measured_s = (window_end_ps - window_start_ps) / PS_PER_S
+    result.flows = _flows(p, sent["flows"], measured_s)
+    if p.trace_flows:
+        result.traces = typed_frame(
+            pd.read_csv(files.traces).to_dict("list"), table_dtypes("traces")
+        )
+    s = result.summary
+    flows = result.flows
+    goodput = flows["goodput_bps"]
+    square = float((goodput**2).sum())
+    retransmits = int(flows["retransmits"].sum())
+    s.update(
+        goodput_bps=float(goodput.sum()),
+        jain_fairness=float(goodput.sum() ** 2 / (len(goodput) * square)) if square > 0 else 0.0,
+        retransmits=retransmits,
+        timeouts=int(flows["timeouts"].sum()),
+        retransmits_per_drop=retransmits / s["drops"] if s["drops"] else 0.0,
+        flows=len(flows),
+        wall_s=float(dp["elapsed_s"]),
+        rtt_mean_s=float(np.mean(p.rtts_s)) if p.rtts_s else 0.0,
+        peak_rss_mib=peak_rss_mib(),
     )
+    window = dp["window"]
     held = dp["waiting_at_end"] + dp["in_access_links_at_end"]
-    limit_pkts = _buffer_limits(p.buffer)[0]  # byte limits the datapath checks itself
+    limit_pkts = _buffer_limits(str(dp["buffer_at_end"]))[0]  # byte limits: checked in Rust
     exact = dp["received_fwd"] == dp["departures"] + dp["drops"] + held
-    summary = {
-        "name": tree.get("name", ""),
-        "seed": int(tree.get("seed", 1)),
-        "emulated": True,
-        "duration_s": p.duration_s,
-        "warmup_s": p.warmup_s,
-        "measured_s": window["seconds"],
-        "utilization": window["utilization"],
-        "bottleneck_rate_bps": p.rate_bps,
-        "buffer": p.buffer,
-        "drop_rate": window["drops"] / window["arrivals"] if window["arrivals"] else 0.0,
-        "drops": window["drops"],
-        "arrivals": window["arrivals"],
-        "mean_queue_pkts": window["mean_queue_pkts"],
-        "max_queue_pkts": window["max_queue_pkts"],
-        "flows": len(flows),
-        "jain_fairness": jain,
-        "retransmits": int(flows["total_retrans"].sum()),
-        "cc": p.cc,
-        "mss": p.mss,
-        "sink_bytes": int(sum(sink["received"])),
-        "exact_buffer": bool(exact) and (limit_pkts < 0 or dp["max_waiting"] <= limit_pkts),
-        "overruns": dp["overruns"],
-        "late_within_1us": window["late_within_1us"],
-        "late_within_10us": window["late_within_10us"],
-        "late_p99_s": window["late_p99_s"],
-        "faithful": window["late_within_10us"] >= FAITHFUL_WITHIN_10US and dp["overruns"] == 0,
+    s.update(
+        emulated=True,
+        window_start_s=window_start_ps / PS_PER_S,
+        window_end_s=window_end_ps / PS_PER_S,
+        cc=p.cc,
+        mss=p.mss,
+        sink_bytes=int(sum(sink["received"])),
+        exact_buffer=bool(exact) and (limit_pkts < 0 or dp["max_waiting"] <= limit_pkts),
+        overruns=int(dp["overruns"]),
+        late_within_1us=window["late_within_1us"],
+        late_within_10us=window["late_within_10us"],
+        late_p99_s=window["late_p99_s"],
+        datapath_busy_share=dp["busy_turns"] / dp["turns"] if dp["turns"] else 0.0,
+        faithful=window["late_within_10us"] >= FAITHFUL_WITHIN_10US and dp["overruns"] == 0,
         # Packets that went through a kernel queue on any of the run's interfaces: none, as
         # every one has `noqueue` (the datapath's buffer is the only one on the path).
-        "kernel_queue_packets": int(dp["kernel_queues"]["packets"]),
-        "kernel_qdiscs": ",".join(dp["kernel_queues"]["kinds"]),
-    }
-    return Emulation(summary, flows, dp, p.notes)
+        kernel_queue_packets=int(dp["kernel_queues"]["packets"]),
+        kernel_qdiscs=",".join(dp["kernel_queues"]["kinds"]),
+        timeouts_known=bool(sent.get("timeouts_known", False)),
+    )
+    result.emulation = {"datapath": dp, "notes": list(p.notes), "epoch_ps": epoch}
+    return result
+
+
+def _flows(p: Plan, sockets: list[dict[str, Any]], measured_s: float) -> pd.DataFrame:
+    """The flows table: each flow's identity as the simulator drew it (its tables' own rows),
+    and what its socket's TCP_INFO counted over the measured window."""
+    rows = []
+    for flow, sock in zip(p.flows, sockets, strict=True):
+        delivered = int(sock["bytes_acked_window"])
+        rows.append(
+            {
+                **flow,
+                "goodput_bps": delivered * 8 / measured_s if measured_s > 0 else 0.0,
+                "delivered_bytes": delivered,
+                "sent_packets": int(sock["data_segs_out_window"]),
+                "retransmits": int(sock["retransmits_window"]),
+                "timeouts": int(sock["timeouts_window"]),
+                "ecn_reactions": 0,
+                "cwnd_pkts": float(sock["cwnd_pkts"]),
+                "ssthresh_pkts": float(min(sock["ssthresh_pkts"], 2**31 - 1)),
+                "srtt_s": float(sock["srtt_s"]),
+                # Beyond the simulator's columns: what only a real socket knows.
+                "min_rtt_s": float(sock["min_rtt_s"]),
+                "bytes_acked": int(sock["bytes_acked"]),
+                "error": sock["error"],
+            }
+        )
+    return typed_frame(pd.DataFrame(rows).to_dict("list"), table_dtypes("flows"))
 
 
 def _buffer_limits(buffer: str) -> tuple[int, int]:
