@@ -1,5 +1,6 @@
-//! The few header fields the datapath reads or writes in a frame: whether its IP header is
-//! ECN-capable, and setting Congestion Experienced (RFC 3168 §5) with the IPv4 checksum
+//! The few header fields the datapath reads or writes in a frame: a TCP segment's ports,
+//! sequence number and payload length, whether its IP header is ECN-capable, and setting
+//! Congestion Experienced (RFC 3168 §5) with the IPv4 checksum
 //! updated incrementally (RFC 1624, eq. 3).
 //!
 //! Read first: nothing. Frames are Ethernet II, untagged (the namespaces' veths make them).
@@ -60,6 +61,17 @@ pub fn tcp_seq(frame: &[u8]) -> Option<u32> {
         .then(|| u32::from_be_bytes([frame[at], frame[at + 1], frame[at + 2], frame[at + 3]]))
 }
 
+/// The payload bytes of an IPv4 TCP segment (0 for a pure ACK, a SYN or a FIN): the IP
+/// total length less the IP and TCP headers.
+pub fn tcp_payload_len(frame: &[u8]) -> Option<u32> {
+    tcp_ports(frame)?;
+    let ihl = (frame[ETH] & 0x0f) as usize * 4;
+    let offset_at = ETH + ihl + 12;
+    let total = u16::from_be_bytes([frame[ETH + 2], frame[ETH + 3]]) as usize;
+    let tcp_header = (*frame.get(offset_at)? >> 4) as usize * 4;
+    Some(total.saturating_sub(ihl + tcp_header) as u32)
+}
+
 fn ethertype(frame: &[u8]) -> Option<u16> {
     (frame.len() >= ETH).then(|| u16::from_be_bytes([frame[12], frame[13]]))
 }
@@ -99,6 +111,9 @@ mod tests {
         assert_eq!(tcp_ports(&f), Some((40001, 5001)));
         f[38..42].copy_from_slice(&7u32.to_be_bytes());
         assert_eq!(tcp_seq(&f), Some(7));
+        // 1500 bytes of IP (0x05dc), 20 of IP header, a 32-byte TCP header (data offset 8).
+        f[46] = 8 << 4;
+        assert_eq!(tcp_payload_len(&f), Some(1500 - 20 - 32));
         // Not IP: untouched, not ECN-capable.
         let mut arp = vec![0u8; 60];
         arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());

@@ -26,6 +26,9 @@ pub struct Frame {
     /// and its TCP sequence number, as the event log records them.
     pub flow: u32,
     pub seq: u32,
+    /// A TCP segment of a flow that carries payload (random loss takes only those, as the
+    /// simulator's takes only data packets).
+    pub data: bool,
 }
 
 impl Queued for Frame {

@@ -196,4 +196,94 @@ impl<P: Queued + 'static> Kind<P> {
     pub fn held<D: BuildHeld>() -> Kind<P> {
         Self::described::<D>(Build::Held(D::build::<P>))
     }
+
+    /// This discipline as one that holds its packets, whatever its form: drop-tail and the
+    /// admissions in a [`crate::Fifo`]. For a caller that keeps no queue of its own (the
+    /// emulator's datapath); the simulator runs drop-tail and admissions on its fast path.
+    pub fn build_held(&self, values: &Values, link: LinkInfo, rng: Rng) -> Box<dyn Discipline<P>> {
+        match self.build {
+            Build::Inline => Box::new(crate::Fifo::<_, P>::new(crate::drop_tail::DropTail)),
+            Build::Admission(make) => Box::new(crate::Fifo::<_, P>::new(make(values, link, rng))),
+            Build::Held(make) => make(values, link, rng),
+        }
+    }
+
+    /// Its parameters' values from `key=value` texts (a command line's), the others at their
+    /// defaults, checked against each other for a buffer of `limit`; an error names the key.
+    pub fn values_from_text(&self, given: &[(String, String)], limit: Limit) -> Result<Values, String> {
+        let mut values = Values::new();
+        for p in self.params {
+            values.set(p.key, p.default_value(), false);
+        }
+        for (key, text) in given {
+            let p = self
+                .params
+                .iter()
+                .find(|p| p.key == key)
+                .ok_or_else(|| format!("{key}: not a parameter of {}", self.name))?;
+            let value = match p.kind {
+                ParamKind::Bool => text.parse().map(Value::Bool).ok(),
+                ParamKind::Packets => text.parse().ok().filter(|x: &f64| *x >= 0.0).map(Value::Number),
+                ParamKind::PositiveFraction => {
+                    text.parse().ok().filter(|x: &f64| *x > 0.0 && *x <= 1.0).map(Value::Number)
+                }
+            };
+            values.set(p.key, value.ok_or_else(|| format!("{key}: got {text:?}; expected {}", p.ty))?, true);
+        }
+        (self.check)(&values, limit)
+            .map_err(|e| format!("{}: got {:?}; expected {}", e.key, e.got, e.expected))?;
+        Ok(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fifo::tests::P;
+    use crate::{Arrival, Time, Verdict};
+
+    fn red() -> Kind<P> {
+        crate::kinds::<P>().into_iter().find(|k| k.name == "red").expect("red is listed")
+    }
+
+    #[test]
+    fn values_from_text_fill_defaults_and_name_the_bad_key() {
+        let given =
+            [("red_max_th".to_string(), "20".to_string()), ("red_ecn".to_string(), "true".to_string())];
+        let v = red().values_from_text(&given, Limit::Packets(30)).expect("valid");
+        assert_eq!((v.number("red_max_th"), v.boolean("red_ecn")), (20.0, true));
+        assert!(v.given("red_max_th") && !v.given("red_min_th"), "the others are the defaults");
+        assert_eq!(v.number("red_min_th"), 5.0);
+        let bad = red().values_from_text(&[("red_max_p".into(), "2".into())], Limit::Packets(30));
+        assert_eq!(bad.unwrap_err(), "red_max_p: got \"2\"; expected number");
+        let unknown = red().values_from_text(&[("red_typo".into(), "1".into())], Limit::Packets(30));
+        assert_eq!(unknown.unwrap_err(), "red_typo: not a parameter of red");
+        // The discipline's own checks between parameters apply too (max_th above the buffer).
+        let over = red().values_from_text(&[("red_max_th".into(), "40".into())], Limit::Packets(30));
+        assert!(over.unwrap_err().starts_with("red_max_th: got Number(40.0)"));
+    }
+
+    /// Every listed discipline builds as one that holds its packets, and sends what it admits.
+    #[test]
+    fn every_discipline_builds_as_a_held_one() {
+        for kind in crate::kinds::<P>() {
+            let limit = Limit::Packets(30);
+            let values = kind.values_from_text(&[], limit).expect("the defaults are valid");
+            let link = LinkInfo { rate: Rate::bps(1_000_000_000), limit, packet: 1500 };
+            let mut q = kind.build_held(&values, link, Rng::stream(1, buflab_base::rng::Stream::Queue, 0));
+            let mut purged = Vec::new();
+            let a = Arrival::new(Time(0), 0, 0, Time(0), limit, 1500, false);
+            assert_eq!(
+                q.enqueue(&a, P { id: 7, size: 1500, ce: false }, &mut purged),
+                Verdict::Admit,
+                "{}",
+                kind.name
+            );
+            assert!(
+                matches!(q.dequeue(Time(0), &mut purged), crate::Dequeue::Send(p) if p.id == 7),
+                "{}",
+                kind.name
+            );
+        }
+    }
 }

@@ -99,7 +99,7 @@ impl<A: Admission + 'static, P: Queued> Discipline<P> for Fifo<A, P> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::drop_tail::DropTail;
     use crate::Limit;

@@ -154,6 +154,13 @@ pub trait Admission {
     fn on_arrival(&mut self, a: &Arrival) -> Verdict;
 }
 
+/// An admission chosen at run time (a scenario's `queue`) decides as the one it holds.
+impl Admission for Box<dyn Admission> {
+    fn on_arrival(&mut self, a: &Arrival) -> Verdict {
+        (**self).on_arrival(a)
+    }
+}
+
 /// A packet as a discipline holding it sees it.
 pub trait Queued: Copy + 'static {
     /// Size on the wire, bytes.

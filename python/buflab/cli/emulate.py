@@ -98,8 +98,8 @@ def emulate(
 ) -> None:
     """Run the scenario in FILE on real Linux TCP: hosts in network namespaces, the bottleneck
     in buflab's own datapath (an exact buffer, the simulator's discipline code, each flow's
-    RTT in delay lines). Needs root. For now: the dumbbell with long-lived flows and a
-    drop-tail bottleneck; other scenarios are refused, naming the key."""
+    RTT in delay lines). Needs root. For now: the dumbbell with long-lived flows, any
+    queue discipline and random loss; other scenarios are refused, naming the key."""
     # start-up time: pandas and the emulator only when the command runs
     from buflab.engine.emulation.runner import emulate as run_emulation
     from buflab.engine.emulation.testbed import remove_stale, require_privileges

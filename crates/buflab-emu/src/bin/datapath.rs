@@ -1,6 +1,9 @@
 //! `buflab-datapath`: the router of an emulation. It bridges two interfaces of its network
 //! namespace: frames from the senders' side (`--left`) go through the bottleneck (a
-//! serializer at `--rate` behind a drop-tail buffer of `--buffer`) and then a delay line,
+//! serializer at `--rate` behind a buffer of `--buffer` run by the discipline `--queue`,
+//! default `droptail`, with its parameters `--param KEY=VALUE` for frames of typically
+//! `--packet` bytes, drawing from `--seed`'s stream; `--loss P` loses data frames before
+//! it) and then a delay line,
 //! frames from the receivers' side through a delay line only. TCP flow i (source port
 //! `--port-base` + i on the senders' side) gets half its round-trip time `--rtts` (seconds,
 //! comma-separated, one per flow) each way; other frames (ARP) get `--delay-fwd` and
@@ -22,6 +25,7 @@
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use buflab_base::rng::{Rng, Stream};
 use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate, Time};
 use buflab_emu::access::AccessLinks;
 use buflab_emu::afpacket::PacketSocket;
@@ -31,8 +35,6 @@ use buflab_emu::delay_line::DelayLines;
 use buflab_emu::fidelity::Lateness;
 use buflab_emu::pool::{Frame, Pool, SLOT};
 use buflab_emu::{clock, ip};
-use buflab_queue::drop_tail::DropTail;
-use buflab_queue::Fifo;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 static MARK: AtomicBool = AtomicBool::new(false);
@@ -63,6 +65,16 @@ struct Args {
     events: Option<String>,
     control: Option<String>,
     slots: u32,
+    /// The bottleneck's discipline (`--queue`, a scenario's `queue`) and its parameters
+    /// (`--param KEY=VALUE`, the scenario's keys), for frames of typically `--packet` bytes.
+    queue: String,
+    params: Vec<(String, String)>,
+    packet: u32,
+    /// The scenario's seed: the discipline's and the random loss's streams, as the simulator
+    /// draws them for the dumbbell's bottleneck.
+    seed: u64,
+    /// The probability that an arriving data frame is lost before the bottleneck (`--loss`).
+    loss: f64,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -113,7 +125,49 @@ fn parse(args: &[String]) -> Result<Args, String> {
             Some(v) => Some(v.parse().map_err(|_| format!("--cpu: got {v:?}; expected a CPU number"))?),
         },
         slots,
+        queue: opt("--queue").unwrap_or_else(|| "droptail".to_string()),
+        params: args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| *a == "--param")
+            .map(|(i, _)| {
+                let kv = args.get(i + 1).ok_or("--param: missing its KEY=VALUE")?;
+                let (k, v) = kv.split_once('=').ok_or(format!("--param: got {kv:?}; expected KEY=VALUE"))?;
+                Ok((k.to_string(), v.to_string()))
+            })
+            .collect::<Result<_, String>>()?,
+        packet: match opt("--packet") {
+            None => 1500,
+            Some(v) => v.parse().map_err(|_| format!("--packet: got {v:?}; expected bytes"))?,
+        },
+        seed: match opt("--seed") {
+            None => 1,
+            Some(v) => v.parse().map_err(|_| format!("--seed: got {v:?}; expected a whole number"))?,
+        },
+        loss: match opt("--loss") {
+            None => 0.0,
+            Some(v) => v
+                .parse()
+                .ok()
+                .filter(|p: &f64| (0.0..=1.0).contains(p))
+                .ok_or(format!("--loss: got {v:?}; expected a probability"))?,
+        },
     })
+}
+
+/// The bottleneck's discipline named `--queue`, built by `buflab-queue` as the simulator
+/// builds it (the same parameters and random stream), holding its frames itself.
+fn discipline(a: &Args) -> Result<Box<dyn buflab_queue::Discipline<Frame>>, String> {
+    let kinds = buflab_queue::kinds::<Frame>();
+    let names: Vec<&str> = kinds.iter().map(|k| k.name).collect();
+    let kind = kinds.iter().find(|k| k.name == a.queue).ok_or(format!(
+        "--queue: got {:?}; expected one of {}",
+        a.queue,
+        names.join(", ")
+    ))?;
+    let values = kind.values_from_text(&a.params, a.buffer)?;
+    let link = buflab_queue::describe::LinkInfo { rate: a.rate, limit: a.buffer, packet: a.packet };
+    Ok(kind.build_held(&values, link, Rng::stream(a.seed, Stream::Queue, 0)))
 }
 
 /// Counts of the whole run, printed at the end.
@@ -140,7 +194,7 @@ impl Totals {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let a = match parse(&args) {
+    let a = match parse(&args).and_then(|a| discipline(&a).map(|_| a)) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("error: {e}");
@@ -178,7 +232,11 @@ fn run(a: Args) -> std::io::Result<()> {
         pin_to(cpu)?;
     }
     let mut pool = Pool::new(a.slots);
-    let mut bottleneck = Bottleneck::new(a.rate, a.buffer, Box::new(Fifo::<DropTail, Frame>::new(DropTail)));
+    let mut bottleneck = Bottleneck::new(a.rate, a.buffer, discipline(&a).map_err(std::io::Error::other)?);
+    // The simulator's random loss (`loss.rs` of buflab-core): each arriving data frame of a
+    // flow is lost with probability `--loss`, before the bottleneck's queue sees it.
+    let mut loss = Rng::stream(a.seed, Stream::Loss, 0);
+    let (mut lost, mut lost_at_window) = (0u64, 0u64);
     // Half of each flow's RTT on the way there, the rest on the way back.
     let there: Vec<Time> = a.rtts.iter().map(|r| Time(r.ps() / 2)).collect();
     let back: Vec<Time> = a.rtts.iter().zip(&there).map(|(r, t)| *r - *t).collect();
@@ -256,6 +314,7 @@ fn run(a: Args) -> std::io::Result<()> {
             bottleneck.settle(window_start);
             bottleneck.reset_maxima();
             window_counts = bottleneck.counts;
+            lost_at_window = lost;
             // The part of the frame in service that falls in the window.
             carry_in = bottleneck.busy_until().max(window_start) - window_start;
             window_late = [Lateness::default(), Lateness::default()];
@@ -265,11 +324,17 @@ fn run(a: Args) -> std::io::Result<()> {
             let bytes = pool.slot(f.slot);
             let flow = ip::tcp_ports(bytes).and_then(|(src, _)| flow_of(src));
             let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
-            let f = Frame { ect, seq, flow: flow.unwrap_or(a.rtts.len()) as u32, ..f };
+            let data = flow.is_some() && ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
+            let f = Frame { ect, seq, data, flow: flow.unwrap_or(a.rtts.len()) as u32, ..f };
             match access.as_mut() {
                 Some(links) => links.push(flow, t, f),
                 None => {
-                    bottleneck.arrive(t, f, &mut out, &mut dropped);
+                    if a.loss > 0.0 && f.data && loss.bernoulli(a.loss) {
+                        lost += 1;
+                        dropped.push(f);
+                    } else {
+                        bottleneck.arrive(t, f, &mut out, &mut dropped);
+                    }
                 }
             }
         })?;
@@ -277,7 +342,12 @@ fn run(a: Args) -> std::io::Result<()> {
         let now = clock::now();
         // Frames leaving their access links by now reach the bottleneck, in exit order.
         while let Some((t, f)) = access.as_mut().and_then(|links| links.pop_due(now)) {
-            bottleneck.arrive(t, f, &mut out, &mut dropped);
+            if a.loss > 0.0 && f.data && loss.bernoulli(a.loss) {
+                lost += 1;
+                dropped.push(f);
+            } else {
+                bottleneck.arrive(t, f, &mut out, &mut dropped);
+            }
         }
         bottleneck.advance(now, &mut out, &mut dropped);
         for f in dropped.drain(..) {
@@ -351,7 +421,8 @@ fn run(a: Args) -> std::io::Result<()> {
         "received_fwd": totals.received[0], "received_rev": totals.received[1],
         "sent_fwd": totals.sent[0], "sent_rev": totals.sent[1],
         "arrivals": c.arrivals, "drops": c.drops, "marks": c.marks, "departures": c.departures,
-        "departed_bytes": c.departed_bytes,
+        "departed_bytes": c.departed_bytes, "lost": lost,
+        "queue": a.queue,
         "max_waiting": c.max_waiting, "max_waiting_bytes": c.max_waiting_bytes,
         "waiting_at_end": waiting, "waiting_bytes_at_end": waiting_bytes,
         "in_delay_lines_at_end": fwd.len() + rev.len(),
@@ -364,6 +435,7 @@ fn run(a: Args) -> std::io::Result<()> {
             "start_ps": window_start.ps().saturating_sub(epoch.ps()), "end_ps": end.ps().saturating_sub(epoch.ps()),
             "seconds": window_s,
             "arrivals": w.arrivals, "drops": w.drops, "marks": w.marks, "departures": w.departures,
+            "lost": lost - lost_at_window,
             "departed_bytes": w.departed_bytes,
             "utilization": busy_ps as f64 / (end - window_start).ps() as f64,
             "mean_queue_pkts": w.waiting_integral as f64 / ((end - window_start).ps() as f64),

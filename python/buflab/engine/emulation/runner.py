@@ -296,11 +296,19 @@ def _run(
     sink_args = ["--window-clamp", str(p.max_window), *(["--quickack"] if p.quickack else [])]
     sink = start(tb.receiver, traffic, "sink", "--listen", f"{RECEIVER_IP}:{PORT}", *sink_args)
     _await_line(sink, "listening", "the sink")
+    if p.ecn:
+        # RFC 3168 ECN asked for on every connection (the receiver's default, 2, answers it).
+        tb.write_in(tb.sender, "/proc/sys/net/ipv4/tcp_ecn", "1")
     left, right = tb.router_ports
+    queue = ["--queue", p.queue, "--packet", str(p.packet), "--seed", str(p.seed)]
+    for key, value in p.queue_params.items():
+        queue += ["--param", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    if p.loss > 0:
+        queue += ["--loss", repr(p.loss)]
     dp = start(
         tb.router, datapath, "--left", left, "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--access-rate", p.access_rate,
-        *CPU, "--events", str(files.events), "--control", str(control.path),
+        *CPU, *queue, "--events", str(files.events), "--control", str(control.path),
         "--port-base", str(PORT_BASE), "--rtts", ",".join(f"{r:.12f}" for r in p.rtts_s),
     )  # fmt: skip
     _await_line(dp, "ready", "the datapath")
@@ -370,21 +378,24 @@ def _results(
     goodput = flows["goodput_bps"]
     square = float((goodput**2).sum())
     retransmits = int(flows["retransmits"].sum())
+    lost = int(dp["window"]["lost"])
     s.update(
         goodput_bps=float(goodput.sum()),
         jain_fairness=float(goodput.sum() ** 2 / (len(goodput) * square)) if square > 0 else 0.0,
         retransmits=retransmits,
         timeouts=int(flows["timeouts"].sum()),
-        retransmits_per_drop=retransmits / s["drops"] if s["drops"] else 0.0,
+        # The losses retransmissions answer: the buffer's and the random loss's.
+        retransmits_per_drop=retransmits / losses if (losses := s["drops"] + lost) else 0.0,
         flows=len(flows),
         wall_s=float(dp["elapsed_s"]),
         rtt_mean_s=float(np.mean(p.rtts_s)) if p.rtts_s else 0.0,
+        loss_drops=lost,
         peak_rss_mib=peak_rss_mib(),
     )
     window = dp["window"]
     held = dp["waiting_at_end"] + dp["in_access_links_at_end"]
     limit_pkts = _buffer_limits(str(dp["buffer_at_end"]))[0]  # byte limits: checked in Rust
-    exact = dp["received_fwd"] == dp["departures"] + dp["drops"] + held
+    exact = dp["received_fwd"] == dp["departures"] + dp["drops"] + dp["lost"] + held
     s.update(
         emulated=True,
         window_start_s=window_start_ps / PS_PER_S,

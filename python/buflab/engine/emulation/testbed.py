@@ -181,9 +181,13 @@ class Testbed:
         if cpus < 2:
             return
         mask = format((1 << (cpus - 1)) - 1, "x")
-        path = f"/sys/class/net/{dev}/queues/rx-0/rps_cpus"
+        self.write_in(ns, f"/sys/class/net/{dev}/queues/rx-0/rps_cpus", mask)
+
+    def write_in(self, ns: str, path: str, value: str) -> None:
+        """Writes `value` to the file `path` as namespace `ns` sees it (its /proc/sys/net
+        settings, its interfaces' /sys files)."""
         done = subprocess.run(
-            ["ip", "netns", "exec", ns, "sh", "-c", f"echo {mask} > {path}"],
+            ["ip", "netns", "exec", ns, "sh", "-c", f"echo {value} > {path}"],
             capture_output=True,
             text=True,
         )
