@@ -2,25 +2,72 @@
 //! the kernel's queueing discipline on the way out (`PACKET_QDISC_BYPASS`) and not seeing our
 //! own transmissions on the way in (`PACKET_IGNORE_OUTGOING`).
 //!
-//! Read first: packet(7). Non-blocking: the loop busy-polls. This first version copies each
-//! frame with `recv` and `send`; memory-mapped rings (TPACKET_V3) come next and will keep the
-//! same interface.
+//! Read first: packet(7), then [`crate::ring`]. Frames come in through a memory-mapped
+//! receive ring ([`PacketSocket::open`] maps one; reading a frame is a memory access, no system
+//! call), or by `recv` on a socket opened without one. They go out one `send` each: every
+//! frame leaves at its own time, so there is nothing to batch, and a transmit ring would add a
+//! copy into the ring and still need a system call to flush each frame.
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use crate::ring::RxRing;
 use crate::sys::{check, set_int};
+
+/// The receive ring's shape: slots of 2 KiB (a 1514-byte frame and the kernel's header fit),
+/// 32 to a 64 KiB block, 128 blocks: 4,096 frames, 8 MiB an interface.
+const FRAME_SIZE: u32 = 2048;
+const BLOCK_SIZE: u32 = 1 << 16;
+const BLOCKS: u32 = 128;
 
 /// One interface's socket.
 pub struct PacketSocket {
     fd: OwnedFd,
     pub name: String,
+    ring: Option<(RxRing, Mapping)>,
+}
+
+/// A shared memory mapping, unmapped when dropped.
+struct Mapping {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: base and len are a mapping of ours that nothing uses any more.
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+/// `struct tpacket_req` (linux/if_packet.h).
+#[repr(C)]
+struct TpacketReq {
+    block_size: u32,
+    block_nr: u32,
+    frame_size: u32,
+    frame_nr: u32,
+}
+
+/// `struct tpacket_stats`: frames the socket saw, and frames dropped for want of a free slot.
+#[repr(C)]
+#[derive(Default)]
+struct TpacketStats {
+    packets: u32,
+    drops: u32,
 }
 
 impl PacketSocket {
-    /// A socket bound to interface `name`, receiving every frame it gets.
+    /// A socket bound to interface `name`, receiving every frame it gets through a ring.
     pub fn open(name: &str) -> io::Result<PacketSocket> {
+        let mut s = Self::open_copying(name)?;
+        s.map_ring()?;
+        Ok(s)
+    }
+
+    /// A socket bound to interface `name`, receiving with `recv` (no ring).
+    pub fn open_copying(name: &str) -> io::Result<PacketSocket> {
         let cname = CString::new(name).map_err(|_| io::Error::other("an interface name without NUL"))?;
         // SAFETY: if_nametoindex reads a NUL-terminated string.
         let index = unsafe { libc::if_nametoindex(cname.as_ptr()) };
@@ -57,7 +104,88 @@ impl PacketSocket {
             )
         };
         check(r, "bind")?;
-        Ok(PacketSocket { fd, name: name.to_string() })
+        Ok(PacketSocket { fd, name: name.to_string(), ring: None })
+    }
+
+    /// Maps a TPACKET_V2 receive ring (see [`crate::ring`] for why not V3).
+    fn map_ring(&mut self) -> io::Result<()> {
+        let raw = self.fd.as_raw_fd();
+        set_int(
+            raw,
+            libc::SOL_PACKET,
+            libc::PACKET_VERSION,
+            libc::tpacket_versions::TPACKET_V2 as i32,
+            "PACKET_VERSION",
+        )?;
+        let frames = BLOCK_SIZE / FRAME_SIZE * BLOCKS;
+        let req =
+            TpacketReq { block_size: BLOCK_SIZE, block_nr: BLOCKS, frame_size: FRAME_SIZE, frame_nr: frames };
+        crate::sys::set_opt(raw, libc::SOL_PACKET, libc::PACKET_RX_RING, &req, "PACKET_RX_RING")?;
+        let len = (BLOCK_SIZE * BLOCKS) as usize;
+        // SAFETY: maps the ring the kernel just made for this socket; checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                raw,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::other(format!(
+                "mmap of the receive ring: {}",
+                io::Error::last_os_error()
+            )));
+        }
+        let mapping = Mapping { base, len };
+        let start = std::ptr::NonNull::new(base as *mut u8).expect("mmap succeeded");
+        // SAFETY: the mapping is `frames` slots of FRAME_SIZE bytes (blocks hold whole slots),
+        // page-aligned, and lives as long as the ring beside it in `self`.
+        let ring = unsafe { RxRing::new(start, FRAME_SIZE as usize, frames as usize) };
+        self.ring = Some((ring, mapping));
+        Ok(())
+    }
+
+    /// The next frame, handed to `take` (its bytes, and whether it was cut short, too long
+    /// for a slot), and given back; false when none waits. For a socket without a ring, the
+    /// frame is first read into `buf`.
+    pub fn receive(&mut self, buf: &mut [u8], take: impl FnOnce(&[u8], bool)) -> io::Result<bool> {
+        match self.ring.as_mut() {
+            Some((ring, _)) => {
+                let Some(frame) = ring.peek() else { return Ok(false) };
+                take(frame.bytes, frame.truncated);
+                ring.release();
+                Ok(true)
+            }
+            None => match self.recv(buf)? {
+                Some(n) => {
+                    take(&buf[..n.min(buf.len())], n > buf.len());
+                    Ok(true)
+                }
+                None => Ok(false),
+            },
+        }
+    }
+
+    /// Frames the kernel dropped for want of a free slot in the ring since the last call
+    /// (`PACKET_STATISTICS` counts from one reading to the next).
+    pub fn ring_drops(&self) -> io::Result<u64> {
+        let mut stats = TpacketStats::default();
+        let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes into `stats`.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                &mut stats as *mut _ as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        check(r, "PACKET_STATISTICS")?;
+        Ok(u64::from(stats.drops))
     }
 
     /// The next frame into `buf`, its length; None when none waits.

@@ -23,5 +23,6 @@ pub mod delay_line;
 pub mod fidelity;
 pub mod ip;
 pub mod pool;
+pub mod ring;
 pub mod sys;
 pub mod tcp_info;

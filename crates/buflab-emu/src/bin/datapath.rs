@@ -50,6 +50,13 @@ extern "C" fn on_mark(_: libc::c_int) {
 /// Frames read from one side per turn of the loop, so that neither side starves the other.
 const BATCH: usize = 32;
 
+/// The longest a returning frame (an ACK) is held back so that a bottleneck frame due in the
+/// meantime leaves on time. A send costs about 10 µs here (the veth hands the frame to the far
+/// host's kernel in our context), so a send started just before a bottleneck frame's time
+/// would make it that late; the bottleneck's timing is the one the emulation must keep, and
+/// 50 µs on a path of milliseconds is below anything TCP can tell.
+const MAX_HOLD: Time = Time::from_us(50);
+
 struct Args {
     left: String,
     right: String,
@@ -174,21 +181,21 @@ fn discipline(a: &Args) -> Result<Box<dyn buflab_queue::Discipline<Frame>>, Stri
 #[derive(Default)]
 struct Totals {
     received: [u64; 2],
-    sent: [u64; 2],
     /// Frames that found no free slot (the datapath could not keep up), and sends the
     /// interface refused for a while (retried, not lost).
     overruns: u64,
-    send_retries: u64,
     /// Turns of the loop, and those that moved a frame: the share of the pinned core the
     /// datapath needs (the rest it spends polling).
     turns: u64,
     busy_turns: u64,
+    /// Turns in which returning frames were held back for a bottleneck frame (`MAX_HOLD`).
+    held_back: u64,
 }
 
 impl Totals {
-    /// Frames read or sent so far, either way.
+    /// Frames read so far, either way.
     fn moved(&self) -> u64 {
-        self.received[0] + self.received[1] + self.sent[0] + self.sent[1]
+        self.received[0] + self.received[1]
     }
 }
 
@@ -211,8 +218,8 @@ fn main() -> ExitCode {
 }
 
 fn run(a: Args) -> std::io::Result<()> {
-    let left = PacketSocket::open(&a.left)?;
-    let right = PacketSocket::open(&a.right)?;
+    let mut left = PacketSocket::open(&a.left)?;
+    let mut right = PacketSocket::open(&a.right)?;
     // Die with the process that started us (`buflab emulate`), even if it is killed with
     // SIGKILL: a busy-polling datapath must never outlive its run.
     // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; getppid has no arguments.
@@ -245,7 +252,7 @@ fn run(a: Args) -> std::io::Result<()> {
     let mut access = a.access_rate.map(|r| AccessLinks::new(r, a.rtts.len()));
     let (mut out, mut dropped) = (Vec::new(), Vec::new());
     let mut scratch = vec![0u8; SLOT];
-    let mut late = Lateness::default();
+    let mut out_side = Departures::default();
     let mut totals = Totals::default();
     let start = clock::now();
     let mut events = match &a.events {
@@ -272,10 +279,10 @@ fn run(a: Args) -> std::io::Result<()> {
     // The run's time 0 (`epoch` on the control channel: the traffic's start), the datapath's
     // start until told. The log keeps the monotonic clock; what is reported counts from here.
     let mut epoch = start;
-    let mut window_late = [Lateness::default(), Lateness::default()];
+
     eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left, a.right, a.rate, a.buffer);
     while !STOP.load(Ordering::Relaxed) {
-        let moved_before = totals.moved();
+        let moved_before = totals.moved() + out_side.sent[0] + out_side.sent[1];
         if let Some(c) = control.as_mut().filter(|_| clock::now() >= next_poll) {
             next_poll = clock::now() + Time::from_ms(1);
             c.poll(|command| match command {
@@ -317,10 +324,10 @@ fn run(a: Args) -> std::io::Result<()> {
             lost_at_window = lost;
             // The part of the frame in service that falls in the window.
             carry_in = bottleneck.busy_until().max(window_start) - window_start;
-            window_late = [Lateness::default(), Lateness::default()];
+            out_side.window = [Lateness::default(), Lateness::default()];
         }
         // Senders' side: into the bottleneck, each frame stamped as it is read.
-        let got = read_batch(&left, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
+        let got = read_batch(&mut left, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
             let bytes = pool.slot(f.slot);
             let flow = ip::tcp_ports(bytes).and_then(|(src, _)| flow_of(src));
             let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
@@ -364,37 +371,36 @@ fn run(a: Args) -> std::io::Result<()> {
             logged += write_log(file, &mut rows, bottleneck.take_log())?;
         }
         // Receivers' side: into the reverse delay line.
-        let got = read_batch(&right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
+        let got = read_batch(&mut right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
             let flow = ip::tcp_ports(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
             rev.push(flow, t, f);
         })?;
         totals.received[1] += got;
-        // Whatever is due leaves.
-        for (line, sock, side) in [(&mut fwd, &right, 0), (&mut rev, &left, 1)] {
+        // Whatever is due leaves: bottleneck frames first; then returning frames (ACKs), each
+        // unless a bottleneck frame falls due before its send would be over (it waits then, at
+        // most `MAX_HOLD`).
+        while out_side.send_next(&mut fwd, &right, &mut pool, 0)? {}
+        loop {
             let now = clock::now();
-            while let Some(due) = line.next_due().filter(|&d| d <= now) {
-                let (_, f) = line.pop_due(now).expect("due");
-                // A frame leaves when it is handed to the interface: the send call may go on
-                // to run the receiving host's stack (veth delivers in the sender's context).
-                let sent = clock::now();
-                if !sock.send(&pool.slot(f.slot)[..f.len as usize])? {
-                    // The interface is busy: put it back and try again next turn.
-                    totals.send_retries += 1;
-                    line.unpop(due, f);
-                    break;
-                }
-                late.record(due, sent);
-                window_late[side].record(due, sent);
-                totals.sent[side] += 1;
-                pool.give(f.slot);
+            let Some(due) = rev.next_due().filter(|&d| d <= now) else { break };
+            let soon = fwd.next_due().is_some_and(|d| d < now + out_side.guard);
+            if soon && now - due < MAX_HOLD {
+                totals.held_back += 1;
+                break;
+            }
+            if !out_side.send_next(&mut rev, &left, &mut pool, 1)? {
+                break;
             }
         }
         totals.turns += 1;
-        if totals.moved() != moved_before {
+        if totals.moved() + out_side.sent[0] + out_side.sent[1] != moved_before {
             totals.busy_turns += 1;
         }
     }
     let end = clock::now();
+    // Frames the kernel could not put in a ring because it was full: overruns too.
+    let ring_drops = left.ring_drops()? + right.ring_drops()?;
+    totals.overruns += ring_drops;
     bottleneck.advance(end, &mut out, &mut dropped);
     bottleneck.settle(end);
     if let Some(mut file) = events {
@@ -417,9 +423,9 @@ fn run(a: Args) -> std::io::Result<()> {
         "buffer": a.buffer.to_string(),
         "buffer_at_end": bottleneck.limit().to_string(),
         "cpu_s": cpu_seconds(),
-        "turns": totals.turns, "busy_turns": totals.busy_turns,
+        "turns": totals.turns, "busy_turns": totals.busy_turns, "held_back": totals.held_back,
         "received_fwd": totals.received[0], "received_rev": totals.received[1],
-        "sent_fwd": totals.sent[0], "sent_rev": totals.sent[1],
+        "sent_fwd": out_side.sent[0], "sent_rev": out_side.sent[1],
         "arrivals": c.arrivals, "drops": c.drops, "marks": c.marks, "departures": c.departures,
         "departed_bytes": c.departed_bytes, "lost": lost,
         "queue": a.queue,
@@ -427,10 +433,13 @@ fn run(a: Args) -> std::io::Result<()> {
         "waiting_at_end": waiting, "waiting_bytes_at_end": waiting_bytes,
         "in_delay_lines_at_end": fwd.len() + rev.len(),
         "in_access_links_at_end": access.as_ref().map_or(0, AccessLinks::len),
-        "overruns": totals.overruns, "send_retries": totals.send_retries,
-        "late_count": late.count, "late_within_1us": late.within_us(1), "late_within_10us": late.within_us(10),
-        "late_p99_s": late.quantile_s(0.99), "late_mean_s": late.mean_s(), "late_max_s": late.max.secs_f64(),
+        "overruns": totals.overruns, "ring_drops": ring_drops, "send_retries": out_side.retries,
+        "late_count": out_side.late.count, "late_within_1us": out_side.late.within_us(1),
+        "late_within_10us": out_side.late.within_us(10), "late_p99_s": out_side.late.quantile_s(0.99),
+        "late_mean_s": out_side.late.mean_s(), "late_max_s": out_side.late.max.secs_f64(),
         "events": logged,
+        "send_p50_s": out_side.cost[0].quantile_s(0.5), "send_p99_s": out_side.cost[0].quantile_s(0.99),
+        "rev_send_p50_s": out_side.cost[1].quantile_s(0.5), "rev_send_p99_s": out_side.cost[1].quantile_s(0.99),
         "window": {
             "start_ps": window_start.ps().saturating_sub(epoch.ps()), "end_ps": end.ps().saturating_sub(epoch.ps()),
             "seconds": window_s,
@@ -440,11 +449,12 @@ fn run(a: Args) -> std::io::Result<()> {
             "utilization": busy_ps as f64 / (end - window_start).ps() as f64,
             "mean_queue_pkts": w.waiting_integral as f64 / ((end - window_start).ps() as f64),
             "max_queue_pkts": w.max_waiting, "max_queue_bytes": w.max_waiting_bytes,
-            "late_within_1us": window_late[0].within_us(1), "late_within_5us": window_late[0].within_us(5),
-            "late_within_10us": window_late[0].within_us(10), "late_p99_s": window_late[0].quantile_s(0.99),
-            "late_mean_s": window_late[0].mean_s(),
-            "rev_late_within_1us": window_late[1].within_us(1), "rev_late_within_10us": window_late[1].within_us(10),
-            "rev_late_p99_s": window_late[1].quantile_s(0.99),
+            "late_within_1us": out_side.window[0].within_us(1), "late_within_5us": out_side.window[0].within_us(5),
+            "late_within_10us": out_side.window[0].within_us(10), "late_p99_s": out_side.window[0].quantile_s(0.99),
+            "late_mean_s": out_side.window[0].mean_s(),
+            "rev_late_within_1us": out_side.window[1].within_us(1),
+            "rev_late_within_10us": out_side.window[1].within_us(10),
+            "rev_late_p99_s": out_side.window[1].quantile_s(0.99),
         },
     });
     println!("{report}");
@@ -452,11 +462,11 @@ fn run(a: Args) -> std::io::Result<()> {
 }
 
 /// Reads up to `BATCH` frames from `sock` into slots of `pool`, handing each, stamped with the
-/// time it was read, to `take`; returns how many. A frame that finds no free slot is read into
-/// `scratch` and counted in `overruns` (the datapath could not keep up), never left to block
-/// the socket.
+/// time it was read, to `take`; returns how many. A frame that finds no free slot, or that
+/// was too long for the socket's ring, is counted in `overruns` (the datapath could not take
+/// it) and given back at once, never left to block the ring.
 fn read_batch(
-    sock: &PacketSocket,
+    sock: &mut PacketSocket,
     pool: &mut Pool,
     scratch: &mut [u8],
     overruns: &mut u64,
@@ -464,21 +474,90 @@ fn read_batch(
 ) -> std::io::Result<u64> {
     let mut got = 0;
     for _ in 0..BATCH {
-        let Some(slot) = pool.take() else {
-            if sock.recv(scratch)?.is_some() {
-                *overruns += 1;
-                continue;
+        let mut frame = None;
+        let more = sock.receive(scratch, |bytes, truncated| match pool.take() {
+            Some(slot) if !truncated && bytes.len() <= SLOT => {
+                pool.slot_mut(slot)[..bytes.len()].copy_from_slice(bytes);
+                frame = Some(Frame { slot, len: bytes.len() as u32, ..Frame::default() });
             }
+            other => {
+                if let Some(slot) = other {
+                    pool.give(slot);
+                }
+                *overruns += 1;
+            }
+        })?;
+        if !more {
             break;
-        };
-        let Some(len) = sock.recv(pool.slot_mut(slot))? else {
-            pool.give(slot);
-            break;
-        };
-        got += 1;
-        take(pool, Frame { slot, len: len as u32, ..Frame::default() }, clock::now());
+        }
+        if let Some(f) = frame {
+            got += 1;
+            take(pool, f, clock::now());
+        }
     }
     Ok(got)
+}
+
+/// The sending side of the loop: each frame handed to its interface when due, and how late
+/// and how costly that was, each way (0: the bottleneck's frames, 1: the returning ones).
+struct Departures {
+    /// Lateness over the whole run (both ways), and over the measured window, each way.
+    late: Lateness,
+    window: [Lateness; 2],
+    /// How long a send takes, each way: the veth delivers in our context, so a send costs
+    /// what handing the frame to the far host's kernel costs (a frame due meanwhile waits).
+    cost: [Lateness; 2],
+    /// Twice a typical send's cost (an average over the last 16 sends): how soon a
+    /// bottleneck frame must fall due for a returning one to wait for it.
+    guard: Time,
+    sent: [u64; 2],
+    /// Sends the interface refused for a while (retried, not lost).
+    retries: u64,
+}
+
+impl Default for Departures {
+    fn default() -> Self {
+        Departures {
+            late: Lateness::default(),
+            window: [Lateness::default(), Lateness::default()],
+            cost: [Lateness::default(), Lateness::default()],
+            guard: Time::from_us(10),
+            sent: [0; 2],
+            retries: 0,
+        }
+    }
+}
+
+impl Departures {
+    /// Sends the first frame of `line` if it is due, through `sock`; false if none is due or
+    /// the interface is busy (the frame then stays first, for the next turn).
+    fn send_next(
+        &mut self,
+        line: &mut DelayLines,
+        sock: &PacketSocket,
+        pool: &mut Pool,
+        side: usize,
+    ) -> std::io::Result<bool> {
+        let now = clock::now();
+        let Some(due) = line.next_due().filter(|&d| d <= now) else { return Ok(false) };
+        let (_, f) = line.pop_due(now).expect("due");
+        // A frame leaves when it is handed to the interface: the send call may go on to run
+        // the receiving host's stack (veth delivers in the sender's context).
+        let sent = clock::now();
+        if !sock.send(&pool.slot(f.slot)[..f.len as usize])? {
+            self.retries += 1;
+            line.unpop(due, f);
+            return Ok(false);
+        }
+        let took = clock::now() - sent;
+        self.late.record(due, sent);
+        self.window[side].record(due, sent);
+        self.cost[side].record(sent, sent + took);
+        self.guard = Time((self.guard.ps() * 15 + 2 * took.ps()) / 16);
+        self.sent[side] += 1;
+        pool.give(f.slot);
+        Ok(true)
+    }
 }
 
 /// CPU time this process used, user and system, seconds.
