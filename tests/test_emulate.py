@@ -67,6 +67,17 @@ def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
     assert "\n" not in text and message in text, text
 
 
+def test_the_emulation_section_is_checked_like_any_other() -> None:
+    """`[emulation]` is read by the same reader as the rest: a misspelt key is named with its
+    suggestion, a wrong type refused, and its default filled in."""
+    with pytest.raises(ScenarioError, match=r"emulation\.offlods: unknown key.*offloads"):
+        buflab.validate(buflab.load_scenario(SMALL, overrides={"emulation.offlods": True}))
+    with pytest.raises(ScenarioError, match=r"emulation\.offloads: got"):
+        buflab.validate(buflab.load_scenario(SMALL, overrides={"emulation.offloads": "yes"}))
+    assert buflab.validate(SMALL)["emulation"] == {"offloads": False}
+    assert not plan(SMALL, ["reno"]).offloads
+
+
 def test_the_flows_are_the_simulators_own_draws() -> None:
     """Same scenario and seed, same flows: start times and RTTs from the simulator's tables,
     the MSS from the packet size less the Ethernet, IPv4 and TCP headers (Linux counts the
@@ -168,6 +179,28 @@ def test_red_with_ecn_and_random_loss_run_in_the_datapath(tmp_path: Path) -> Non
     mean, sd = 0.01 * n, (0.01 * 0.99 * n) ** 0.5
     assert abs(s["loss_drops"] - mean) < 4.5 * sd, (s["loss_drops"], n)
     assert any("tcp_ecn" in note for note in e.emulation["notes"])
+
+
+@as_root
+def test_with_offloads_on_the_bottleneck_sees_super_packets(tmp_path: Path) -> None:
+    """`emulation.offloads = true` leaves TSO, GSO and GRO on, and shows what they do: the
+    datapath receives, queues and forwards (with their vnet headers) frames larger than the
+    1500-byte packets, each counted as one packet, so the same 30-packet buffer holds more
+    bytes. (Off, the default, the end-to-end test finds no frame above `packet`.)"""
+    from buflab.engine.emulation.runner import emulate
+
+    on = buflab.load_scenario(
+        SMALL, overrides={"emulation.offloads": True, "duration": "4s", "warmup": "1s"}
+    )
+    e = emulate(on, events_to=tmp_path / "e.parquet")
+    log = pd.read_parquet(tmp_path / "e.parquet")
+    # Larger than any frame the 1500-byte MTU allows (1514 B): super-packets, a good share of
+    # them (TSO sizes them to about a millisecond of the flow's rate: 2 to 3 segments here).
+    sizes = log.loc[log["event"] == "enqueue", "size"]
+    assert (sizes > 1514).mean() > 0.1 and sizes.max() >= 2 * 1500, sizes.describe()
+    assert e.summary["exact_buffer"] and e.summary["max_queue_pkts"] <= 30
+    assert (e.flows["bytes_acked"] > 0).all(), "super-packets reach the receivers whole"
+    assert any("offloads = true" in note for note in e.emulation["notes"])
 
 
 @as_root

@@ -15,11 +15,12 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use crate::ring::RxRing;
 use crate::sys::{check, set_int};
 
-/// The receive ring's shape: slots of 2 KiB (a 1514-byte frame and the kernel's header fit),
-/// 32 to a 64 KiB block, 128 blocks: 4,096 frames, 8 MiB an interface.
-const FRAME_SIZE: u32 = 2048;
-const BLOCK_SIZE: u32 = 1 << 16;
-const BLOCKS: u32 = 128;
+/// The receive ring: 8 MiB an interface, in slots of 2 KiB (a 1514-byte frame and the
+/// kernel's header fit), 4,096 of them; with offloads on, 32 MiB in slots that hold a 64 KB
+/// super-packet, 448 of them.
+const RING_BYTES: usize = 8 << 20;
+const SUPER_RING_BYTES: usize = 32 << 20;
+const PAGE: usize = 4096;
 
 /// One interface's socket.
 pub struct PacketSocket {
@@ -59,10 +60,16 @@ struct TpacketStats {
 }
 
 impl PacketSocket {
-    /// A socket bound to interface `name`, receiving every frame it gets through a ring.
-    pub fn open(name: &str) -> io::Result<PacketSocket> {
+    /// A socket bound to interface `name`, receiving every frame it gets through a ring whose
+    /// slots hold frames of up to `frame_max` bytes. With `vnet`, each frame comes and goes
+    /// with its `virtio_net_hdr` (`PACKET_VNET_HDR`): with offloads on, a super-packet keeps
+    /// its segmentation and checksum state through the datapath.
+    pub fn open(name: &str, frame_max: usize, vnet: bool) -> io::Result<PacketSocket> {
         let mut s = Self::open_copying(name)?;
-        s.map_ring()?;
+        if vnet {
+            set_int(s.fd.as_raw_fd(), libc::SOL_PACKET, libc::PACKET_VNET_HDR, 1, "PACKET_VNET_HDR")?;
+        }
+        s.map_ring(frame_max, vnet)?;
         Ok(s)
     }
 
@@ -107,21 +114,24 @@ impl PacketSocket {
         Ok(PacketSocket { fd, name: name.to_string(), ring: None })
     }
 
-    /// Maps a TPACKET_V2 receive ring (see [`crate::ring`] for why not V3).
-    fn map_ring(&mut self) -> io::Result<()> {
+    /// Maps a TPACKET_V2 receive ring (see [`crate::ring`] for why not V3) with slots for
+    /// frames of `frame_max` bytes: the kernel's header, a vnet header and the frame, rounded
+    /// up to whole pages; one block a slot, so that slots follow each other without gaps.
+    fn map_ring(&mut self, frame_max: usize, vnet: bool) -> io::Result<()> {
         let raw = self.fd.as_raw_fd();
-        set_int(
-            raw,
-            libc::SOL_PACKET,
-            libc::PACKET_VERSION,
-            libc::tpacket_versions::TPACKET_V2 as i32,
-            "PACKET_VERSION",
-        )?;
-        let frames = BLOCK_SIZE / FRAME_SIZE * BLOCKS;
-        let req =
-            TpacketReq { block_size: BLOCK_SIZE, block_nr: BLOCKS, frame_size: FRAME_SIZE, frame_nr: frames };
+        let v2 = libc::tpacket_versions::TPACKET_V2 as i32;
+        set_int(raw, libc::SOL_PACKET, libc::PACKET_VERSION, v2, "PACKET_VERSION")?;
+        let frame_size = (crate::ring::HEADER + 64 + frame_max).div_ceil(PAGE) * PAGE;
+        let bytes = if frame_max > crate::pool::SLOT { SUPER_RING_BYTES } else { RING_BYTES };
+        let frames = bytes / frame_size;
+        let req = TpacketReq {
+            block_size: frame_size as u32,
+            block_nr: frames as u32,
+            frame_size: frame_size as u32,
+            frame_nr: frames as u32,
+        };
         crate::sys::set_opt(raw, libc::SOL_PACKET, libc::PACKET_RX_RING, &req, "PACKET_RX_RING")?;
-        let len = (BLOCK_SIZE * BLOCKS) as usize;
+        let len = frame_size * frames;
         // SAFETY: maps the ring the kernel just made for this socket; checked below.
         let base = unsafe {
             libc::mmap(
@@ -141,27 +151,31 @@ impl PacketSocket {
         }
         let mapping = Mapping { base, len };
         let start = std::ptr::NonNull::new(base as *mut u8).expect("mmap succeeded");
-        // SAFETY: the mapping is `frames` slots of FRAME_SIZE bytes (blocks hold whole slots),
+        // SAFETY: the mapping is `frames` slots of `frame_size` bytes (a block each),
         // page-aligned, and lives as long as the ring beside it in `self`.
-        let ring = unsafe { RxRing::new(start, FRAME_SIZE as usize, frames as usize) };
+        let ring = unsafe { RxRing::new(start, frame_size, frames, vnet) };
         self.ring = Some((ring, mapping));
         Ok(())
     }
 
-    /// The next frame, handed to `take` (its bytes, and whether it was cut short, too long
-    /// for a slot), and given back; false when none waits. For a socket without a ring, the
-    /// frame is first read into `buf`.
-    pub fn receive(&mut self, buf: &mut [u8], take: impl FnOnce(&[u8], bool)) -> io::Result<bool> {
+    /// The next frame, handed to `take` (its bytes, whether it was cut short, too long for a
+    /// slot, and its vnet header on a socket that has them), and given back; false when none
+    /// waits. For a socket without a ring, the frame is first read into `buf`.
+    pub fn receive(
+        &mut self,
+        buf: &mut [u8],
+        take: impl FnOnce(&[u8], bool, Option<&[u8]>),
+    ) -> io::Result<bool> {
         match self.ring.as_mut() {
             Some((ring, _)) => {
                 let Some(frame) = ring.peek() else { return Ok(false) };
-                take(frame.bytes, frame.truncated);
+                take(frame.bytes, frame.truncated, frame.vnet);
                 ring.release();
                 Ok(true)
             }
             None => match self.recv(buf)? {
                 Some(n) => {
-                    take(&buf[..n.min(buf.len())], n > buf.len());
+                    take(&buf[..n.min(buf.len())], n > buf.len(), None);
                     Ok(true)
                 }
                 None => Ok(false),

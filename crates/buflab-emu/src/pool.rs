@@ -7,9 +7,19 @@
 
 use buflab_queue::Queued;
 
-/// The largest frame a slot holds (offloads are off: an Ethernet frame of up to 1514 B,
-/// plus room for a VLAN tag and jumbo headroom).
+/// The largest frame a slot holds with offloads off: an Ethernet frame of up to 1514 B, plus
+/// room for a VLAN tag and jumbo headroom.
 pub const SLOT: usize = 2048;
+
+/// The largest frame with offloads on: a GRO or TSO super-packet of up to 64 KB, and its
+/// Ethernet header.
+pub const SUPER_SLOT: usize = 65_536 + 256;
+
+/// The room before each frame for its `virtio_net_hdr` (10 bytes, ending where the frame
+/// begins, so that the two go out as one buffer): how the kernel describes a super-packet's
+/// segmentation and checksum when offloads are on (`PACKET_VNET_HDR`).
+pub const VNET_HDR: usize = 10;
+const HEAD: usize = 16;
 
 /// A frame waiting in the datapath: its slot, its length on the wire, what a discipline may
 /// have done to it, and for the event log its flow and sequence number.
@@ -43,16 +53,26 @@ impl Queued for Frame {
     }
 }
 
-/// Slots of bytes.
+/// Slots of bytes, each a frame of up to `size` bytes and the room for its vnet header.
 pub struct Pool {
     bytes: Vec<u8>,
     free: Vec<u32>,
+    size: usize,
 }
 
 impl Pool {
-    /// A pool of `slots` slots.
-    pub fn new(slots: u32) -> Pool {
-        Pool { bytes: vec![0; slots as usize * SLOT], free: (0..slots).rev().collect() }
+    /// A pool of `slots` slots for frames of up to `size` bytes.
+    pub fn new(slots: u32, size: usize) -> Pool {
+        Pool { bytes: vec![0; slots as usize * (HEAD + size)], free: (0..slots).rev().collect(), size }
+    }
+
+    /// The largest frame a slot holds.
+    pub fn slot_size(&self) -> usize {
+        self.size
+    }
+
+    fn at(&self, slot: u32) -> usize {
+        slot as usize * (HEAD + self.size)
     }
 
     /// A free slot, if any.
@@ -70,14 +90,27 @@ impl Pool {
         self.free.len()
     }
 
+    /// The frame's bytes (the whole slot; the frame is its first `len`).
     pub fn slot(&self, slot: u32) -> &[u8] {
-        let at = slot as usize * SLOT;
-        &self.bytes[at..at + SLOT]
+        let at = self.at(slot) + HEAD;
+        &self.bytes[at..at + self.size]
     }
 
     pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
-        let at = slot as usize * SLOT;
-        &mut self.bytes[at..at + SLOT]
+        let at = self.at(slot) + HEAD;
+        &mut self.bytes[at..at + self.size]
+    }
+
+    /// The vnet header kept before the frame in `slot`.
+    pub fn vnet_mut(&mut self, slot: u32) -> &mut [u8] {
+        let at = self.at(slot) + HEAD - VNET_HDR;
+        &mut self.bytes[at..at + VNET_HDR]
+    }
+
+    /// The vnet header and the frame's first `len` bytes, as one buffer.
+    pub fn with_vnet(&self, slot: u32, len: usize) -> &[u8] {
+        let at = self.at(slot) + HEAD;
+        &self.bytes[at - VNET_HDR..at + len]
     }
 }
 
@@ -87,7 +120,7 @@ mod tests {
 
     #[test]
     fn slots_are_handed_out_once_until_returned() {
-        let mut p = Pool::new(2);
+        let mut p = Pool::new(2, SLOT);
         let (a, b) = (p.take().unwrap(), p.take().unwrap());
         assert_ne!(a, b);
         assert_eq!(p.take(), None);
@@ -95,5 +128,9 @@ mod tests {
         p.give(a);
         assert_eq!(p.take(), Some(a));
         assert_eq!(p.slot(a)[0], 7);
+        // The vnet header sits right before the frame, and the two read as one buffer.
+        p.vnet_mut(a).copy_from_slice(&[1; VNET_HDR]);
+        assert_eq!(p.with_vnet(a, 2), &[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 7, 0]);
+        assert_eq!(p.slot(b).len(), SLOT);
     }
 }

@@ -36,6 +36,8 @@ const SNAPLEN: usize = 8;
 const MAC: usize = 12;
 /// `sizeof(struct tpacket2_hdr)`.
 pub const HEADER: usize = 32;
+/// `sizeof(struct virtio_net_hdr)`.
+const VNET: usize = 10;
 
 /// A frame the kernel handed over.
 #[derive(Debug, PartialEq, Eq)]
@@ -48,6 +50,9 @@ pub struct Received<'a> {
     pub truncated: bool,
     /// The kernel dropped frames before this one, ring full (`TP_STATUS_LOSING`).
     pub after_losses: bool,
+    /// On a socket with `PACKET_VNET_HDR`, the frame's `virtio_net_hdr` (the 10 bytes the
+    /// kernel writes right before it).
+    pub vnet: Option<&'a [u8]>,
 }
 
 /// A reader of a ring of `frames` slots of `frame_size` bytes at `base`.
@@ -57,6 +62,8 @@ pub struct RxRing {
     frames: usize,
     /// The slot to look at next.
     next: usize,
+    /// Frames come with their vnet header before them (`PACKET_VNET_HDR`).
+    vnet: bool,
 }
 
 impl RxRing {
@@ -64,12 +71,12 @@ impl RxRing {
     /// `base` must point to `frame_size × frames` bytes, 16-byte aligned (`frame_size` a
     /// multiple of 16), that stay valid and are written only by the kernel's ring protocol
     /// (or a test playing its part) for the life of the reader.
-    pub unsafe fn new(base: NonNull<u8>, frame_size: usize, frames: usize) -> RxRing {
+    pub unsafe fn new(base: NonNull<u8>, frame_size: usize, frames: usize, vnet: bool) -> RxRing {
         assert!(
             frame_size >= HEADER && frame_size.is_multiple_of(16) && frames > 0,
             "a ring of aligned slots"
         );
-        RxRing { base, frame_size, frames, next: 0 }
+        RxRing { base, frame_size, frames, next: 0, vnet }
     }
 
     fn slot(&self, i: usize) -> *mut u8 {
@@ -107,11 +114,16 @@ impl RxRing {
         // SAFETY: start..end lies inside slot i, which the kernel will not touch until we
         // release it.
         let bytes = unsafe { std::slice::from_raw_parts(self.slot(i).add(start), end - start) };
+        let vnet = (self.vnet && start >= HEADER + VNET).then(|| {
+            // SAFETY: the VNET bytes before the frame, inside slot i after its header.
+            unsafe { std::slice::from_raw_parts(self.slot(i).add(start - VNET), VNET) }
+        });
         Some(Received {
             bytes,
             len,
             truncated: status & TP_STATUS_COPY != 0 || snaplen < len as usize,
             after_losses: status & TP_STATUS_LOSING != 0,
+            vnet,
         })
     }
 
@@ -165,6 +177,7 @@ mod tests {
             }
             let snap = len.min(FRAME - MAC_AT);
             s[MAC_AT..MAC_AT + snap].fill(fill);
+            s[MAC_AT - 10..MAC_AT].fill(0xee);
             s[LEN..LEN + 4].copy_from_slice(&(len as u32).to_ne_bytes());
             s[SNAPLEN..SNAPLEN + 4].copy_from_slice(&(snap as u32).to_ne_bytes());
             s[MAC..MAC + 2].copy_from_slice(&(MAC_AT as u16).to_ne_bytes());
@@ -179,7 +192,7 @@ mod tests {
     fn frames_come_in_order_and_slots_go_back_to_the_kernel_round_the_ring() {
         let mut k = Kernel::new(4);
         // SAFETY: the kernel's memory outlives the ring, and only the protocol touches it.
-        let mut ring = unsafe { RxRing::new(k.base(), FRAME, 4) };
+        let mut ring = unsafe { RxRing::new(k.base(), FRAME, 4, false) };
         assert_eq!(ring.peek(), None, "nothing written yet");
         for round in 0..3u8 {
             for j in 0..4u8 {
@@ -200,7 +213,7 @@ mod tests {
     fn a_frame_too_long_for_its_slot_and_losses_before_it_are_told() {
         let mut k = Kernel::new(2);
         // SAFETY: as above.
-        let mut ring = unsafe { RxRing::new(k.base(), FRAME, 2) };
+        let mut ring = unsafe { RxRing::new(k.base(), FRAME, 2, true) };
         assert!(k.write(1500, 1, TP_STATUS_LOSING));
         let f = ring.peek().expect("handed over");
         assert!(f.truncated && f.after_losses && f.len == 1500);
@@ -209,5 +222,7 @@ mod tests {
         assert!(k.write(60, 2, 0));
         let f = ring.peek().expect("handed over");
         assert!(!f.truncated && !f.after_losses);
+        // With vnet headers on, the 10 bytes before the frame are its header.
+        assert_eq!(f.vnet, Some(&[0xee; 10][..]));
     }
 }

@@ -23,6 +23,7 @@
 mod autosize;
 pub mod bump;
 mod dist;
+mod emulation;
 pub mod facts;
 pub mod monitor;
 pub mod network;
@@ -60,6 +61,8 @@ pub struct Scenario {
     pub spans: Vec<HopSpan>,
     /// The live auto-sizer (`[autosize]` with a target), or None.
     pub autosize: Option<crate::autosize::Config>,
+    /// What only an emulation uses (`[emulation]`).
+    pub emulation: emulation::Emulation,
 }
 
 /// Largest number of flows a scenario may ask for (flow ids are 32-bit; memory is the real limit).
@@ -92,10 +95,22 @@ impl Scenario {
         let monitor = monitor.finish(&entries.traffic, &net.network.bumps)?;
         let network = net.finish(traffic::typical_packet(&entries.traffic));
         let autosize = autosize::read(&mut root, &network, &entries, duration - warmup, &mut asked)?;
+        let emulation = emulation::read(&mut root, &mut asked)?;
         root.finish(&mut asked)?;
         let traffic::Entries { traffic, cross, spans } = entries;
-        let scenario =
-            Scenario { name, seed, duration, warmup, network, monitor, traffic, cross, spans, autosize };
+        let scenario = Scenario {
+            name,
+            seed,
+            duration,
+            warmup,
+            network,
+            monitor,
+            traffic,
+            cross,
+            spans,
+            autosize,
+            emulation,
+        };
         Ok((scenario, asked))
     }
 
@@ -106,7 +121,7 @@ impl Scenario {
         let foreign = &scenario.network.topology.foreign_keys();
         let mut out = v.clone();
         fill_defaults(&mut out, "", foreign);
-        for section in ["network", "monitor"] {
+        for section in ["network", "monitor", "emulation"] {
             fill_defaults(&mut out[section], section, foreign);
         }
         if let Some(spec) = &scenario.network.switch {

@@ -10,6 +10,8 @@
 //! `--delay-rev` (default 0). With `--events PATH`, the bottleneck's event log of the whole
 //! run goes to PATH (rows of `LogRow::BYTES`, times on the monotonic clock; the report's
 //! `epoch_ps` is the run's time 0 on it).
+//! With `--offloads`, the interfaces are taken to keep their offloads: frames are super-packets
+//! of up to 64 KB, read and sent with their vnet headers (`PACKET_VNET_HDR`).
 //! With `--control PATH`, a Unix socket takes commands (`counts`, `buffer LIMIT`, `mark`;
 //! see the `control` module). With `--access-rate`, each flow first crosses an access link of
 //! its own at that rate (the scenario's `network.access.rate`), as in the simulator.
@@ -33,7 +35,7 @@ use buflab_emu::bottleneck::{Bottleneck, LogRow};
 use buflab_emu::control::{Command, Control};
 use buflab_emu::delay_line::DelayLines;
 use buflab_emu::fidelity::Lateness;
-use buflab_emu::pool::{Frame, Pool, SLOT};
+use buflab_emu::pool::{Frame, Pool, SLOT, SUPER_SLOT};
 use buflab_emu::{clock, ip};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -82,6 +84,9 @@ struct Args {
     seed: u64,
     /// The probability that an arriving data frame is lost before the bottleneck (`--loss`).
     loss: f64,
+    /// The interfaces keep their offloads (`--offloads`): frames are super-packets of up to
+    /// 64 KB with vnet headers, each counted, serialized and dropped as one.
+    offloads: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -151,6 +156,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             None => 1,
             Some(v) => v.parse().map_err(|_| format!("--seed: got {v:?}; expected a whole number"))?,
         },
+        offloads: args.iter().any(|x| x == "--offloads"),
         loss: match opt("--loss") {
             None => 0.0,
             Some(v) => v
@@ -218,8 +224,10 @@ fn main() -> ExitCode {
 }
 
 fn run(a: Args) -> std::io::Result<()> {
-    let mut left = PacketSocket::open(&a.left)?;
-    let mut right = PacketSocket::open(&a.right)?;
+    // With offloads on, frames are super-packets of up to 64 KB, each with its vnet header.
+    let frame_max = if a.offloads { SUPER_SLOT } else { SLOT };
+    let mut left = PacketSocket::open(&a.left, frame_max, a.offloads)?;
+    let mut right = PacketSocket::open(&a.right, frame_max, a.offloads)?;
     // Die with the process that started us (`buflab emulate`), even if it is killed with
     // SIGKILL: a busy-polling datapath must never outlive its run.
     // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; getppid has no arguments.
@@ -238,7 +246,9 @@ fn run(a: Args) -> std::io::Result<()> {
     if let Some(cpu) = a.cpu {
         pin_to(cpu)?;
     }
-    let mut pool = Pool::new(a.slots);
+    // As many bytes for super-packets as for 32,768 ordinary frames' worth of slots, at most.
+    let slots = if a.offloads { a.slots.min(4096) } else { a.slots };
+    let mut pool = Pool::new(slots, frame_max);
     let mut bottleneck = Bottleneck::new(a.rate, a.buffer, discipline(&a).map_err(std::io::Error::other)?);
     // The simulator's random loss (`loss.rs` of buflab-core): each arriving data frame of a
     // flow is lost with probability `--loss`, before the bottleneck's queue sees it.
@@ -251,8 +261,8 @@ fn run(a: Args) -> std::io::Result<()> {
     let flow_of = |port: u16| port.checked_sub(a.port_base).map(usize::from).filter(|&i| i < a.rtts.len());
     let mut access = a.access_rate.map(|r| AccessLinks::new(r, a.rtts.len()));
     let (mut out, mut dropped) = (Vec::new(), Vec::new());
-    let mut scratch = vec![0u8; SLOT];
-    let mut out_side = Departures::default();
+    let mut scratch = vec![0u8; frame_max];
+    let mut out_side = Departures { vnet: a.offloads, ..Departures::default() };
     let mut totals = Totals::default();
     let start = clock::now();
     let mut events = match &a.events {
@@ -475,9 +485,12 @@ fn read_batch(
     let mut got = 0;
     for _ in 0..BATCH {
         let mut frame = None;
-        let more = sock.receive(scratch, |bytes, truncated| match pool.take() {
-            Some(slot) if !truncated && bytes.len() <= SLOT => {
+        let more = sock.receive(scratch, |bytes, truncated, vnet| match pool.take() {
+            Some(slot) if !truncated && bytes.len() <= pool.slot_size() => {
                 pool.slot_mut(slot)[..bytes.len()].copy_from_slice(bytes);
+                if let Some(header) = vnet {
+                    pool.vnet_mut(slot).copy_from_slice(header);
+                }
                 frame = Some(Frame { slot, len: bytes.len() as u32, ..Frame::default() });
             }
             other => {
@@ -513,6 +526,8 @@ struct Departures {
     sent: [u64; 2],
     /// Sends the interface refused for a while (retried, not lost).
     retries: u64,
+    /// Frames go out with their vnet header (offloads on).
+    vnet: bool,
 }
 
 impl Default for Departures {
@@ -524,6 +539,7 @@ impl Default for Departures {
             guard: Time::from_us(10),
             sent: [0; 2],
             retries: 0,
+            vnet: false,
         }
     }
 }
@@ -544,7 +560,12 @@ impl Departures {
         // A frame leaves when it is handed to the interface: the send call may go on to run
         // the receiving host's stack (veth delivers in the sender's context).
         let sent = clock::now();
-        if !sock.send(&pool.slot(f.slot)[..f.len as usize])? {
+        let bytes = if self.vnet {
+            pool.with_vnet(f.slot, f.len as usize)
+        } else {
+            &pool.slot(f.slot)[..f.len as usize]
+        };
+        if !sock.send(bytes)? {
             self.retries += 1;
             line.unpop(due, f);
             return Ok(false);

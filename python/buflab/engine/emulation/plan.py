@@ -68,6 +68,8 @@ class Plan:
     loss: float
     ecn: bool
     seed: int
+    # `emulation.offloads`: TSO, GSO and GRO left on (the datapath then moves super-packets).
+    offloads: bool
     # Each flow's access link, emulated in the datapath (the simulator's private access links).
     access_rate: str
     cc: str
@@ -170,6 +172,14 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         raise refuse(
             "traffic.0.packet", first["packet"], f"at least {88 + HEADERS}B (an MSS of 88 B)"
         )
+    offloads = bool(s["emulation"]["offloads"])
+    if offloads:
+        notes.append(
+            "emulation.offloads = true: TSO, GSO and GRO stay on, so the bottleneck receives, "
+            "counts, serializes and drops super-packets of up to 64 KB as single packets (a "
+            "buffer in packets then holds up to 43 times more bytes): what a Mininet setup "
+            "left at its defaults measures, not the model"
+        )
     flows = simulate(s, duration="1us", warmup="0s").flows
     traced = s["monitor"]["trace_flows"]
     trace_flows = list(range(len(flows))) if traced == "all" else [int(i) for i in traced]
@@ -186,6 +196,7 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         loss=float(net.get("loss", 0.0)),
         ecn=bool(first["ecn"]),
         seed=int(s["seed"]),
+        offloads=offloads,
         duration_s=parse_time(s["duration"]),
         warmup_s=parse_time(s["warmup"]),
         rate_bps=int(parse_rate(b["rate"])),

@@ -183,7 +183,7 @@ def emulate(
     with tempfile.TemporaryDirectory(prefix="buflab-emulate-") as scratch:
         files = _Scratch(Path(scratch))
         control = DatapathControl(files.control)
-        with Testbed.for_this_process(offloads=False) as tb:
+        with Testbed.for_this_process(offloads=p.offloads) as tb:
             try:
                 reports = _run(tb, p, procs, files, control, while_running)
             finally:
@@ -305,6 +305,8 @@ def _run(
         queue += ["--param", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
     if p.loss > 0:
         queue += ["--loss", repr(p.loss)]
+    if p.offloads:
+        queue += ["--offloads"]
     dp = start(
         tb.router, datapath, "--left", left, "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--access-rate", p.access_rate,

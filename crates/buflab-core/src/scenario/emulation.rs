@@ -1,0 +1,23 @@
+//! The `emulation` section: settings that only `buflab emulate` (real Linux TCP in network
+//! namespaces) has a use for.
+//!
+//! Read first: [`super`] (how `Scenario::read` calls one reader per section). Owns the reader
+//! of `emulation.*`. The simulator has no kernel, no NIC offloads and no datapath: it reads
+//! the section so that a misspelt key is an error in either, and otherwise leaves it to the
+//! emulator, whose runner (Python's `buflab.engine.emulation`) reads the validated values.
+
+use super::reader::{Asked, Result, Table};
+
+/// `[emulation]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Emulation {
+    /// Leave the interfaces' segmentation and checksum offloads on (TSO, GSO, GRO).
+    pub offloads: bool,
+}
+
+pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<Emulation> {
+    let mut em = root.table("emulation", "emulation")?;
+    let offloads = em.boolean("offloads")?;
+    em.finish(asked)?;
+    Ok(Emulation { offloads })
+}
