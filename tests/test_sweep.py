@@ -113,3 +113,98 @@ def test_sweep_command(tmp_path: Path, tiny_file: Path) -> None:
         ],
     )  # fmt: skip
     assert "0 runs simulated, 8 found" in again.stdout, "--vary order does not change run ids"
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process whose parent chain leads to `pid` (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def test_a_sweep_killed_with_sigkill_leaves_no_process_and_resumes(tmp_path: Path) -> None:
+    """kill -9 of a sweep's main process mid-sweep: its workers (and multiprocessing's
+    resource tracker) are gone within seconds instead of running on under pid 1, every run
+    file it finished reads whole (one being written stays a temporary file), and the same
+    command then runs exactly the runs that were lacking and clears the temporaries."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    scenario = tmp_path / "slow.toml"
+    # Each run takes about two seconds (5 minutes of a 1 Gb/s link): long enough to be
+    # killed in the middle of the sweep.
+    scenario.write_text(
+        'duration = "300s"\n[network]\nbottleneck = { rate = "1Gbps", buffer = "100pkt" }\n'
+        'rtt = "20ms..40ms"\n[[traffic]]\nkind = "long_lived"\nflows = 20\n'
+    )
+    out = tmp_path / "out"
+    buflab = str(Path(sys.executable).parent / "buflab")
+    buffers = "network.bottleneck.buffer=5pkt,10pkt,20pkt,40pkt"
+    argv = [buflab, "sweep", str(scenario), "--vary", buffers, "--jobs", "2", "--out", str(out)]
+    sweep = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(_descendants(sweep.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    children = _descendants(sweep.pid)
+    assert len(children) >= 2, "the workers started"
+    assert sweep.poll() is None, "killed mid-sweep, not after it"
+    sweep.send_signal(signal.SIGKILL)
+    sweep.wait()
+    deadline = time.monotonic() + 10
+    alive = set(children)
+    while alive and time.monotonic() < deadline:
+        alive = {pid for pid in alive if Path(f"/proc/{pid}").exists() and _not_zombie(pid)}
+        time.sleep(0.1)
+    assert not alive, f"orphans left running: {alive}"
+    # Whatever was being written is a temporary file at most; every finished run file reads.
+    for finished in (out / "runs").glob("*.json"):
+        json.loads(finished.read_text())
+    done_before = len(list((out / "runs").glob("*.json")))
+    assert done_before < 4, "some runs were lacking"
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"{4 - done_before} runs simulated, {done_before} found" in again.stdout
+    assert len(pd.read_csv(out / "results.csv")) == 4
+    assert os.path.getsize(out / "summary.csv") > 0
+    assert not list(out.glob("**/.*.tmp")) and not list(out.glob("**/.*.partial"))
+
+
+def _not_zombie(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_table_write_that_fails_keeps_the_old_table(tmp_path: Path) -> None:
+    """Tables are written to a temporary file and renamed: a write that fails midway (a full
+    disk, Ctrl-C) leaves the previous table whole and no temporary file behind."""
+    from buflab.engine.files import write_atomically
+
+    table = tmp_path / "results.csv"
+    table.write_text("old,table\n1,2\n")
+
+    def half_then_fail(path: Path) -> None:
+        path.write_text("new,tab")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(table, half_then_fail)
+    assert table.read_text() == "old,table\n1,2\n"
+    assert list(tmp_path.iterdir()) == [table]
+    write_atomically(table, lambda path: path.write_text("new,table\n"))
+    assert table.read_text() == "new,table\n"

@@ -5,6 +5,11 @@ distribution with n − 1 degrees of freedom; with n = 3 the normal 1.96 would b
 narrow. The t quantile is found by bisection on the exact closed-form distribution for an
 integer number of degrees of freedom (Abramowitz and Stegun 26.7.3–26.7.4).
 
+Why not `scipy.stats.t.ppf`: it is the one function buflab would take from SciPy, a
+dependency of tens of megabytes whose `stats` module costs sweep workers and `buflab sweep`
+a noticeable import on start; the closed form is exact for the integer degrees of freedom a
+sweep has (runs − 1), and `tests/test_stats.py` checks it against the printed t table.
+
 Plain arithmetic: it must not know buflab's runs or results.
 """
 

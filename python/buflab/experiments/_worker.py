@@ -7,18 +7,31 @@ It must not know plans or files: one scenario text in, one summary out.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
+import sys
 from typing import Any
 
 from buflab.analysis.bumps import bump_metrics
 from buflab.engine import run_engine
 
+# linux/prctl.h: the signal a process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
 
-def ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group. Workers ignore it so that only the parent
-    # reacts (saving results, printing one line) and workers print no tracebacks; the
-    # parent then terminates them.
+
+def start_worker(parent: int) -> None:
+    """A worker's first act. Ctrl-C reaches the whole process group: workers ignore it so
+    that only the parent reacts (saving results, printing one line) and workers print no
+    tracebacks; the parent then terminates them. And a worker dies with its parent, even
+    one killed with SIGKILL, which can stop nothing: the kernel sends it SIGKILL then
+    (PR_SET_PDEATHSIG), and one whose parent is already gone exits at once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def run_summary(scenario_text: str) -> dict[str, Any]:

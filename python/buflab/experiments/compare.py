@@ -12,12 +12,14 @@ its `duration`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from buflab.engine.emulation.runner import emulate
+from buflab.engine.files import write_atomically
 from buflab.engine.result import Result
 from buflab.engine.runner import run as simulate
 from buflab.experiments.sweep import Plan, Vary
@@ -123,7 +125,7 @@ def write_compare(
     """compare.csv and the figure of every point, and with `kept` (see `compare`) each
     point's detail figure, `compare_point1`, `compare_point2`, …"""
     out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / "compare.csv", index=False)
+    write_atomically(out / "compare.csv", partial(frame.to_csv, index=False))
     files = [out / "compare.csv", *save(compare_figure(frame, key, title, footer), out, "compare")]
     for k, (point, sim, real) in enumerate(kept, start=1):
         where = ", ".join(f"{name} = {value}" for name, value in point.items())

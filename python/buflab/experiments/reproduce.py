@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,7 @@ import pandas as pd
 from buflab import __version__
 from buflab.analysis import theory
 from buflab.engine import core, scenario_json
+from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Overrides
 from buflab.experiments import recipes
 from buflab.experiments.report import (
@@ -65,7 +67,8 @@ def reproduce(
     report = run_and_report(plan, header, out, jobs, stem, title, progress)
     comparisons = compare_published(report.view)
     if comparisons:
-        comparison_frame(comparisons).to_csv(out / "published.csv", index=False)
+        table = comparison_frame(comparisons)
+        write_atomically(out / "published.csv", partial(table.to_csv, index=False))
     thresholds, figures = write_thresholds(report.view, out, stem, __version__)
     report.figures.extend(figures)
     reader = READERS.get(stem)

@@ -10,12 +10,14 @@ printed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from buflab.engine import ScenarioError
+from buflab.engine.files import write_atomically
 from buflab.engine.runner import load_scenario
 from buflab.engine.scenario import Overrides, ScenarioSource
 from buflab.experiments.sizing import (
@@ -146,7 +148,8 @@ def size_curves(
         )
         curve.series = (resolved.key, value)
         curves.append(curve)
-        pd.concat([c.frame() for c in curves]).to_csv(out / "sizes.csv", index=False)
+        table = pd.concat([c.frame() for c in curves])
+        write_atomically(out / "sizes.csv", partial(table.to_csv, index=False))
         if on_series:
             on_series(curve)
     sizing_plot.write_curve_figure(curves, tree, kw.get("runs", 1), out)

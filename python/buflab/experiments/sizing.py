@@ -36,6 +36,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ import pandas as pd
 from buflab.analysis import theory
 from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
+from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Scenario, apply_overrides
 from buflab.experiments.load import offered_load
 from buflab.experiments.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
@@ -441,7 +443,8 @@ def size_curve(
         sizing.rules = rule_sizes(at_value, target)
         point = SizePoint(value, at_value, sizing, directory)
         curve.points.append(point)
-        curve.frame().to_csv(out / "sizes.csv", index=False)
+        table = curve.frame()
+        write_atomically(out / "sizes.csv", partial(table.to_csv, index=False))
         if on_point:
             on_point(point)
     return curve

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,10 @@ import pandas as pd
 
 from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
+from buflab.engine.files import write_atomically
 from buflab.engine.memory import check_growth, check_memory
 from buflab.engine.scenario import Scenario, apply_overrides, parse_value
-from buflab.experiments._worker import ignore_sigint, run_summary
+from buflab.experiments._worker import run_summary, start_worker
 
 # The engine's default seed (docs/scenario.md); a test checks that they agree.
 DEFAULT_SEED = 1
@@ -191,6 +193,10 @@ def run_sweep(
     out = Path(out)
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
+    # A sweep killed mid-write (kill -9, a power cut) leaves the run it was writing as a
+    # temporary file, never as a finished one: that run is simply run again.
+    for stale in [*runs_dir.glob(".*.json.tmp"), *out.glob(".*.partial")]:
+        stale.unlink(missing_ok=True)
     pending = [run for run in plan.runs if not _is_done(run, runs_dir)]
     if pending:
         _validate_points(pending)
@@ -277,7 +283,8 @@ def _execute(
     pool = ProcessPoolExecutor(
         max_workers=min(jobs, len(pending)),
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=ignore_sigint,
+        initializer=start_worker,
+        initargs=(os.getpid(),),
     )
     futures: dict[Future[dict[str, Any]], PlannedRun] = {
         pool.submit(run_summary, scenario_json(run.scenario)): run for run in pending
@@ -355,6 +362,7 @@ def write_tables(plan: Plan, out: str | Path) -> tuple[pd.DataFrame, pd.DataFram
     """Write results.csv and summary.csv for the runs finished so far; return both tables."""
     results = load_results(plan, out)
     summary = summarize(results, plan.keys) if len(results) else pd.DataFrame()
-    results.to_csv(Path(out) / "results.csv", index=False)
-    summary.to_csv(Path(out) / "summary.csv", index=False)
+    # Written whole or not at all: a kill mid-write keeps the previous tables.
+    write_atomically(Path(out) / "results.csv", partial(results.to_csv, index=False))
+    write_atomically(Path(out) / "summary.csv", partial(summary.to_csv, index=False))
     return results, summary

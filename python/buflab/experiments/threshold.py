@@ -12,6 +12,7 @@ It reads a finished sweep and must not know how the sweep ran.
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from matplotlib.ticker import ScalarFormatter
 from rich.table import Table
 
 from buflab import plots
+from buflab.engine.files import write_atomically
 from buflab.experiments.recipes import short_key
 from buflab.experiments.report import SweepView, format_metric, metric_label
 
@@ -64,7 +66,7 @@ def write_thresholds(
     frame = threshold_frame(view)
     if frame is None:
         return None, []
-    frame.to_csv(out / "threshold.csv", index=False)
+    write_atomically(out / "threshold.csv", partial(frame.to_csv, index=False))
     if len(view.line_keys) != 1 or not all(map(_is_number, frame[view.line_keys[0]])):
         return frame, []
     return frame, plots.save(threshold_figure(view, frame, version), out, f"{stem}_threshold")
