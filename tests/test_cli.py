@@ -265,8 +265,45 @@ def test_ctrl_c_stops_a_single_run_within_a_second(tmp_path: Path) -> None:
     # about a hundredth of a second (measured: 0.08 s).
     _, err = run.communicate(timeout=30)
     assert run.returncode == 130, err
-    assert err.strip().splitlines() == ["interrupted: the run was stopped; no results were written"]
+    lines = err.strip().splitlines()
+    # A run this long says so first (defect 5: how long it will take, with its progress).
+    assert lines[0].startswith("note: this run simulates 20,000 s: about 250,000,000 packets")
+    assert lines[-1] == "interrupted: the run was stopped; no results were written"
     assert not out.exists()
+
+
+def test_a_long_run_is_estimated_from_its_links_and_a_short_one_is_not_announced() -> None:
+    """The estimate is the bottleneck's packets in the simulated time (rate × duration ÷
+    packet size) at the engine's usual speed; only runs above half a minute are announced."""
+    from buflab.engine.runner import load_scenario, validate
+    from buflab.engine.wall_time import DEPARTURES_PER_WALL_SECOND, announcement, estimate
+
+    long = estimate(validate(load_scenario(EXAMPLES / "dumbbell.toml", duration="20000s")))
+    assert long.packets == 100e6 * 20000 / (8 * 1000)  # 100 Mb/s, 1000-byte packets
+    assert long.wall_s == long.packets / DEPARTURES_PER_WALL_SECOND and long.announced
+    assert "roughly 83 seconds" in announcement(long)
+    assert not estimate(validate(load_scenario(EXAMPLES / "dumbbell.toml"))).announced
+
+
+def test_open_loop_arrivals_and_autosize_steps_that_would_exhaust_memory_are_refused(
+    tmp_path: Path,
+) -> None:
+    """Hardening issue, defect 4: `open_loop` at 10⁹ arrivals a second and an
+    `autosize.interval` of 1 ns died by SIGABRT (every arrival keeps its flow and row; every
+    step is a row). Each is now one line naming the key, before anything runs."""
+    path = tmp_path / "open.toml"
+    path.write_text(
+        'duration = "10s"\n[network]\nbottleneck = { rate = "100Mbps" }\n'
+        '[[traffic]]\nkind = "open_loop"\narrivals = 1e9\n'
+    )
+    assert_one_line_error(
+        invoke("run", path), "traffic.0.arrivals: got 1,000,000,000", "10,000,000,000 flows"
+    )
+    sized = invoke(
+        "run", EXAMPLES / "dumbbell.toml",
+        "--set", "autosize.target_utilization=0.98", "--set", 'autosize.interval="1ns"',
+    )  # fmt: skip
+    assert_one_line_error(sized, "autosize.interval", "steps over the measured")
 
 
 def test_a_source_faster_than_its_unlimited_access_link_is_refused(tmp_path: Path) -> None:

@@ -37,8 +37,9 @@ def tables() -> dict[str, dict[str, Any]]:
     these, in this order (the event log is apart: see `buflab.engine.events`).
     """
 
-def run(scenario_json: str, event_sink: Any = None) -> dict[str, Any]:
-    """Run one scenario to completion (releases the GIL while simulating).
+def run(scenario_json: str, event_sink: Any = None, progress: Any = None) -> dict[str, Any]:
+    """Run one scenario to completion (releases the GIL while simulating). `progress`, if
+    given, is called with the simulated seconds reached, at most four times a second.
 
     Returns a dict with:
       "summary":    dict[str, float | int | str | None]  the keys `tables()["summary"]`
@@ -89,3 +90,18 @@ def parse_quantity(text: str, kind: str) -> float:
 def parse_range(text: str, kind: str) -> tuple[float, float]:
     """A range "lo..hi" of `kind` (or one value, as (value, value)), each end read as
     `parse_quantity` reads it; ValueError if an end does not read or lo > hi."""
+
+def replay_queue_log(
+    scenario_json: str,
+    path: str,
+    rate_bps: int,
+    buffer: str,
+    window_start_ps: int,
+    window_end_ps: int,
+    interval_ps: int,
+    offset_ps: int,
+) -> dict[str, Any]:
+    """An emulated run's result rebuilt from its datapath's raw event log at `path`: the
+    summary's queue figures, the links row and the time series, as `run` returns them,
+    counted by the simulator's own queue monitor (no flows)."""
+    ...

@@ -128,12 +128,12 @@ pub fn run_streaming_events(
 }
 
 /// Runs the scenario as [`run`] does (or [`run_streaming_events`] with a `sink`), asking
-/// `interrupt` every 65,536 events whether to stop: None if it said so (Ctrl-C), the results
-/// otherwise.
+/// `interrupt` every 65,536 events, with the simulated time reached, whether to stop (the
+/// caller's Ctrl-C, and its progress display): None if it said so, the results otherwise.
 pub fn run_interruptible(
     scenario: &scenario::Scenario,
     sink: Option<Box<dyn monitor::EventSink>>,
-    interrupt: Box<dyn FnMut() -> bool + Send>,
+    interrupt: Box<dyn FnMut(units::Time) -> bool + Send>,
 ) -> Option<result::RunResult> {
     let mut net = topology::build(scenario);
     if let Some(sink) = sink {

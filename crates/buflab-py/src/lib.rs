@@ -137,11 +137,12 @@ fn parse_range(text: &str, kind: &str) -> PyResult<(f64, f64)> {
 /// the event log (`monitor.events`) is streamed to it in batches (see `event_batch`) instead of
 /// returned; the GIL is taken only to hand a batch over.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, event_sink=None))]
+#[pyo3(signature = (scenario_json, event_sink=None, progress=None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     event_sink: Option<PyObject>,
+    progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let v = parse(scenario_json)?;
     let scenario = Scenario::from_value(&v).map_err(scenario_error)?;
@@ -150,15 +151,27 @@ fn run<'py>(
     let failure = Arc::new(Mutex::new(None));
     // Ctrl-C: the run asks Python now and then whether a signal came; a KeyboardInterrupt
     // stops it and is raised as it was.
+    // `progress`, if given, is called with the simulated seconds reached, at most four times
+    // a second of wall time (an exception from it stops the run as Ctrl-C does).
     let signalled = failure.clone();
-    let interrupt = Box::new(move || {
-        Python::with_gil(|py| match py.check_signals() {
-            Ok(()) => false,
-            Err(error) => {
-                if let Ok(mut slot) = signalled.lock() {
-                    slot.get_or_insert(error);
+    let mut shown = std::time::Instant::now();
+    let interrupt = Box::new(move |now: buflab_core::units::Time| {
+        Python::with_gil(|py| {
+            let mut outcome = py.check_signals();
+            if let (Ok(()), Some(callback)) = (&outcome, &progress) {
+                if shown.elapsed() >= std::time::Duration::from_millis(250) {
+                    shown = std::time::Instant::now();
+                    outcome = callback.call1(py, (now.secs_f64(),)).map(|_| ());
                 }
-                true
+            }
+            match outcome {
+                Ok(()) => false,
+                Err(error) => {
+                    if let Ok(mut slot) = signalled.lock() {
+                        slot.get_or_insert(error);
+                    }
+                    true
+                }
             }
         })
     });

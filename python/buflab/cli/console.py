@@ -86,6 +86,28 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
             progress.stop()
 
 
+@contextmanager
+def simulated_time_bar(total_s: float) -> Iterator[Callable[[float], None]]:
+    """A bar of simulated seconds for one long run, with elapsed time and ETA; yields
+    `update(simulated_s)`."""
+    progress = Progress(
+        TextColumn("simulated"),
+        BarColumn(),
+        TextColumn("{task.completed:,.0f} of {task.total:,.0f} s"),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=stderr,
+    )
+    task = progress.add_task("run", total=total_s)
+    progress.start()
+    try:
+        yield lambda simulated_s: progress.update(task, completed=simulated_s)
+    finally:
+        progress.stop()
+
+
 # summary key -> (label, formatter); the order is the order of the printed table.
 _SUMMARY_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("utilization", "utilization", format_percent),

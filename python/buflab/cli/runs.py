@@ -29,6 +29,8 @@ from buflab.cli.console import (
     links_table,
     ports_table,
     rebuild_table,
+    simulated_time_bar,
+    stderr,
     stdout,
     summary_table,
     traces_table,
@@ -67,6 +69,8 @@ def run(
     # start-up time: results are pandas tables, imported only when a run is made
     from buflab.analysis.transfers import by_size_bin
     from buflab.engine.runner import run as run_scenario
+    from buflab.engine.runner import validate
+    from buflab.engine.wall_time import announcement, estimate
 
     # The event log streams straight into OUT, so a long run's log never sits in memory.
     events_to = out / "events.parquet" if out is not None else None
@@ -77,8 +81,15 @@ def run(
         # Without a destination the log would be kept in memory and thrown away (gigabytes
         # for a long fast run).
         raise BadInput("monitor.events = true: give --out, where the event log goes")
+    # A long run says so up front, with the time it should take, and shows its progress.
+    wall = estimate(validate(scenario))
     try:
-        result = run_scenario(scenario, events_to=events_to)
+        if wall.announced:
+            stderr.print(f"note: {announcement(wall)}")
+            with simulated_time_bar(wall.simulated_s) as update:
+                result = run_scenario(scenario, events_to=events_to, progress=update)
+        else:
+            result = run_scenario(scenario, events_to=events_to)
     except KeyboardInterrupt:
         # Nothing half-done is written: a streamed event log stays `events.parquet.partial`.
         click.echo("interrupted: the run was stopped; no results were written", err=True)

@@ -71,12 +71,15 @@ PROCESS_SUMMARY_COLUMNS: tuple[dict[str, str], ...] = (
 
 
 def run_engine(
-    scenario_text: str, event_sink: Callable[[dict[str, bytes]], None] | None = None
+    scenario_text: str,
+    event_sink: Callable[[dict[str, bytes]], None] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
     """One engine run, with the run statistics only the process can see added to the summary
     (`PROCESS_SUMMARY_COLUMNS`). `event_sink` receives the event log in batches
-    (`buflab.engine.events`) instead of the result."""
-    raw = core().run(scenario_text, event_sink)
+    (`buflab.engine.events`) instead of the result; `progress`, the simulated seconds reached,
+    a few times a second."""
+    raw = core().run(scenario_text, event_sink, progress)
     if raw.get("events_error"):
         raise EventLogError(f"the event log could not be written: {raw['events_error']}")
     raw["summary"]["peak_rss_mib"] = peak_rss_mib()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from buflab.engine import ScenarioError
-from buflab.engine.units import parse_rate
+from buflab.engine import ScenarioError, core, scenario_json
+from buflab.engine.units import parse_rate, parse_time
 
 BYTES_PER_FLOW = 3 * 1024
 
@@ -39,19 +39,31 @@ def flows_of(entry: dict[str, Any]) -> int:
 
 def check_memory(normalized: dict[str, Any], available: int | None = None) -> None:
     """Refuses a scenario whose flows would need more memory than is available, naming the
-    largest traffic entry's key."""
+    largest traffic entry's key. An open-loop entry counts every flow that will arrive in the
+    run (each keeps its row), at the rate the engine computes for it."""
     available = available_bytes() if available is None else available
     traffic = normalized.get("traffic") or []
     if available is None or not traffic:
         return
     counts = [flows_of(entry) for entry in traffic]
+    if any(entry.get("kind") == "open_loop" for entry in traffic):
+        facts = core().traffic_facts(scenario_json(normalized))["entries"]
+        run_s = parse_time(normalized["duration"])
+        for i, (entry, fact) in enumerate(zip(traffic, facts, strict=True)):
+            if entry.get("kind") == "open_loop":
+                active_s = max(0.0, run_s - parse_time(entry.get("start", "0s")))
+                counts[i] = int(fact["arrivals_per_s"] * active_s)
     need = sum(counts) * BYTES_PER_FLOW
     if need <= available:
         return
     i = max(range(len(counts)), key=counts.__getitem__)
-    key = "users" if "users" in traffic[i] and "flows" not in traffic[i] else "flows"
+    entry = traffic[i]
+    key = next(k for k in ("flows", "users", "arrivals", "load") if k in entry)
+    got = entry[key] if key in ("arrivals", "load") else counts[i]
+    got = int(got) if float(got).is_integer() else got
+    what = f"{counts[i]:,} flows arriving in the run; " if key in ("arrivals", "load") else ""
     raise ScenarioError(
-        f"traffic.{i}.{key}: got {counts[i]:,}; expected fewer: {sum(counts):,} flows need about "
+        f"traffic.{i}.{key}: got {got:,}; expected fewer: {what}{sum(counts):,} flows need about "
         f"{need / 2**30:.1f} GiB, and this machine has {available / 2**30:.1f} GiB available"
     )
 

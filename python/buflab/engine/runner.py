@@ -9,6 +9,7 @@ must not know what a run is for: sweeps, searches and reports are built on it, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,13 @@ def run(
     *,
     overrides: Overrides = None,
     events_to: str | Path | None = None,
+    progress: Callable[[float], None] | None = None,
     **kw: Any,
 ) -> Result:
     """Run one scenario to completion; raises ScenarioError for invalid input. With
-    `monitor.events = true`, `events_to` names the Parquet file the event log streams to."""
+    `monitor.events = true`, `events_to` names the Parquet file the event log streams to.
+    `progress`, if given, is called with the simulated seconds reached, a few times a
+    second."""
     tree = load_scenario(scenario, overrides=overrides, **kw)
     text = scenario_json(tree)
     normalized = core().validate(text)
@@ -57,10 +61,10 @@ def run(
                 f"events_to={str(events_to)!r}: the scenario records no event log; "
                 "set monitor.events = true"
             )
-        return Result.from_engine(run_engine(text), tree)
+        return Result.from_engine(run_engine(text, progress=progress), tree)
     sink = EventLogWriter(events_to) if events_to is not None else EventLogCollector()
     try:
-        raw = run_engine(text, sink)
+        raw = run_engine(text, sink, progress)
     except BaseException:
         if isinstance(sink, EventLogWriter):
             sink.abandon()

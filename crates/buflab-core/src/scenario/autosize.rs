@@ -9,6 +9,7 @@
 use serde_json::Value;
 
 use super::facts::LinkFacts;
+use super::monitor::MAX_SERIES_ROWS;
 use super::network::{Network, Topology};
 use super::reader::{error, Asked, Result, Table};
 use super::traffic::Entries;
@@ -77,6 +78,18 @@ fn read_autosize(t: &mut Table, measured: Time, bdp: impl FnOnce() -> u64) -> Re
         let got = t.value("interval")?;
         let expected =
             format!("a positive time of at most duration − warmup ({measured}), so that one step fits");
+        return Err(error(&t.key_path("interval"), &got, &expected));
+    }
+    // Each step is a row of the `autosize` table: as many as the time series may have.
+    let steps = measured.ps() / interval.ps();
+    if steps > MAX_SERIES_ROWS {
+        let got = t.value("interval")?;
+        let shortest = Time(measured.ps().div_ceil(MAX_SERIES_ROWS));
+        let expected = format!(
+            "an interval of at least {}: this one makes {steps} steps over the measured {measured}, \
+             more than {MAX_SERIES_ROWS}",
+            exact_time(shortest)
+        );
         return Err(error(&t.key_path("interval"), &got, &expected));
     }
     // The default settling time is a third of the interval (1 s of the thesis's 3 s).
@@ -180,6 +193,11 @@ mod tests {
         assert_eq!(
             with(json!({ "target_utilization": 0.9, "interval": "2s", "settle": "2s" })),
             "autosize.settle: got \"2s\"; expected a time shorter than autosize.interval (2s)"
+        );
+        // A step is a row of the autosize table: one a nanosecond would exhaust memory.
+        assert_eq!(
+            with(json!({ "target_utilization": 0.9, "interval": "1ns" })),
+            "autosize.interval: got \"1ns\"; expected an interval of at least 800ns: this one makes 8000000000 steps over the measured 8s, more than 10000000"
         );
         assert_eq!(
             with(json!({ "interval": "5s" })),

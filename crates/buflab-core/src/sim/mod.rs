@@ -122,7 +122,7 @@ pub struct Sim {
     /// QCN messages in flight, when a bump has a congestion point (see `qcn.rs`).
     pub qcn: Option<Box<qcn::Qcn>>,
     /// Asked now and then whether to stop (Ctrl-C in the caller); `interrupted` once it said so.
-    interrupt: Option<Box<dyn FnMut() -> bool + Send>>,
+    interrupt: Option<Box<dyn FnMut(Time) -> bool + Send>>,
     pub interrupted: bool,
 }
 
@@ -257,7 +257,7 @@ impl Sim {
 
     /// Has the run ask `check` now and then (every 65,536 events) whether to stop; it stops
     /// at once when `check` says so, with `interrupted` set and its results incomplete.
-    pub fn set_interrupt(&mut self, check: Box<dyn FnMut() -> bool + Send>) {
+    pub fn set_interrupt(&mut self, check: Box<dyn FnMut(Time) -> bool + Send>) {
         self.interrupt = Some(check);
     }
 
@@ -300,7 +300,7 @@ impl Sim {
             until_check -= 1;
             if until_check == 0 {
                 until_check = EVENTS_PER_INTERRUPT_CHECK;
-                if self.interrupt.as_mut().is_some_and(|check| check()) {
+                if self.interrupt.as_mut().is_some_and(|check| check(now)) {
                     self.interrupted = true;
                     self.wall = began.elapsed();
                     return;
