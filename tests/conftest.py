@@ -1,8 +1,11 @@
 """Shared fixtures. Tests marked `engine` need the compiled engine and are skipped, with a
-reason that says how to build it, only when `buflab._core` cannot be imported."""
+reason that says how to build it, only when `buflab._core` cannot be imported — and never
+under `bash scripts/test` (it sets BUFLAB_REQUIRE_ENGINE): there a missing engine stops the
+run with the import's own error, so CI cannot pass by skipping."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,9 +13,9 @@ import pytest
 try:
     import buflab._core  # noqa: F401
 
-    HAVE_ENGINE = True
-except ImportError:
-    HAVE_ENGINE = False
+    HAVE_ENGINE, ENGINE_ERROR = True, ""
+except ImportError as error:
+    HAVE_ENGINE, ENGINE_ERROR = False, str(error)
 
 # Small enough to run in well under a second: 10 Mb/s, 4 flows, 5 simulated seconds.
 TINY_SCENARIO = """\
@@ -39,6 +42,8 @@ start = "0s..0.5s"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if HAVE_ENGINE:
         return
+    if os.environ.get("BUFLAB_REQUIRE_ENGINE"):
+        raise pytest.UsageError(f"buflab._core does not import: {ENGINE_ERROR}")
     skip = pytest.mark.skip(reason="buflab._core is not built; run `bash scripts/setup`")
     for item in items:
         if "engine" in item.keywords:

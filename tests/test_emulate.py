@@ -21,7 +21,7 @@ import buflab
 from buflab.analysis.queue import analyze, check_summary
 from buflab.engine import EMULATION_SUMMARY_COLUMNS, ScenarioError
 from buflab.engine.emulation.plan import plan
-from buflab.engine.emulation.testbed import namespaces
+from buflab.engine.emulation.testbed import EmulationError, namespaces
 
 pytestmark = pytest.mark.engine
 
@@ -349,7 +349,7 @@ def test_the_buffer_changes_live_through_the_control_channel(tmp_path: Path) -> 
         changed["before"] = control.counts()
         time.sleep(0.5)
         changed["buffer"] = control.set_buffer("5pkt")
-        with pytest.raises(ScenarioError, match="buffer 5parsecs"):
+        with pytest.raises(EmulationError, match="buffer 5parsecs"):
             control.set_buffer("5parsecs")
 
     e = emulate(SMALL, events_to=tmp_path / "events.parquet", while_running=shrink)

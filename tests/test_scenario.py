@@ -9,6 +9,7 @@ import pytest
 import buflab
 from buflab.engine import ScenarioError
 from buflab.engine.scenario import apply_overrides, load_scenario, parse_override, parse_value
+from conftest import TINY_SCENARIO
 
 BASE = {
     "seed": 1,
@@ -201,7 +202,8 @@ def test_flows_beyond_the_machines_memory_are_refused_up_front() -> None:
 @pytest.mark.engine
 def test_numpy_numbers_are_numbers_and_other_python_objects_are_refused() -> None:
     """Hardening issue, defect 9: `flows = np.int64(2)` was refused; bytes and sets silently
-    became strings; a circular dict was reported as "inf or nan"."""
+    became strings (now refused, naming the key); a circular dict was reported as "inf or
+    nan"."""
     import numpy as np
 
     base = {
@@ -213,9 +215,37 @@ def test_numpy_numbers_are_numbers_and_other_python_objects_are_refused() -> Non
     assert buflab.validate(base)["traffic"][0]["flows"] == 2
     for odd, name in (({1, 2}, "set"), (b"2", "bytes")):
         base["traffic"][0]["flows"] = odd
-        with pytest.raises(ScenarioError, match=f"got {name} .*expected strings, numbers"):
+        with pytest.raises(
+            ScenarioError, match=rf"traffic\.0\.flows: got {name} .*expected strings"
+        ):
             buflab.validate(base)
     circular: dict[str, object] = {}
     circular["network"] = circular
     with pytest.raises(ScenarioError, match="a table contains itself"):
         buflab.validate(circular)
+
+
+def test_one_exception_hierarchy_covers_every_error_buflab_raises(tmp_path: Path) -> None:
+    """Hardening issue, defect 9: the engine's own ScenarioError, raw OS errors for a missing
+    file or an unwritable directory, and TypeError / AttributeError for overrides of the
+    wrong type. Now each is a `buflab.Error` with one line naming what is wrong, and keeps the
+    built-in class older code caught (ValueError, FileNotFoundError, OSError)."""
+    with pytest.raises(buflab.ScenarioError) as engine:
+        buflab.validate({"duration": "1s", "traffic": []})
+    assert isinstance(engine.value, buflab.Error) and isinstance(engine.value, ValueError)
+    missing = tmp_path / "nothing.toml"
+    with pytest.raises(buflab.MissingFile, match=f"{missing}: no such file") as error:
+        buflab.run(missing)
+    assert isinstance(error.value, FileNotFoundError) and isinstance(error.value, buflab.Error)
+    for wrong in (5, [5], {5: 1}):
+        with pytest.raises(buflab.ScenarioError, match="overrides: got"):
+            load_scenario(TINY_SCENARIO, wrong)  # type: ignore[arg-type]
+    result = buflab.run(TINY_SCENARIO)
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    with pytest.raises(buflab.OutputError, match=f"{blocked}: cannot write the results there"):
+        result.to_dir(blocked)
+    with pytest.raises(buflab.UnitError):
+        from buflab.engine.units import parse_rate
+
+        parse_rate("fast")

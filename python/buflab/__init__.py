@@ -43,7 +43,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 if TYPE_CHECKING:
     from buflab.analysis import theory
-    from buflab.engine import ScenarioError
+    from buflab.engine import Error, MissingFile, OutputError, ScenarioError, UnitError
     from buflab.engine.emulation.runner import emulate
     from buflab.engine.result import Result
     from buflab.engine.runner import load_scenario, run, validate
@@ -51,8 +51,12 @@ if TYPE_CHECKING:
     from buflab.experiments.size import size, size_curve, size_curves
 
 __all__ = [
+    "Error",
+    "MissingFile",
+    "OutputError",
     "Result",
     "ScenarioError",
+    "UnitError",
     "__version__",
     "autosize",
     "emulate",
@@ -78,6 +82,10 @@ _LAZY = {
     "size_curve": "buflab.experiments.size",
     "size_curves": "buflab.experiments.size",
     "ScenarioError": "buflab.engine",
+    "Error": "buflab.engine",
+    "MissingFile": "buflab.engine",
+    "OutputError": "buflab.engine",
+    "UnitError": "buflab.engine",
 }
 
 # Modules that are attributes of the package, as `buflab.theory.bdp_packets(...)`.

@@ -35,15 +35,19 @@ Nothing inside buflab imports it.
 
 from __future__ import annotations
 
-from buflab.engine import ScenarioError
+from buflab.engine import Error, MissingFile, OutputError, ScenarioError, UnitError
 from buflab.engine.emulation.runner import emulate
 from buflab.engine.result import Result, table_dtypes, typed_frame
 from buflab.engine.runner import load_scenario, run, validate
 from buflab.experiments.size import size, size_curve, size_curves
 
 __all__ = [
+    "Error",
+    "MissingFile",
+    "OutputError",
     "Result",
     "ScenarioError",
+    "UnitError",
     "emulate",
     "load_scenario",
     "run",

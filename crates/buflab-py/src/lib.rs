@@ -14,19 +14,38 @@ use buflab_core::units::{BufferLimit, Quantity};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList};
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyType};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
 create_exception!(buflab._core, ScenarioError, PyValueError, "A scenario key has a bad value or is unknown.");
 
+/// The class scenario errors are raised as: the package's own `buflab.ScenarioError` once it
+/// has named it (`use_scenario_error`, at import), so that it sits in the package's exception
+/// hierarchy; this module's `ScenarioError` before that (the module used on its own).
+static SCENARIO_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+
+fn scenario_error_text(message: String) -> PyErr {
+    Python::with_gil(|py| match SCENARIO_ERROR.get(py) {
+        Some(class) => PyErr::from_type(class.bind(py).clone(), message),
+        None => ScenarioError::new_err(message),
+    })
+}
+
 fn scenario_error(e: CoreError) -> PyErr {
-    ScenarioError::new_err(e.to_string())
+    scenario_error_text(e.to_string())
+}
+
+/// Raises scenario errors as `class` from now on (see `SCENARIO_ERROR`).
+#[pyfunction]
+fn use_scenario_error(py: Python<'_>, class: Bound<'_, PyType>) {
+    let _ = SCENARIO_ERROR.set(py, class.unbind());
 }
 
 fn parse(scenario_json: &str) -> PyResult<Value> {
     serde_json::from_str(scenario_json)
-        .map_err(|e| ScenarioError::new_err(format!("scenario is not valid JSON: {e}")))
+        .map_err(|e| scenario_error_text(format!("scenario is not valid JSON: {e}")))
 }
 
 /// Converts a JSON value to the matching Python object.
@@ -352,6 +371,7 @@ fn tables(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(use_scenario_error, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(tables, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

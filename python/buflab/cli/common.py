@@ -19,9 +19,8 @@ from typing import Any
 
 import click
 
-from buflab.engine import EngineMissing, ScenarioError
+from buflab.engine import Error, ScenarioError
 from buflab.engine.scenario import apply_overrides, parse_value
-from buflab.engine.units import UnitError
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -36,8 +35,9 @@ class BadInput(click.ClickException):
         click.echo(f"error: {self.message}", err=True)
 
 
-# Exceptions that mean "the input is wrong", as opposed to a bug in buflab.
-_BAD_INPUT = (ScenarioError, UnitError, EngineMissing)
+# Exceptions that mean "the input is wrong" (or the machine cannot do what was asked), as
+# opposed to a bug in buflab: every `buflab.Error`.
+_BAD_INPUT = (Error,)
 
 
 class Group(click.Group):

@@ -25,26 +25,35 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from buflab.engine.errors import (
+    EngineMissing,
+    Error,
+    EventLogError,
+    MissingFile,
+    OutputError,
+    ScenarioError,
+    UnitError,
+)
+
 try:
     from buflab import _core
 except ImportError:  # the Rust extension has not been built into this environment
     _core = None
 
 if _core is not None:
-    ScenarioError = _core.ScenarioError
-else:
+    # The engine raises the package's own ScenarioError (a `buflab.Error`), not a class of
+    # its own, so that one hierarchy covers every error.
+    _core.use_scenario_error(ScenarioError)
 
-    class ScenarioError(ValueError):  # type: ignore[no-redef]
-        """Stand-in with the engine's name, so errors found in Python (bad overrides) are
-        still catchable as `buflab.ScenarioError` before the engine is built."""
-
-
-class EventLogError(OSError):
-    """The event log's sink failed (a full disk, say); the run itself finished."""
-
-
-class EngineMissing(RuntimeError):
-    """buflab._core is not importable."""
+__all__ = [
+    "EngineMissing",
+    "Error",
+    "EventLogError",
+    "MissingFile",
+    "OutputError",
+    "ScenarioError",
+    "UnitError",
+]
 
 
 def core() -> ModuleType:
@@ -164,8 +173,12 @@ def scenario_json(scenario: dict[str, Any]) -> str:
         # allow_nan=False: JSON has no inf/nan, and the engine would report a parse error
         # instead of a key.
         return json.dumps(scenario, allow_nan=False, default=_json_value)
-    except ScenarioError:
-        raise
+    except _Unwritable as error:
+        key = _path_to(scenario, error.value) or "scenario"
+        raise ScenarioError(
+            f"{key}: got {type(error.value).__name__} {str(error.value)[:60]!r}; expected "
+            "strings, numbers, booleans, arrays and tables"
+        ) from None
     except RecursionError:
         raise ScenarioError("scenario: a table contains itself (a circular dict)") from None
     except ValueError as error:
@@ -182,7 +195,30 @@ def _json_value(value: Any) -> Any:
         return value.item()  # a numpy scalar, such as np.int64(2)
     if isinstance(value, datetime.date | datetime.time | os.PathLike):
         return str(value)
-    raise ScenarioError(
-        f"scenario: got {type(value).__name__} {str(value)[:60]!r}; expected strings, numbers, "
-        "booleans, arrays and tables"
+    raise _Unwritable(value)
+
+
+class _Unwritable(Exception):
+    """A value of the scenario that JSON cannot hold (`scenario_json` names its key)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+
+def _path_to(tree: Any, target: Any, path: str = "") -> str | None:
+    """The dotted key at which `target` (the object itself) sits in `tree`, if it does."""
+    if tree is target:
+        return path
+    items = (
+        tree.items()
+        if isinstance(tree, dict)
+        else enumerate(tree)
+        if isinstance(tree, list)
+        else ()
     )
+    for key, child in items:
+        found = _path_to(child, target, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from buflab.engine import table_descriptions
+from buflab.engine import OutputError, table_descriptions
 from buflab.engine.events import (
     LogFacts,
     batch_frame,
@@ -87,8 +87,15 @@ class Result:
 
     def to_dir(self, out: str | Path, csv: bool = False) -> Path:
         """Write summary.json, scenario.json and the tables as Parquet (and CSV if asked), the
-        event log as events.parquet (events.csv too, if asked, written batch by batch)."""
-        out = Path(out)
+        event log as events.parquet (events.csv too, if asked, written batch by batch). A
+        directory that cannot be written raises OutputError naming it."""
+        try:
+            return self._write_dir(Path(out), csv)
+        except OSError as error:
+            why = error.strerror or str(error)
+            raise OutputError(f"{out}: cannot write the results there ({why})") from None
+
+    def _write_dir(self, out: Path, csv: bool) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2, default=str) + "\n")

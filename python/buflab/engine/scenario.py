@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from buflab.engine import ScenarioError
+from buflab.engine import MissingFile, ScenarioError
 
 Scenario = dict[str, Any]
 ScenarioSource = str | os.PathLike[str] | Mapping[str, Any]
@@ -33,7 +33,8 @@ def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenar
     "=" or a newline (a scenario always does), so a path may contain "=". The result is a
     fresh dict: the caller's dict is never modified. A file that cannot be read as a TOML
     scenario (a directory, unreadable, not text, not TOML, nested without end) raises one
-    ScenarioError naming it; a missing file raises FileNotFoundError.
+    ScenarioError naming it; a missing file raises MissingFile (a ScenarioError and a
+    FileNotFoundError).
     """
     base = os.getcwd()
     if not isinstance(source, Mapping | str | os.PathLike):
@@ -55,10 +56,12 @@ def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenar
 
 
 def _read_toml_file(path: str) -> dict[str, Any]:
-    """The TOML file at `path`; FileNotFoundError names a missing one."""
+    """The TOML file at `path`; MissingFile names a missing one."""
     try:
         with open(path, "rb") as file:
             data = file.read()
+    except FileNotFoundError:
+        raise MissingFile(f"{path}: no such file") from None
     except IsADirectoryError:
         raise ScenarioError(f"{path}: a directory; expected a scenario file (TOML)") from None
     except PermissionError:
@@ -160,11 +163,25 @@ def apply_overrides(scenario: Scenario, overrides: Overrides) -> Scenario:
         pairs = list(overrides.items())
     elif isinstance(overrides, str):
         pairs = [parse_override(overrides)]
-    else:
+    elif isinstance(overrides, list | tuple) and all(isinstance(t, str) for t in overrides):
         pairs = [parse_override(text) for text in overrides]
+    else:
+        raise ScenarioError(
+            f"overrides: got {_shown(overrides)}; expected a dict of dotted keys to values, "
+            'or "KEY=VALUE" strings'
+        )
+    for key, _ in pairs:
+        if not isinstance(key, str):
+            raise ScenarioError(f"overrides: got the key {_shown(key)}; expected a dotted key")
     for key, value in pairs:
         set_key(result, key, value)
     return result
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message shows it: its type, and its text cut to 60 characters."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60]}{'…' if len(text) > 60 else ''}"
 
 
 def parse_override(text: str) -> tuple[str, Any]:

@@ -20,15 +20,12 @@ import re
 from dataclasses import dataclass
 
 from buflab.engine import core
+from buflab.engine.errors import UnitError
 
 # The kinds of quantity, each with the phrase its errors name it by.
 KINDS = {"rate": "rate", "time": "time", "bytes": "size in bytes", "packets": "packet count"}
 
 _BARE_NUMBER = re.compile(r"^\s*[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?\s*$")
-
-
-class UnitError(ValueError):
-    """A unit string could not be read; the message says what was expected."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from buflab.engine import ScenarioError
+from buflab.engine import Error
 
 PREFIX = "bl"
 SENDER_IP = "10.200.0.1"
@@ -29,8 +29,9 @@ RECEIVER_IP = "10.200.0.2"
 OFFLOADS = ("tso", "gso", "gro", "tx", "rx")
 
 
-class EmulationError(ScenarioError):
-    """The machine cannot run an emulation (permissions, a missing tool, a failed command)."""
+class EmulationError(Error):
+    """The machine cannot run an emulation (permissions, a missing tool, a failed command),
+    or its datapath refused a command."""
 
 
 def _ip(*args: str) -> None:
