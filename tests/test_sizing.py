@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -74,9 +75,16 @@ def test_a_larger_buffer_doing_worse_is_reported(
     assert minimum_buffer({}, 0.9, tmp_path, high=100).contradictions == []
 
 
-def test_bad_target(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["size", "x.toml", "--target-utilization", "1.5"])
-    assert result.exit_code == 2
+@pytest.mark.parametrize("target", ["1.5", "0"])
+def test_bad_target(tiny_file: Path, tmp_path: Path, target: str) -> None:
+    """A target utilization outside (0, 1] (above the link, or nothing) is one `error:` line
+    naming --target-utilization and the value, exit status 2, before any probe runs. The
+    scenario file is valid, so that error can only come from the target."""
+    out = tmp_path / "out"
+    command = ["size", str(tiny_file), "--target-utilization", target, "--out", str(out)]
+    result = CliRunner().invoke(cli, command)
+    assert_one_line_error(result, f"--target-utilization {float(target)}", "(0, 1]")
+    assert not out.exists()
 
 
 @pytest.mark.engine
@@ -105,6 +113,90 @@ def test_size_command_on_a_small_scenario_and_resume(tmp_path: Path) -> None:
     assert sizing.buffer_pkts is not None
     for probe in sizing.probes:
         assert probe.passed == (probe.buffer_pkts >= sizing.buffer_pkts)
+
+
+# A probe line as `buflab size` prints it: "      38 pkt: utilization 88.91 %, misses 90.00 %".
+PROBE_LINE = re.compile(r"^\s*([\d,]+) pkt: utilization ([\d.]+) %, (meets|misses) ")
+SHORT_RUNS = ["--set", "duration=3s"]  # each probe of the tiny scenario in about 0.1 s
+
+
+def printed_probes(stdout: str) -> list[tuple[int, bool]]:
+    """(buffer packets, met the target) of each probe line, in the order they were run."""
+    probes = []
+    for line in stdout.splitlines():
+        match = PROBE_LINE.match(line)
+        if match:
+            probes.append((int(match[1].replace(",", "")), match[3] == "meets"))
+    return probes
+
+
+def probe_runs(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(path.read_text()) for path in sorted((out / "runs").glob("*.json"))]
+
+
+@pytest.mark.engine
+def test_key_sizes_another_buffer_and_leaves_the_bottleneck_alone(
+    tiny_file: Path, tmp_path: Path
+) -> None:
+    """--key network.access.buffer bisects over the senders' access-link buffers instead
+    of the bottleneck's: every probe's run has that key set to the probe's size in packets,
+    while the bottleneck keeps the file's 20 packets (its summary's buffer_pkts, as the
+    engine ran it); results.csv has a column for the key searched and none for the default
+    one; and the answer is the smallest probe that met the target. Exact: the run files
+    record the scenario of each probe."""
+    out = tmp_path / "out"
+    key = "network.access.buffer"
+    command = ["size", str(tiny_file), "--target-utilization", "0.9", "--key", key]
+    result = CliRunner().invoke(cli, [*command, *SHORT_RUNS, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    probes = printed_probes(result.stdout)
+    assert probes, result.stdout
+    runs = probe_runs(out)
+    assert len(runs) == len(probes)
+    access = sorted(
+        int(run["scenario"]["network"]["access"]["buffer"][: -len("pkt")]) for run in runs
+    )
+    assert access == sorted(size for size, _ in probes)
+    for run in runs:
+        assert run["point"] == {key: run["scenario"]["network"]["access"]["buffer"]}
+        assert run["scenario"]["network"]["bottleneck"]["buffer"] == "20pkt"
+        assert run["summary"]["buffer_pkts"] == 20
+    columns = pd.read_csv(out / "results.csv").columns
+    assert key in columns and "network.bottleneck.buffer" not in columns
+    smallest = min(size for size, met in probes if met)
+    assert f"minimum buffer: {smallest:,} pkt for 90.00 %" in result.stdout
+
+
+@pytest.mark.engine
+def test_high_is_the_first_probe_and_bounds_a_search_that_meets_it(
+    tiny_file: Path, tmp_path: Path
+) -> None:
+    """--high replaces RTT·C (38 packets for the tiny scenario) as the first probe. When it
+    meets the target the search only bisects below it: --high 12 at a 50 % target (12
+    packets give about 87 %, far above) probes nothing, writes no run and answers nothing
+    above 12 packets. When it misses, it is doubled until a probe meets the target (at
+    most four times): --high 1 at 95 % probes 1, 2, 4 and 8 packets first, each missing
+    (8 packets give about 87 %, 8 points short, so a small change in the model keeps
+    this order)."""
+    command = ["size", str(tiny_file), *SHORT_RUNS]
+    out = tmp_path / "met"
+    met = CliRunner().invoke(
+        cli, [*command, "--target-utilization", "0.5", "--high", "12", "--out", str(out)]
+    )
+    assert met.exit_code == 0, met.output
+    probes = printed_probes(met.stdout)
+    assert probes[0] == (12, True)
+    assert all(size < 12 for size, _ in probes[1:]) and len(probes) > 1
+    assert max(run["summary"]["buffer_pkts"] for run in probe_runs(out)) == 12
+    answer = min(size for size, passed in probes if passed)
+    assert f"minimum buffer: {answer:,} pkt for 50.00 %" in met.stdout
+
+    out = tmp_path / "missed"
+    missed = CliRunner().invoke(
+        cli, [*command, "--target-utilization", "0.95", "--high", "1", "--out", str(out)]
+    )
+    assert missed.exit_code == 0, missed.output
+    assert printed_probes(missed.stdout)[:4] == [(1, False), (2, False), (4, False), (8, False)]
 
 
 # --- one search per value of another key (--vary, buflab.size_curve) -------------------------

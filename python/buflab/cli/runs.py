@@ -201,12 +201,12 @@ def analyze(
 def _run_names(runs: tuple[str, ...], labels: tuple[str, ...]) -> list[str]:
     """The name of each RUN_DIR: its --label, or the directory's name; unique."""
     if labels and len(labels) != len(runs):
-        raise click.UsageError(f"--label given {len(labels)} times for {len(runs)} RUN_DIRs")
+        raise BadInput(
+            f"--label: got {len(labels)} labels for {len(runs)} RUN_DIRs; expected one each"
+        )
     names = list(labels) or [Path(run).name or str(run) for run in runs]
     if len(set(names)) != len(names):
-        raise click.UsageError(
-            f"two runs share a name ({', '.join(names)}); name them with --label"
-        )
+        raise BadInput(f"two runs share a name ({', '.join(names)}); name them with --label")
     return names
 
 
@@ -233,6 +233,8 @@ def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> 
     frames, summaries = {}, {}
     for name, run in zip(names, runs, strict=True):
         path = Path(run) / "traces.parquet"
+        if not Path(run).is_dir():
+            raise BadInput(f"{run}: no such run directory; expected one written by `run --out`")
         if not path.exists():
             raise BadInput(
                 f"{path}: no traces; run the scenario with monitor.trace_flows set and --out"

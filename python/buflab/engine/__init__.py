@@ -56,6 +56,11 @@ __all__ = [
 ]
 
 
+def has_engine() -> bool:
+    """Whether the compiled engine is installed (a few things work without it)."""
+    return _core is not None
+
+
 def core() -> ModuleType:
     if _core is None:
         raise EngineMissing(
@@ -206,6 +211,16 @@ class _Unwritable(Exception):
         self.value = value
 
 
+def key_segment(key: str) -> str:
+    """A key as a segment of a dotted path in a message, as the engine writes one: as it is
+    when a plain name (letters, digits, `_`), else quoted, so that an empty key or one with a
+    space or dot is seen; cut to 60 characters with its length given."""
+    if key and len(key) <= 60 and all(c.isascii() and (c.isalnum() or c == "_") for c in key):
+        return key
+    quoted = json.dumps(key[:60], ensure_ascii=False)
+    return f"{quoted}… ({len(key)} characters)" if len(key) > 60 else quoted
+
+
 def _path_to(tree: Any, target: Any, path: str = "") -> str | None:
     """The dotted key at which `target` (the object itself) sits in `tree`, if it does."""
     if tree is target:
@@ -218,7 +233,8 @@ def _path_to(tree: Any, target: Any, path: str = "") -> str | None:
         else ()
     )
     for key, child in items:
-        found = _path_to(child, target, f"{path}.{key}" if path else str(key))
+        segment = key_segment(str(key))
+        found = _path_to(child, target, f"{path}.{segment}" if path else segment)
         if found is not None:
             return found
     return None

@@ -29,7 +29,7 @@ from buflab.engine.scenario import load_scenario as _load
 
 def load_scenario(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Scenario:
     """The scenario tree from a path, TOML text or dict, with overrides applied (not validated)."""
-    return apply_overrides(_load(scenario, overrides), kwargs_overrides(kw))
+    return apply_overrides(_load(scenario, overrides), kwargs_overrides(kw), copy=False)
 
 
 def validate(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Scenario:

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::reader::{error, Asked, Result, Table};
+use super::reader::{cut, error, Asked, Result, Table};
 use super::Topology;
 use crate::units::{parse_rate, BufferLimit, Rate, Time};
 use buflab_queue::bump::{BumpSpec, Classify, Paced, RateSource};
@@ -503,7 +503,12 @@ pub(super) fn normalize(items: &mut Value, entries: &[BumpEntry]) {
 pub(super) fn find<'e>(entries: &'e [BumpEntry], key: &str, got: &Value) -> Result<&'e BumpEntry> {
     let name = got.as_str().unwrap_or_default();
     entries.iter().find(|e| e.name == name).ok_or_else(|| {
-        let names: Vec<String> = entries.iter().map(|e| format!("\"{}\"", e.name)).collect();
+        // The names, each cut as values are, and the first ten only.
+        let mut names: Vec<String> =
+            entries.iter().take(10).map(|e| cut(format!("\"{}\"", e.name))).collect();
+        if entries.len() > 10 {
+            names.push(format!("and {} more", entries.len() - 10));
+        }
         let expected = if names.is_empty() {
             "\"summary\" (the scenario has no [[network.bump]])".to_string()
         } else {

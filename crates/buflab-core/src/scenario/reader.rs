@@ -38,6 +38,20 @@ impl std::error::Error for ScenarioError {}
 
 pub type Result<T> = std::result::Result<T, ScenarioError>;
 
+/// A key as a segment of a dotted path in a message: as written when it is a plain name
+/// (letters, digits, `_`), else quoted as a string, so that an empty key, or one with a
+/// space or a dot in it, is still seen (`network.access.""`, `network."rate "`); a key
+/// longer than 60 characters is cut, with its length given.
+pub fn path_segment(key: &str) -> String {
+    if !key.is_empty()
+        && key.len() <= SHOWN_CHARS
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return key.to_string();
+    }
+    cut(serde_json::to_string(key).unwrap_or_else(|_| format!("{key:?}")))
+}
+
 /// Every (section, key) a reader asked for, for the schema completeness test.
 pub type Asked = Vec<(&'static str, &'static str)>;
 
@@ -56,7 +70,7 @@ pub fn show(v: &Value) -> String {
 /// megabyte-long string echoed in full made error lines of megabytes.
 const SHOWN_CHARS: usize = 60;
 
-fn cut(shown: String) -> String {
+pub(super) fn cut(shown: String) -> String {
     match shown.char_indices().nth(SHOWN_CHARS) {
         Some((at, _)) => format!("{}… ({} characters)", &shown[..at], shown.chars().count()),
         None => shown,
@@ -91,8 +105,9 @@ impl<'a> Table<'a> {
     }
 
     pub fn key_path(&self, key: &str) -> String {
+        let key = path_segment(key);
         if self.path.is_empty() {
-            key.to_string()
+            key
         } else {
             format!("{}.{key}", self.path)
         }
