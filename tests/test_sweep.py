@@ -208,3 +208,44 @@ def test_a_table_write_that_fails_keeps_the_old_table(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == [table]
     write_atomically(table, lambda path: path.write_text("new,table\n"))
     assert table.read_text() == "new,table\n"
+
+
+def test_ctrl_c_mid_sweep_keeps_what_finished_and_resumes(tmp_path: Path) -> None:
+    """Ctrl-C in the middle of a sweep: exit status 130 and one line saying how many runs are
+    kept, the tables written for those, no worker left behind; the same command then runs the
+    rest and the tables have every run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    scenario = tmp_path / "slow.toml"
+    # About two seconds a run (see the SIGKILL test): Ctrl-C lands mid-sweep.
+    scenario.write_text(
+        'duration = "300s"\n[network]\nbottleneck = { rate = "1Gbps", buffer = "100pkt" }\n'
+        'rtt = "20ms..40ms"\n[[traffic]]\nkind = "long_lived"\nflows = 20\n'
+    )
+    out = tmp_path / "out"
+    buflab = str(Path(sys.executable).parent / "buflab")
+    buffers = "network.bottleneck.buffer=5pkt,10pkt,20pkt,40pkt,80pkt,160pkt"
+    argv = [buflab, "sweep", str(scenario), "--vary", buffers, "--jobs", "2", "--out", str(out)]
+    sweep = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list((out / "runs").glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the first run is on disk
+    children = _descendants(sweep.pid)
+    assert sweep.poll() is None, "interrupted mid-sweep, not after it"
+    sweep.send_signal(signal.SIGINT)
+    _, err = sweep.communicate(timeout=60)
+    assert sweep.returncode == 130, err
+    last = err.strip().splitlines()[-1]
+    kept = len(list((out / "runs").glob("*.json")))
+    assert last.startswith(f"interrupted: {kept} of 6 runs kept in"), last
+    assert 1 <= kept < 6
+    assert len(pd.read_csv(out / "results.csv")) == kept, "the tables of what finished"
+    time.sleep(1)
+    assert not {pid for pid in children if _not_zombie(pid)}, "no worker left running"
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"{6 - kept} runs simulated, {kept} found" in again.stdout
+    assert len(pd.read_csv(out / "results.csv")) == 6
