@@ -200,6 +200,22 @@ def test_flows_beyond_the_machines_memory_are_refused_up_front() -> None:
         check_memory(normalized, available=1000 * BYTES_PER_FLOW)
 
 
+def test_the_memory_a_run_may_count_on_can_be_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusal says how to override it: BUFLAB_MEMORY, a size, is the memory a run may
+    count on instead of what the machine has available; a size it cannot read is one line."""
+    from buflab.engine.memory import BYTES_PER_FLOW, check_memory
+
+    normalized = {"traffic": [{"kind": "long_lived", "flows": 1000}]}
+    monkeypatch.setenv("BUFLAB_MEMORY", str(999 * BYTES_PER_FLOW))
+    with pytest.raises(ScenarioError, match="set BUFLAB_MEMORY, e.g. BUFLAB_MEMORY=64GiB"):
+        check_memory(normalized)
+    monkeypatch.setenv("BUFLAB_MEMORY", "64GiB")
+    check_memory(normalized)
+    monkeypatch.setenv("BUFLAB_MEMORY", "plenty")
+    with pytest.raises(ScenarioError, match="BUFLAB_MEMORY: got 'plenty'; expected a size"):
+        check_memory(normalized)
+
+
 @pytest.mark.engine
 def test_numpy_numbers_are_numbers_and_other_python_objects_are_refused() -> None:
     """Hardening issue, defect 9: `flows = np.int64(2)` was refused; bytes and sets silently

@@ -80,6 +80,14 @@ def test_resume_runs_only_what_is_missing(tmp_path: Path) -> None:
     assert record["id"] == lost.stem
     assert set(record) == {"id", "point", "seed", "scenario", "summary"}
 
+    # A half-written run file (a copy cut short, a disk that filled), or one that is not a
+    # run record, is run again rather than read or refused.
+    for damaged in (lost.read_text()[:40], "[]", "\udcff"):
+        lost.write_text(damaged, errors="surrogateescape")
+        third = run_sweep(plan, tmp_path, jobs=1)
+        assert (third.executed, third.skipped) == (1, 1), damaged
+        assert json.loads(lost.read_text())["id"] == lost.stem
+
 
 @pytest.mark.engine
 def test_a_changed_scenario_does_not_reuse_old_runs(tmp_path: Path) -> None:

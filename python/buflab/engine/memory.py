@@ -9,16 +9,31 @@ would take more than the memory the machine has available now.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from buflab.engine import ScenarioError, core, scenario_json
-from buflab.engine.units import parse_rate, parse_time
+from buflab.engine.units import parse_bytes, parse_rate, parse_time
 
 BYTES_PER_FLOW = 3 * 1024
 
 
+# The memory a run may count on, when set (e.g. "64GiB"): for a machine whose swap or
+# overcommit the user trusts, or a run known to need less than the estimate.
+OVERRIDE = "BUFLAB_MEMORY"
+
+
 def available_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo (None where there is none)."""
+    """The memory a run may use: `BUFLAB_MEMORY` if set, else MemAvailable from
+    /proc/meminfo (None where there is none)."""
+    if os.environ.get(OVERRIDE):
+        text = os.environ[OVERRIDE]
+        try:
+            return int(parse_bytes(text))
+        except ValueError:
+            raise ScenarioError(
+                f"{OVERRIDE}: got {text!r}; expected a size such as 64GiB"
+            ) from None
     try:
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:
@@ -64,7 +79,8 @@ def check_memory(normalized: dict[str, Any], available: int | None = None) -> No
     what = f"{counts[i]:,} flows arriving in the run; " if key in ("arrivals", "load") else ""
     raise ScenarioError(
         f"traffic.{i}.{key}: got {got:,}; expected fewer: {what}{sum(counts):,} flows need about "
-        f"{need / 2**30:.1f} GiB, and this machine has {available / 2**30:.1f} GiB available"
+        f"{need / 2**30:.1f} GiB, and this machine has {available / 2**30:.1f} GiB available "
+        f"(set {OVERRIDE}, e.g. {OVERRIDE}=64GiB, to allow a run more)"
     )
 
 

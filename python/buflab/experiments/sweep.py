@@ -229,8 +229,10 @@ def _is_done(run: PlannedRun, runs_dir: Path) -> bool:
         return False
     try:
         stored = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return False  # unreadable: run it again (files are written atomically, so rare)
+    if not isinstance(stored, dict) or "summary" not in stored:
+        return False  # not a run record (half of one, or something else): run it again
     if stored.get("scenario") != _as_json(run.scenario):
         raise SweepConflict(
             f"{path} was made from a different scenario than this sweep's run {run.id}; "
