@@ -100,3 +100,30 @@ def test_validate_fills_defaults() -> None:
     assert buflab.validate(without_seed)["seed"] == DEFAULT_SEED, "sweeps count seeds from it"
     with pytest.raises(buflab.ScenarioError, match="network.bottleneck.buffer"):
         buflab.validate(TINY_SCENARIO, network__bottleneck__buffer="ten")
+
+
+def test_every_layer_and_its_modules_resolve_after_import_buflab() -> None:
+    """Newcomer issue, item 2: `buflab.analysis.queue.analyze(...)`, as the README writes it,
+    raised AttributeError after `import buflab`, and `dir(buflab)` listed almost nothing. In
+    a fresh interpreter (here, nothing was imported before), every documented name resolves
+    and `dir()` shows the API, the layers and their modules."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import buflab\n"
+        "assert callable(buflab.analysis.queue.analyze)\n"
+        "assert callable(buflab.analysis.transfers.by_size_bin)\n"
+        "assert callable(buflab.experiments.sweep.run_sweep)\n"
+        "assert callable(buflab.theory.sqrt_n_packets) and callable(buflab.run)\n"
+        "names = set(dir(buflab))\n"
+        "assert {'run', 'validate', 'emulate', 'Error', 'analysis', 'theory'} <= names, names\n"
+        "assert {'queue', 'theory', 'transfers'} <= set(dir(buflab.analysis))\n"
+        "try:\n"
+        "    buflab.analysis.no_such_module\n"
+        "except AttributeError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "module 'buflab.analysis' has no attribute 'no_such_module'"

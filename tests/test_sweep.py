@@ -257,3 +257,27 @@ def test_ctrl_c_mid_sweep_keeps_what_finished_and_resumes(tmp_path: Path) -> Non
     assert again.returncode == 0, again.stderr
     assert f"{6 - kept} runs simulated, {kept} found" in again.stdout
     assert len(pd.read_csv(out / "results.csv")) == 6
+
+
+@pytest.mark.parametrize("how", ["script", "stdin"])
+def test_a_sweep_from_a_plain_script_or_stdin_needs_no_main_guard(tmp_path: Path, how: str) -> None:
+    """Newcomer issue, item 1: a sweep (and so `buflab.size`) at the top level of a script,
+    or piped to Python, died with BrokenProcessPool: spawned workers ran the caller's main
+    module again. The sweep runs, once, and says so once."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import buflab\n"
+        "from buflab.experiments.sweep import Plan, Vary, run_sweep\n"
+        f"plan = Plan(buflab.load_scenario({TINY_SCENARIO!r}),\n"
+        "            [Vary.parse('network.bottleneck.buffer=5pkt,50pkt')], 1)\n"
+        f"result = run_sweep(plan, {str(tmp_path / 'out')!r}, jobs=2)\n"
+        "print('swept', result.executed)\n"
+    )
+    argv = [sys.executable, str(script)] if how == "script" else [sys.executable, "-"]
+    stdin = None if how == "script" else script.read_text()
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["swept 2"]

@@ -96,9 +96,20 @@ _MODULES = {
 }
 
 
+# The layers, attributes too, so that `buflab.analysis.queue.analyze(...)` works after
+# `import buflab` (each loads its own submodules on first use).
+_PACKAGES = ("engine", "analysis", "plots", "experiments")
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _MODULES:
         return importlib.import_module(_MODULES[name])
+    if name in _PACKAGES:
+        return importlib.import_module(f"buflab.{name}")
     raise AttributeError(f"module 'buflab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_MODULES, *_PACKAGES})

@@ -9,3 +9,18 @@ It stands on the engine layer (`buflab.engine`: scenarios, units, the event log)
 nothing else: it must not know how runs are organised (sweeps, searches), drawn or printed.
 This module imports none of them, so `buflab.analysis.theory` stays cheap to import.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from buflab.engine.lazy import listing, submodule
+
+
+def __getattr__(name: str) -> Any:
+    # Submodules load on first use (`buflab.analysis.queue` right after `import buflab`).
+    return submodule(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return listing(__name__, globals())

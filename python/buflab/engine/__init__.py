@@ -34,6 +34,7 @@ from buflab.engine.errors import (
     ScenarioError,
     UnitError,
 )
+from buflab.engine.lazy import listing, submodule
 
 try:
     from buflab import _core
@@ -238,3 +239,12 @@ def _path_to(tree: Any, target: Any, path: str = "") -> str | None:
         if found is not None:
             return found
     return None
+
+
+def __getattr__(name: str) -> Any:
+    # Submodules load on first use (`buflab.engine.runner` right after `import buflab`).
+    return submodule(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return listing(__name__, globals())

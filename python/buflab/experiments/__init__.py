@@ -15,3 +15,18 @@ It stands on the engine, analysis and plots layers and draws its own figures wit
 `buflab.plots`; it must not know the command line: what it has to say goes back as values and
 callbacks (`on_probe`, `progress`), and the command line prints them.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from buflab.engine.lazy import listing, submodule
+
+
+def __getattr__(name: str) -> Any:
+    # Submodules load on first use (`buflab.experiments.sweep` right after `import buflab`).
+    return submodule(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return listing(__name__, globals())

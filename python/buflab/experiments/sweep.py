@@ -18,8 +18,10 @@ import json
 import multiprocessing
 import os
 import re
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -288,9 +290,10 @@ def _execute(
         initializer=start_worker,
         initargs=(os.getpid(),),
     )
-    futures: dict[Future[dict[str, Any]], PlannedRun] = {
-        pool.submit(run_summary, scenario_json(run.scenario)): run for run in pending
-    }
+    with _workers_without_main():
+        futures: dict[Future[dict[str, Any]], PlannedRun] = {
+            pool.submit(run_summary, scenario_json(run.scenario)): run for run in pending
+        }
     try:
         remaining = set(futures)
         while remaining:
@@ -301,6 +304,26 @@ def _execute(
         _stop(pool)
         raise
     pool.shutdown(wait=True)
+
+
+@contextmanager
+def _workers_without_main() -> Iterator[None]:
+    """While workers start, the caller's main module looks like it has no file: a spawned
+    worker otherwise runs it again first (a script without an `if __name__ == "__main__"`
+    guard would start the sweep again in every worker, and `<stdin>` cannot be read back),
+    and a worker needs nothing of it (it runs buflab's own functions)."""
+    main = sys.modules.get("__main__")
+    saved = {name: getattr(main, name) for name in ("__file__", "__spec__") if hasattr(main, name)}
+    try:
+        for name in saved:
+            if name == "__spec__":
+                main.__spec__ = None
+            else:
+                delattr(main, name)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(main, name, value)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import ScalarFormatter  # noqa: E402
 
+from buflab.engine.lazy import listing, submodule
 from buflab.engine.units import KINDS, UnitError, parse_quantity  # noqa: E402
 
 AXIS_UNITS = {"packets": "packets", "bytes": "bytes", "rate": "bit/s", "time": "s"}
@@ -185,3 +186,12 @@ def footer_text(scenario_name: str, seeds: Sequence[int], version: str) -> str:
     else:
         seed_text = ", ".join(map(str, seeds))
     return f"scenario {scenario_name} · seeds {seed_text} · buflab {version}"
+
+
+def __getattr__(name: str) -> Any:
+    # Submodules load on first use (`buflab.plots.traces` right after `import buflab`).
+    return submodule(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return listing(__name__, globals())
