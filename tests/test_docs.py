@@ -82,3 +82,22 @@ def test_the_readmes_listing_of_the_example_is_the_file() -> None:
     assert listings, "the README lists the example"
     for path, text in listings:
         assert text == (root / path).read_text(), path
+
+
+def test_the_catalogue_of_reproduced_results_is_in_step_with_the_recipes() -> None:
+    """Newcomer issue, item 3: the README and every recipe pointed to a REPRODUCE.md that a
+    clone does not have. docs/reproduce.md is made from the recipes and must be what
+    `buflab docs --recipes` prints now, naming every recipe and its published numbers."""
+    from buflab.experiments.recipes import names
+    from buflab.experiments.recipes.catalogue import catalogue
+
+    root = Path(__file__).resolve().parent.parent
+    text = catalogue()
+    assert (root / "docs" / "reproduce.md").read_text() == text, (
+        "docs/reproduce.md is out of date: regenerate it with "
+        "`.venv/bin/buflab docs --recipes > docs/reproduce.md`"
+    )
+    for name in names():
+        assert f"## {name}: " in text and f"`buflab reproduce {name}`" in text
+    assert "| thesis Fig 4.4 top |" in text, "t1's published numbers are listed"
+    assert "REPRODUCE.md" not in (root / "README.md").read_text()

@@ -193,6 +193,18 @@ def scenario_reference(schema: Iterable[dict[str, str]], tables: dict[str, dict[
 
 
 @click.command()
-def docs() -> None:
+@click.option(
+    "--recipes",
+    is_flag=True,
+    help="Print instead the catalogue of reproduced results (docs/reproduce.md), made from "
+    "the shipped recipes.",
+)
+def docs(recipes: bool) -> None:
     """Print the scenario reference (markdown) generated from the engine's schema."""
+    if recipes:
+        # start-up time: the recipes only when asked for
+        from buflab.experiments.recipes.catalogue import catalogue
+
+        click.echo(catalogue(), nl=False)
+        return
     click.echo(scenario_reference(core().schema(), table_descriptions()), nl=False)

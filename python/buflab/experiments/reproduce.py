@@ -78,7 +78,7 @@ def reproduce(
 
 # --- readers: one paragraph per recipe, computed from the numbers --------------------------
 
-# Thesis §2.1.4, Fig. 2.3 (REPRODUCE.md row S1): "utilization remains almost unchanged (above
+# Thesis §2.1.4, Fig. 2.3 (reproduction target S1): "utilization remains almost unchanged (above
 # 99%) with buffer sizes larger than RTT×C/√N ≈ 4419 packets"; "with access links running at
 # 100Mb/s ... buffer size of only 10 packets and achieve close to 80% utilization".
 THESIS_FULL = 0.99

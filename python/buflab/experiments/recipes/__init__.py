@@ -85,7 +85,7 @@ DEFAULT_METRICS = ("utilization", "drop_rate")
 PUBLISHED_KEYS = {"point", "metric", "value", "band", "source", "relative_to", "relation"}
 # "≈": within ± band of the value; "<" and ">": a claim without a number (e.g. "fewer drops").
 RELATIONS = ("≈", "<", ">")
-# Published figures are read off plots (REPRODUCE.md): a few points either way is agreement.
+# Published figures are read off plots: a few points either way is agreement.
 DEFAULT_BAND = 0.05
 
 
