@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 import buflab
 from buflab.cli import cli
+from conftest import TINY_SCENARIO
 
 pytestmark = pytest.mark.engine
 
@@ -318,3 +320,38 @@ def test_a_source_faster_than_its_unlimited_access_link_is_refused(tmp_path: Pat
     # A sweep checks every point before its workers start (they run the engine directly).
     sweep = invoke("sweep", path, "--vary", "traffic.0.rate=1Mbps,1Tbps", "--out", tmp_path / "out")
     assert_one_line_error(sweep, "traffic.0.rate", "at most the access rate")
+
+
+def test_flows_is_short_for_the_only_traffic_entrys_flows_everywhere(
+    tmp_path: Path, tiny_file: Path
+) -> None:
+    """Newcomer issue, item 5: `--vary flows=…` worked for `size` but `--set flows=2000` was
+    refused. One rule for every command and the API: `flows` is short for `traffic.0.flows`
+    when the scenario has one traffic entry, and an error naming the choice when it has
+    several."""
+    ran = invoke("run", tiny_file, "--set", "flows=3", "--json")
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.stdout)["flows"] == 3
+    swept = invoke("sweep", tiny_file, "--vary", "flows=1,2", "--out", tmp_path / "sweep")
+    assert swept.exit_code == 0, swept.output
+    assert sorted(pd.read_csv(tmp_path / "sweep" / "results.csv")["flows"]) == [1, 2]
+    assert buflab.run(TINY_SCENARIO, overrides={"flows": 2}).summary["flows"] == 2
+    assert_one_line_error(
+        invoke("run", EXAMPLES / "parking_lot.toml", "--set", "flows=3"),
+        "flows: short for the flows of the only [[traffic]] entry",
+        "e.g. traffic.0.flows",
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["run"], "Missing argument 'FILE'. (see `"),
+        (["sweep", "x.toml", "--runs", "x"], "'x' is not a valid integer"),
+        (["nosuch"], "No such command 'nosuch'. (see `"),
+    ],
+)
+def test_click_usage_errors_are_one_line_like_every_other(argv: list[str], fragment: str) -> None:
+    """Newcomer issue, item 8: click's own usage errors printed the usage and `Error: …`,
+    beside buflab's `error: …` lines; now every bad input is one `error:` line."""
+    assert_one_line_error(invoke(*argv), fragment)

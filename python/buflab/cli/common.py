@@ -50,6 +50,11 @@ class Group(click.Group):
             raise BadInput(f"invalid TOML: {error}") from None
         except FileNotFoundError as error:
             raise BadInput(f"no such file: {error.filename}") from None
+        except click.UsageError as error:
+            # click's own (a missing argument, an option's bad value) would print the usage
+            # and `Error: …`: the same one line as every other bad input instead.
+            command = error.ctx.command_path if error.ctx is not None else "buflab"
+            raise BadInput(f"{error.format_message()} (see `{command} --help`)") from None
 
 
 set_option = click.option(

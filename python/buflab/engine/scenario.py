@@ -222,9 +222,30 @@ def apply_overrides(scenario: Scenario, overrides: Overrides, *, copy: bool = Tr
     for key, _ in pairs:
         if not isinstance(key, str):
             raise ScenarioError(f"overrides: got the key {_shown(key)}; expected a dotted key")
+    pairs = [(expand_shorthand(result, key), value) for key, value in pairs]
     for key, value in pairs:
         set_key(result, key, value)
     return result
+
+
+# `flows` alone is short for the flows of a scenario's only traffic entry, the key varied
+# most: `--set flows=400`, `--vary flows=10,100`, `overrides={"flows": 400}` alike.
+SHORT_FLOWS_KEY = "flows"
+
+
+def expand_shorthand(scenario: Scenario, key: str) -> str:
+    """The full key a shorthand stands for in `scenario` (`flows` → `traffic.0.flows`), or
+    `key` itself; a shorthand that is ambiguous (several traffic entries) is one error."""
+    if key != SHORT_FLOWS_KEY:
+        return key
+    entries = scenario.get("traffic")
+    if not isinstance(entries, list) or len(entries) != 1:
+        count = len(entries) if isinstance(entries, list) else 0
+        raise ScenarioError(
+            f"{key}: short for the flows of the only [[traffic]] entry, but the scenario has "
+            f"{count}; name one, e.g. traffic.0.flows"
+        )
+    return f"traffic.0.{SHORT_FLOWS_KEY}"
 
 
 def _shown(value: Any) -> str:

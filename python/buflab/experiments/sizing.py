@@ -46,7 +46,7 @@ from buflab.analysis import theory
 from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
 from buflab.engine.files import write_atomically
-from buflab.engine.scenario import Scenario, apply_overrides
+from buflab.engine.scenario import Scenario, apply_overrides, expand_shorthand
 from buflab.experiments.load import offered_load
 from buflab.experiments.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
 
@@ -54,8 +54,6 @@ DEFAULT_KEY = "network.bottleneck.buffer"
 # Doubling past RTT·C this many times before giving up: 16·RTT·C holds any TCP window the
 # rule of thumb is about, so a target missed there is out of reach of buffering.
 MAX_DOUBLINGS = 4
-# `--vary flows=...` is short for the flows of the scenario's only traffic entry.
-SHORT_FLOWS_KEY = "flows"
 
 
 @dataclass(frozen=True)
@@ -365,15 +363,10 @@ def _vary_of_pair(spec: Any) -> Vary:
 
 
 def _resolve_key(scenario: Scenario, key: str) -> str:
-    if key != SHORT_FLOWS_KEY:
-        return key
-    entries = scenario.get("traffic") or []
-    if len(entries) != 1:
-        raise ScenarioError(
-            f"--vary {key}: short for the flows of the only [[traffic]] entry, but the "
-            f"scenario has {len(entries)}; name one, e.g. traffic.0.flows"
-        )
-    return f"traffic.0.{SHORT_FLOWS_KEY}"
+    try:
+        return expand_shorthand(scenario, key)
+    except ScenarioError as error:
+        raise ScenarioError(f"--vary {error}") from None
 
 
 def value_scenarios(scenario: Scenario, vary: Vary) -> list[Scenario]:
