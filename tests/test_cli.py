@@ -355,3 +355,20 @@ def test_click_usage_errors_are_one_line_like_every_other(argv: list[str], fragm
     """Newcomer issue, item 8: click's own usage errors printed the usage and `Error: …`,
     beside buflab's `error: …` lines; now every bad input is one `error:` line."""
     assert_one_line_error(invoke(*argv), fragment)
+
+
+def test_default_output_folders_differ_with_the_settings() -> None:
+    """Newcomer issue, item 4: the README's `size` commands, run in order, shared
+    `out/size-NAME` and the second was refused as "made from a different scenario". The
+    default folder now carries a digest of what changes the scenario, and only then."""
+    from buflab.cli.common import default_out
+
+    plain = default_out("size", "examples/dumbbell.toml", (), (), None)
+    assert plain == Path("out/size-dumbbell")
+    a = default_out("size", "examples/dumbbell.toml", ("duration=120s",), (), None)
+    b = default_out("size", "examples/dumbbell.toml", ("duration=60s",), (), None)
+    assert (
+        a != b and a.name.startswith("size-dumbbell-") and len(a.name) == len("size-dumbbell-") + 8
+    )
+    assert a == default_out("size", "examples/dumbbell.toml", ("duration=120s",), (), None)
+    assert default_out("", "t1", ("seed=2",)).name.startswith("t1-")

@@ -9,6 +9,7 @@ and exits with 130 (`exit_when_interrupted`). It must not know any one command.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tomllib
@@ -55,6 +56,19 @@ class Group(click.Group):
             # and `Error: …`: the same one line as every other bad input instead.
             command = error.ctx.command_path if error.ctx is not None else "buflab"
             raise BadInput(f"{error.format_message()} (see `{command} --help`)") from None
+
+
+def default_out(kind: str, file: str, *choices: Any) -> Path:
+    """Where a command writes when --out is not given: `out/KIND-FILE`, and when the command
+    line changes the scenario (--set, --vary, --point), `out/KIND-FILE-HASH`, a digest of
+    those choices, so that two commands on one file with different settings never share a
+    directory (the second used to be refused as "made from a different scenario")."""
+    stem = Path(file).stem
+    name = f"{kind}-{stem}" if kind else stem
+    if any(choices):
+        digest = hashlib.sha1(repr(choices).encode()).hexdigest()[:8]
+        name = f"{name}-{digest}"
+    return Path("out") / name
 
 
 set_option = click.option(

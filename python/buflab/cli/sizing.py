@@ -18,6 +18,7 @@ from buflab import __version__
 from buflab.cli.common import (
     BadInput,
     check_out_dir,
+    default_out,
     exit_when_interrupted,
     jobs_option,
     runs_option,
@@ -56,7 +57,7 @@ from buflab.engine.units import format_percent
     "--out",
     callback=check_out_dir,
     type=click.Path(path_type=Path),
-    help="[default: out/size-FILE]",
+    help="[default: out/size-FILE, and a digest of --set, --vary and --key when given]",
 )
 def size(
     file: str,
@@ -90,7 +91,7 @@ def size(
             "and at most one more (a curve per value)"
         )
     scenario = scenario_of(file, overrides)
-    out = out or Path("out") / f"size-{Path(file).stem}"
+    out = out or default_out("size", file, overrides, varies, key)
     options: dict[str, Any] = {"key": key, "runs": runs or 1, "jobs": jobs, "high": high}
 
     def show_probe(probe: Any) -> None:
@@ -152,7 +153,7 @@ def size(
     "--out",
     callback=check_out_dir,
     type=click.Path(path_type=Path),
-    help="[default: out/autosize-FILE]",
+    help="[default: out/autosize-FILE, and a digest of --set when given]",
 )
 def autosize(
     file: str,
@@ -172,7 +173,7 @@ def autosize(
     from buflab.experiments.sizing import rule_sizes
 
     scenario = scenario_of(file, overrides)
-    out = out or Path("out") / f"autosize-{Path(file).stem}"
+    out = out or default_out("autosize", file, overrides)
     result = live.run_autosize(scenario, target, interval=interval, start=start)
     result.to_dir(out)
     figures = live.save_figure(result, out, __version__)

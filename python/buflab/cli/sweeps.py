@@ -17,6 +17,7 @@ from buflab import __version__
 from buflab.cli.common import (
     BadInput,
     check_out_dir,
+    default_out,
     exit_when_interrupted,
     jobs_option,
     runs_option,
@@ -104,7 +105,10 @@ def _print_written(report: Any, out: Path) -> None:
 @set_option
 @vary_option("Run only these values of a varied key (or case), e.g. to try a recipe quickly.")
 @click.option(
-    "--out", callback=check_out_dir, type=click.Path(path_type=Path), help="[default: out/NAME]"
+    "--out",
+    callback=check_out_dir,
+    type=click.Path(path_type=Path),
+    help="[default: out/NAME, and a digest of --set and --vary when given]",
 )
 @click.option("--list", "list_recipes", is_flag=True, help="List the shipped recipes and exit.")
 def reproduce(
@@ -133,7 +137,7 @@ def reproduce(
         for recipe in recipes.names():
             stdout.print(f"{recipe}: {recipes.describe(recipe)}")
         return
-    out = out or Path("out") / Path(name).stem
+    out = out or default_out("", name, overrides, varies)
     parsed = [Vary.parse(text) for text in varies]
     with exit_when_interrupted():
         done = run_recipe(
