@@ -127,3 +127,20 @@ def test_every_layer_and_its_modules_resolve_after_import_buflab() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "module 'buflab.analysis' has no attribute 'no_such_module'"
+
+
+def test_a_run_written_to_a_directory_reads_back_as_the_same_result(tmp_path: Path) -> None:
+    """Newcomer issue, item 10: there was no way to load a run directory back into a
+    `Result`. `buflab.load_run(DIR)` gives back the summary, the scenario and every table
+    `to_dir` wrote, equal to the run's own; a directory without a run is one MissingFile."""
+    import pandas as pd
+
+    result = buflab.run(TINY_SCENARIO, overrides={"monitor.trace_flows": [0]})
+    back = buflab.load_run(result.to_dir(tmp_path / "run"))
+    assert back.summary == result.summary
+    assert back.scenario == result.scenario
+    for name, table in result.tables().items():
+        pd.testing.assert_frame_equal(getattr(back, name), table, check_dtype=False, obj=name)
+    assert len(back.traces) > 0 and back.events_file is None
+    with pytest.raises(buflab.MissingFile, match="no run here"):
+        buflab.load_run(tmp_path)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from buflab.engine import Error, MissingFile, OutputError, ScenarioError, UnitError
     from buflab.engine.emulation.runner import emulate
     from buflab.engine.result import Result
-    from buflab.engine.runner import load_scenario, run, validate
+    from buflab.engine.runner import load_run, load_scenario, run, validate
     from buflab.experiments import autosize, load
     from buflab.experiments.size import size, size_curve, size_curves
 
@@ -61,6 +61,7 @@ __all__ = [
     "autosize",
     "emulate",
     "load",
+    "load_run",
     "load_scenario",
     "run",
     "size",
@@ -76,6 +77,7 @@ _LAZY = {
     "Result": "buflab.engine.result",
     "emulate": "buflab.engine.emulation.runner",
     "load_scenario": "buflab.engine.runner",
+    "load_run": "buflab.engine.runner",
     "run": "buflab.engine.runner",
     "validate": "buflab.engine.runner",
     "size": "buflab.experiments.size",

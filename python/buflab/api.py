@@ -38,7 +38,7 @@ from __future__ import annotations
 from buflab.engine import Error, MissingFile, OutputError, ScenarioError, UnitError
 from buflab.engine.emulation.runner import emulate
 from buflab.engine.result import Result, table_dtypes, typed_frame
-from buflab.engine.runner import load_scenario, run, validate
+from buflab.engine.runner import load_run, load_scenario, run, validate
 from buflab.experiments.size import size, size_curve, size_curves
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "ScenarioError",
     "UnitError",
     "emulate",
+    "load_run",
     "load_scenario",
     "run",
     "size",

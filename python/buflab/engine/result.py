@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from buflab.engine import OutputError, table_descriptions
+from buflab.engine import MissingFile, OutputError, table_descriptions
 from buflab.engine.events import (
     LogFacts,
     batch_frame,
@@ -83,6 +83,39 @@ class Result:
             bumps=table("bumps"),
             rates=table("rates"),
             events_queue=dict(raw.get("events_queue") or {}),
+        )
+
+    @classmethod
+    def from_dir(cls, path: str | Path) -> Result:
+        """A result written by `to_dir` (or `buflab run --out`) read back: the summary, the
+        scenario, every table (a table the directory lacks is empty, with its columns) and,
+        if there is one, the event log as `events_file`. A directory that holds no run is one
+        MissingFile naming it."""
+        path = Path(path)
+        summary_file, scenario_file = path / "summary.json", path / "scenario.json"
+        if not summary_file.is_file() or not scenario_file.is_file():
+            raise MissingFile(f"{path}: no run here; expected summary.json and scenario.json")
+
+        def table(name: str) -> pd.DataFrame:
+            file = path / f"{name}.parquet"
+            frame = pd.read_parquet(file) if file.is_file() else None
+            return typed_frame(None if frame is None else frame.to_dict("list"), table_dtypes(name))
+
+        events = path / "events.parquet"
+        return cls(
+            summary=json.loads(summary_file.read_text()),
+            flows=table("flows"),
+            timeseries=table("timeseries"),
+            links=table("links"),
+            transfers=table("transfers"),
+            events=None,
+            scenario=json.loads(scenario_file.read_text()),
+            autosize=table("autosize"),
+            ports=table("ports"),
+            traces=table("traces"),
+            bumps=table("bumps"),
+            rates=table("rates"),
+            events_file=events if events.is_file() else None,
         )
 
     def to_dir(self, out: str | Path, csv: bool = False) -> Path:

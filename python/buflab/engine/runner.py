@@ -77,3 +77,9 @@ def run(
     else:
         result.events = sink.frame()
     return result
+
+
+def load_run(path: str | Path) -> Result:
+    """A run directory written by `buflab run --out` (or `Result.to_dir`) read back into a
+    `Result`, for a notebook: `buflab.load_run("runs/t7-1").flows`."""
+    return Result.from_dir(path)

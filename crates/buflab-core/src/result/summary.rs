@@ -159,7 +159,11 @@ table!(Summary, "summary",
         |s| s.ecn_reactions;
     retransmits_per_drop: "",
         "Retransmissions per loss (drops at every monitored queue and, on a switch, at its \
-         inputs, and random loss); 1 = no needless resends.",
+         inputs, and random loss), over the measured time. 1 when every loss is resent once \
+         and nothing else is; above 1 when segments are resent that were not lost: after a \
+         timeout a sender goes back to the first unacknowledged segment and resends the \
+         whole window on purpose (go-back-N), and a spurious timeout resends what was only \
+         late. Below 1 when losses are still unrepaired at the end of the window.",
         |s| s.retransmits_per_drop;
     flows: "", "Number of flows.", |s| s.flows;
     events: "", "Events the engine executed over the whole run (a measure of simulation work).",
