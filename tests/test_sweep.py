@@ -281,3 +281,25 @@ def test_a_sweep_from_a_plain_script_or_stdin_needs_no_main_guard(tmp_path: Path
     done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["swept 2"]
+
+
+@pytest.mark.engine
+def test_a_sweep_from_python_gives_the_per_point_table_with_numbers(tmp_path: Path) -> None:
+    """Newcomer issue, item 10: no public sweep function, and varied values only as text
+    ("5pkt" sorts after "50pkt"). `buflab.sweep` returns summary.csv's table with each varied
+    quantity also as a number, reuses the runs kept in `out`, and takes `--vary` strings."""
+    import buflab
+
+    table = buflab.sweep(
+        TINY_SCENARIO, {"network.bottleneck.buffer": ["50pkt", "5pkt"]}, out=tmp_path, jobs=1
+    )
+    numbers = "network.bottleneck.buffer [pkt]"
+    assert list(table.columns[:3]) == ["network.bottleneck.buffer", numbers, "runs"]
+    assert table[numbers].tolist() == [50.0, 5.0]
+    ordered = table.sort_values(numbers)
+    assert ordered["network.bottleneck.buffer"].tolist() == ["5pkt", "50pkt"]
+    assert ordered["utilization_mean"].iloc[0] <= ordered["utilization_mean"].iloc[1]
+    again = buflab.sweep(TINY_SCENARIO, ["network.bottleneck.buffer=50pkt,5pkt"], out=tmp_path)
+    pd.testing.assert_frame_equal(again, table)
+    rates = buflab.sweep(TINY_SCENARIO, {"network.access.rate": ["100Mbps", "1Gbps"]}, jobs=1)
+    assert rates["network.access.rate [bit/s]"].tolist() == [1e8, 1e9]

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from buflab.engine.runner import load_run, load_scenario, run, validate
     from buflab.experiments import autosize, load
     from buflab.experiments.size import size, size_curve, size_curves
+    from buflab.experiments.sweep import sweep
 
 __all__ = [
     "Error",
@@ -67,6 +68,7 @@ __all__ = [
     "size",
     "size_curve",
     "size_curves",
+    "sweep",
     "theory",
     "validate",
 ]
@@ -83,6 +85,7 @@ _LAZY = {
     "size": "buflab.experiments.size",
     "size_curve": "buflab.experiments.size",
     "size_curves": "buflab.experiments.size",
+    "sweep": "buflab.experiments.sweep",
     "ScenarioError": "buflab.engine",
     "Error": "buflab.engine",
     "MissingFile": "buflab.engine",

@@ -40,6 +40,7 @@ from buflab.engine.emulation.runner import emulate
 from buflab.engine.result import Result, table_dtypes, typed_frame
 from buflab.engine.runner import load_run, load_scenario, run, validate
 from buflab.experiments.size import size, size_curve, size_curves
+from buflab.experiments.sweep import sweep
 
 __all__ = [
     "Error",
@@ -55,6 +56,7 @@ __all__ = [
     "size",
     "size_curve",
     "size_curves",
+    "sweep",
     "table_dtypes",
     "typed_frame",
     "validate",

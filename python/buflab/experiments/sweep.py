@@ -19,7 +19,8 @@ import multiprocessing
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,7 +34,15 @@ from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
 from buflab.engine.files import write_atomically
 from buflab.engine.memory import check_growth, check_memory
-from buflab.engine.scenario import Scenario, apply_overrides, parse_value
+from buflab.engine.scenario import (
+    Overrides,
+    Scenario,
+    ScenarioSource,
+    apply_overrides,
+    load_scenario,
+    parse_value,
+)
+from buflab.engine.units import UnitError, parse_quantity
 from buflab.experiments._worker import run_summary, start_worker
 
 # The engine's default seed (docs/scenario.md); a test checks that they agree.
@@ -383,11 +392,78 @@ def summarize(results: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# A varied quantity's number, beside its text, in the unit of its kind.
+_QUANTITY_UNITS = {"packets": "pkt", "bytes": "B", "rate": "bit/s", "time": "s"}
+
+
+def with_numbers(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """`frame` with, right after each varied key whose values are quantities written with
+    units ("5pkt", "1Gbps", "100ms"), its values as numbers in a column `KEY [UNIT]`
+    ("network.bottleneck.buffer [pkt]"), so that a notebook sorts and plots them as numbers
+    ("unlimited" is NaN). Keys of other values are left as they are."""
+    frame = frame.copy()
+    for key in keys:
+        if key not in frame.columns:
+            continue
+        texts = [v for v in frame[key] if isinstance(v, str) and v != "unlimited"]
+        if not texts:
+            continue
+        try:
+            kinds = {parse_quantity(v, tuple(_QUANTITY_UNITS)).kind for v in texts}
+        except UnitError:
+            continue
+        if len(kinds) != 1:
+            continue
+        kind = kinds.pop()
+        numbers = [
+            parse_quantity(v, (kind,)).value
+            if isinstance(v, str) and v != "unlimited"
+            else float("nan")
+            for v in frame[key]
+        ]
+        frame.insert(frame.columns.get_loc(key) + 1, f"{key} [{_QUANTITY_UNITS[kind]}]", numbers)
+    return frame
+
+
 def write_tables(plan: Plan, out: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write results.csv and summary.csv for the runs finished so far; return both tables."""
-    results = load_results(plan, out)
-    summary = summarize(results, plan.keys) if len(results) else pd.DataFrame()
+    """Write results.csv and summary.csv for the runs finished so far; return both tables
+    (each varied quantity also as numbers: `with_numbers`)."""
+    raw = load_results(plan, out)
+    summary = with_numbers(summarize(raw, plan.keys), plan.keys) if len(raw) else pd.DataFrame()
+    results = with_numbers(raw, plan.keys)
     # Written whole or not at all: a kill mid-write keeps the previous tables.
     write_atomically(Path(out) / "results.csv", partial(results.to_csv, index=False))
     write_atomically(Path(out) / "summary.csv", partial(summary.to_csv, index=False))
     return results, summary
+
+
+def sweep(
+    scenario: ScenarioSource,
+    vary: dict[str, Sequence[Any]] | Sequence[str],
+    *,
+    runs: int = 1,
+    out: str | Path | None = None,
+    jobs: int | None = None,
+    overrides: Overrides = None,
+) -> pd.DataFrame:
+    """A sweep from Python (`buflab sweep` without the command line): every combination of
+    the `vary` values ({"network.bottleneck.buffer": ["10pkt", "50pkt"]}, or "KEY=V1,V2"
+    strings as `--vary` takes them), `runs` seeds each, and the per-point table (summary.csv:
+    the mean and 95 % interval of every metric), varied quantities also as numbers
+    (`with_numbers`). With `out`, run files are kept there and a second call reuses them;
+    without, they go to a temporary directory that is removed."""
+    base = load_scenario(scenario, overrides)
+    if isinstance(vary, Mapping):
+        varies = [Vary(str(key), tuple(values)) for key, values in vary.items()]
+    elif isinstance(vary, Sequence) and not isinstance(vary, str):
+        varies = [Vary.parse(text) for text in vary]
+    else:
+        raise ScenarioError(
+            f"vary: got {type(vary).__name__}; expected a dict of keys to values or "
+            '"KEY=V1,V2" strings'
+        )
+    plan = Plan(base, varies, runs)
+    if out is not None:
+        return run_sweep(plan, out, jobs).summary
+    with tempfile.TemporaryDirectory(prefix="buflab-sweep-") as scratch:
+        return run_sweep(plan, scratch, jobs).summary
