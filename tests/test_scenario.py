@@ -291,3 +291,19 @@ def test_the_engines_toml_reader_reads_what_pythons_does() -> None:
     odd = _parse_toml("a = nan\nb = inf\nc = 1979-05-27T07:32:00Z\n[t]\nz = 1\ny = 2", "text")
     assert odd == {"a": "nan", "b": "inf", "c": "1979-05-27T07:32:00Z", "t": {"z": 1, "y": 2}}
     assert list(odd["t"]) == ["z", "y"], "tables keep the file's order"
+
+
+@pytest.mark.engine
+def test_a_validated_scenario_validates_again_to_itself() -> None:
+    """The front end reads facts from the validated tree (the run's time and memory
+    estimates), so what `validate` returns must be a scenario the engine reads back
+    unchanged. A bump's default rate was echoed as "unbounded", which the reader refused:
+    `buflab run examples/qcn.toml` failed. Checked for every example and recipe."""
+    from buflab.experiments.recipes import load, names
+
+    root = Path(__file__).resolve().parent.parent
+    trees = [load_scenario(path) for path in sorted((root / "examples").glob("*.toml"))]
+    trees += [load(name)[0] for name in names()]
+    for tree in trees:
+        normalized = buflab.validate(tree)
+        assert buflab.validate(normalized) == normalized, tree.get("name")

@@ -81,6 +81,24 @@ def eq31_flows(rate_bps: float, rtt_s: float, wmax_bytes: float) -> int:
     return max(1, math.ceil(rate_bps * rtt_s / (8 * wmax_bytes) - 1e-9))
 
 
+# Sawtooth cycles a rule of thumb gives AIMD flows to share a link fairly after slow start:
+# each cycle halves the gap between two flows' windows (additive increase, multiplicative
+# decrease), so five leave about 3 % of it.
+CONVERGENCE_CYCLES = 5
+
+
+def aimd_convergence_s(
+    rate_bps: float, rtt_s: float, packet_bytes: float, flows: int, wmax_pkts: float
+) -> float:
+    """Seconds long-lived AIMD flows need to settle to a fair share after their start: five
+    sawtooth cycles, each W/2 round trips for the fair-share window W = C·RTT/N packets
+    (or the flows' largest window if that is smaller). 0 without flows."""
+    if flows <= 0 or rtt_s <= 0:
+        return 0.0
+    window = min(bdp_packets(rate_bps, rtt_s, packet_bytes) / flows, wmax_pkts)
+    return CONVERGENCE_CYCLES * (window / 2) * rtt_s
+
+
 def _require_positive(**values: float) -> None:
     for name, value in values.items():
         if not value > 0:

@@ -9,13 +9,16 @@ must not know how any of them is computed.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from buflab import __version__
+from buflab.analysis.theory import LinkFacts, aimd_convergence_s
 from buflab.cli.common import (
     EXIT_INTERRUPTED,
     BadInput,
@@ -37,7 +40,7 @@ from buflab.cli.console import (
     transfers_table,
 )
 from buflab.engine.scenario import get_key
-from buflab.engine.units import parse_time_range
+from buflab.engine.units import format_time, parse_time, parse_time_range
 
 
 @click.command()
@@ -82,7 +85,10 @@ def run(
         # for a long fast run).
         raise BadInput("monitor.events = true: give --out, where the event log goes")
     # A long run says so up front, with the time it should take, and shows its progress.
-    wall = estimate(validate(scenario))
+    normalized = validate(scenario)
+    wall = estimate(normalized)
+    if note := warmup_note(normalized):
+        stderr.print(f"note: {note}")
     try:
         if wall.announced:
             stderr.print(f"note: {announcement(wall)}")
@@ -124,6 +130,25 @@ def run(
         stdout.print(transfers_table(by_size_bin(result.transfers)))
     if out is not None:
         stdout.print(f"results in {out}/")
+
+
+def warmup_note(normalized: dict[str, Any]) -> str | None:
+    """A warning when the warm-up is shorter than the time long-lived flows need to share
+    the link (`theory.aimd_convergence_s`): fairness and utilization measured before then
+    still carry the start (a 10 Gb/s run of 2,000 flows with 10 s of warm-up gave Jain 0.49)."""
+    facts = LinkFacts.from_scenario(normalized)
+    need = aimd_convergence_s(
+        facts.rate_bps, facts.rtt_s, facts.packet_bytes, facts.flows, facts.wmax_pkts
+    )
+    warmup = parse_time(normalized["warmup"])
+    if facts.flows == 0 or warmup >= need:
+        return None
+    return (
+        f"warm-up {format_time(warmup)} is shorter than the {format_time(need)} the "
+        f"{facts.flows:,} long-lived flows need to settle to a fair share (five sawtooth "
+        "cycles of their fair window): fairness and utilization may still show their start; "
+        f"consider --set warmup={math.ceil(need)}s"
+    )
 
 
 def _run_dirs(command: Callable[..., None]) -> Callable[..., None]:

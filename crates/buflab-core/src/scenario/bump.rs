@@ -115,7 +115,10 @@ fn read_entry(
         return Err(error(&b.key_path("name"), &got, "a non-empty name other than \"summary\""));
     }
     let at = read_at(b, topology, hops, machines)?;
-    let rate = if b.given("rate") {
+    let rate = if b.raw("rate").and_then(Value::as_str) == Some("unbounded") {
+        // What the normalized echo of a bump without a rate says: it reads back as itself.
+        Rate::UNBOUNDED
+    } else if b.given("rate") {
         b.rate("rate")?
     } else if at == BumpAt::Access {
         access_rate
