@@ -93,7 +93,8 @@ def test_the_table_has_one_typed_row_per_step(tmp_path: Path) -> None:
     assert steps["time_s"].tolist() == pytest.approx([2.0, 3.0, 4.0, 5.0])
     assert steps["buffer_pkts"].iloc[0] == 38
     assert steps["buffer_pkts"].iloc[1:].tolist() == steps["next_buffer_pkts"].iloc[:-1].tolist()
-    assert isinstance(result.summary["autosize_buffer_pkts"], int)
+    # Four 1-s steps from 38 packets cannot converge: the answer is null (None), not -1.
+    assert result.summary["autosize_buffer_pkts"] is None
     # The last step ends with the run: its choice is never in force.
     assert result.summary["buffer_pkts"] == steps["buffer_pkts"].iloc[-1]
 
@@ -102,13 +103,13 @@ def test_the_table_has_one_typed_row_per_step(tmp_path: Path) -> None:
 
 
 @pytest.mark.engine
-def test_without_autosize_the_table_is_empty_and_the_answer_minus_one() -> None:
+def test_without_autosize_the_table_is_empty_and_the_answer_null() -> None:
     result = buflab.run(TINY_SCENARIO)
     assert len(result.autosize) == 0 and list(result.autosize.columns) == list(
         table_dtypes("autosize")
     )
     assert "autosize" not in result.tables()
-    assert result.summary["autosize_buffer_pkts"] == -1
+    assert result.summary["autosize_buffer_pkts"] is None
     # The normalized scenario has an empty table: off.
     assert buflab.validate(TINY_SCENARIO)["autosize"] == {}
 
@@ -169,7 +170,8 @@ def test_cli_prints_the_steps_and_the_answer_and_writes_tables_and_plot(
     for suffix in ("png", "svg"):
         assert (out / f"autosize.{suffix}").stat().st_size > 0
     # The figure says what made it.
-    assert "scenario tiny · seed 1 · buflab" in (out / "autosize.svg").read_text()
+    # The name says what was run: the scenario's, with the setting given.
+    assert "scenario tiny (duration=20s) · seed 1 · buflab" in (out / "autosize.svg").read_text()
 
 
 @pytest.mark.engine

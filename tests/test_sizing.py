@@ -435,7 +435,7 @@ def test_vary_writes_the_table_and_the_plots(curve_run: tuple[list[str], Path, s
         assert expected in names
     for value in (2, 8):
         assert {f"traffic.0.flows-{value}/size.png", f"traffic.0.flows-{value}/size.svg"} <= names
-    assert "scenario tiny · seed 1 · buflab" in (out / "size_curve.svg").read_text()
+    assert "scenario tiny (duration=3s) · seed 1 · buflab" in (out / "size_curve.svg").read_text()
 
 
 @pytest.mark.engine

@@ -15,7 +15,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyTuple, PyType};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
@@ -107,12 +107,18 @@ fn schema(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
-/// Validates a scenario and returns it with defaults filled in.
+/// Validates a scenario and returns it with defaults filled in; with `link_facts`, the pair
+/// of it and `link_facts(...)`'s answer, from one reading of the scenario.
 #[pyfunction]
-fn validate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (scenario_json, link_facts = false))]
+fn validate<'py>(py: Python<'py>, scenario_json: &str, link_facts: bool) -> PyResult<Bound<'py, PyAny>> {
     let v = parse(scenario_json)?;
-    let n = Scenario::normalized(&v).map_err(scenario_error)?;
-    to_py(py, &n)
+    let (scenario, n) = Scenario::read_normalized(&v).map_err(scenario_error)?;
+    if !link_facts {
+        return to_py(py, &n);
+    }
+    let pair = (to_py(py, &n)?, to_py(py, &scenario.link_facts().to_json())?);
+    Ok(PyTuple::new(py, [pair.0, pair.1])?.into_any())
 }
 
 /// A validated scenario.
@@ -263,6 +269,7 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
         for (name, values) in table.columns() {
             match values {
                 Values::Int(v) => d.set_item(name, v)?,
+                Values::OptionalInt(v) => d.set_item(name, v)?,
                 Values::Float(v) => d.set_item(name, v)?,
                 Values::Bool(v) => d.set_item(name, v)?,
                 Values::Text(v) => d.set_item(name, PyList::new(py, v.iter().map(|s| s.as_ref()))?)?,
@@ -280,9 +287,9 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
     // An unbounded bump's rate is u64::MAX bit/s: serialization still rounds up to 1 ps.
     queue.set_item("rate_bps", q.rate.bits_per_s())?;
     let (pkts, bytes) = match q.buffer {
-        BufferLimit::Packets(n) => (n as i64, -1),
-        BufferLimit::Bytes(n) => (-1, n as i64),
-        BufferLimit::Unlimited => (-1, -1),
+        BufferLimit::Packets(n) => (Some(n), None),
+        BufferLimit::Bytes(n) => (None, Some(n)),
+        BufferLimit::Unlimited => (None, None),
     };
     queue.set_item("buffer_pkts", pkts)?;
     queue.set_item("buffer_bytes", bytes)?;

@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from buflab.engine import Error, ScenarioError
-from buflab.engine.scenario import apply_overrides, parse_value
+from buflab.engine.scenario import apply_overrides, named_with, parse_value
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -135,7 +135,8 @@ def scenario_of(
             raise ScenarioError(f"--point {text!r}: expected NAME=VALUE, e.g. access=slow")
         point[name.strip()] = parse_value(value.strip())
     scenario = apply_overrides(scenario, header.point_overrides(point))
-    return apply_overrides(scenario, list(overrides))
+    # The name says what was run: "t7 (machines=4 machines, duration=80s)".
+    return named_with(apply_overrides(scenario, list(overrides)), [*points, *overrides])
 
 
 @contextmanager

@@ -141,17 +141,30 @@ _SUMMARY_ROWS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("voq_mean_pkts", "mean VOQ packets per input", lambda v: f"{v:,.2f} pkt"),
     ("voq_max_pkts", "max VOQ packets per input", lambda v: f"{v:,} pkt"),
     ("fabric_mean_matching", "mean matching size", lambda v: f"{v:.2f} cells"),
-    ("events", "events simulated", lambda v: f"{v:,}"),
+    ("events", "events simulated (whole run)", lambda v: f"{v:,}"),
     ("wall_s", "wall-clock time", format_time),
 ]
 
 
+def buffer_text(pkts: Any, size: Any) -> str:
+    """A buffer limit from its packets and bytes, of which one or neither is set (None, or
+    <NA> in a table)."""
+    if _is_set(pkts):
+        return f"{int(pkts):,} pkt"
+    return format_bytes(int(size)) if _is_set(size) else "unlimited"
+
+
+def _is_set(value: Any) -> bool:
+    if value is None:
+        return False
+    try:
+        return not math.isnan(float(value))
+    except TypeError:  # pandas' <NA>
+        return False
+
+
 def summary_table(summary: dict[str, Any]) -> Table:
-    buffer = (
-        f"{summary['buffer_pkts']:,} pkt"
-        if summary.get("buffer_pkts", -1) >= 0
-        else format_bytes(summary.get("buffer_bytes", 0))
-    )
+    buffer = buffer_text(summary.get("buffer_pkts"), summary.get("buffer_bytes"))
     title = (
         f"{summary.get('name', '')}: seed {summary.get('seed')}, buffer {buffer}, "
         f"measured {format_time(summary.get('measured_s', 0))} after "
@@ -210,12 +223,7 @@ def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> 
         headers,
     )
     for row in links.itertuples(index=False):
-        if row.buffer_pkts >= 0:
-            buffer = f"{row.buffer_pkts:,} pkt"
-        elif row.buffer_bytes >= 0:
-            buffer = format_bytes(row.buffer_bytes)
-        else:
-            buffer = "unlimited"
+        buffer = buffer_text(row.buffer_pkts, row.buffer_bytes)
         cells = [
             f"{row.name}*" if row.hop == summary_hop else row.name,
             format_rate(row.rate_bps),

@@ -23,7 +23,7 @@ from buflab.cli.common import (
     set_option,
     vary_option,
 )
-from buflab.cli.console import stderr, stdout
+from buflab.cli.console import buffer_text, stderr, stdout
 from buflab.engine.scenario import get_key
 from buflab.engine.units import format_percent, format_rate, format_time
 
@@ -54,8 +54,7 @@ _ROWS: list[tuple[str, str, Any]] = [
 
 
 def summary_table(summary: dict[str, Any]) -> Table:
-    pkts, size = summary["buffer_pkts"], summary["buffer_bytes"]
-    buffer = f"{pkts} pkt" if pkts >= 0 else (f"{size:,} B" if size >= 0 else "unlimited")
+    buffer = buffer_text(summary["buffer_pkts"], summary["buffer_bytes"])
     title = (
         f"{summary.get('name', '')} on real TCP: seed {summary['seed']}, buffer "
         f"{buffer}, measured {format_time(summary['measured_s'])} after "

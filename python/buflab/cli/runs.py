@@ -71,8 +71,8 @@ def run(
     --point picks."""
     # start-up time: results are pandas tables, imported only when a run is made
     from buflab.analysis.transfers import by_size_bin
+    from buflab.engine.runner import prepare
     from buflab.engine.runner import run as run_scenario
-    from buflab.engine.runner import validate
     from buflab.engine.wall_time import announcement, estimate
 
     # The event log streams straight into OUT, so a long run's log never sits in memory.
@@ -85,17 +85,18 @@ def run(
         # for a long fast run).
         raise BadInput("monitor.events = true: give --out, where the event log goes")
     # A long run says so up front, with the time it should take, and shows its progress.
-    normalized = validate(scenario)
-    wall = estimate(normalized)
-    if note := warmup_note(normalized):
+    # The scenario is read and validated once (seconds on a file of 100,000 traffic entries).
+    ready = prepare(scenario)
+    wall = estimate(ready.normalized, ready.link_facts)
+    if note := warmup_note(ready.normalized, LinkFacts(**ready.link_facts)):
         stderr.print(f"note: {note}")
     try:
         if wall.announced:
             stderr.print(f"note: {announcement(wall)}")
             with simulated_time_bar(wall.simulated_s) as update:
-                result = run_scenario(scenario, events_to=events_to, progress=update)
+                result = run_scenario(ready, events_to=events_to, progress=update)
         else:
-            result = run_scenario(scenario, events_to=events_to)
+            result = run_scenario(ready, events_to=events_to)
     except KeyboardInterrupt:
         # Nothing half-done is written: a streamed event log stays `events.parquet.partial`.
         click.echo("interrupted: the run was stopped; no results were written", err=True)
@@ -132,11 +133,11 @@ def run(
         stdout.print(f"results in {out}/")
 
 
-def warmup_note(normalized: dict[str, Any]) -> str | None:
+def warmup_note(normalized: dict[str, Any], facts: LinkFacts | None = None) -> str | None:
     """A warning when the warm-up is shorter than the time long-lived flows need to share
     the link (`theory.aimd_convergence_s`): fairness and utilization measured before then
     still carry the start (a 10 Gb/s run of 2,000 flows with 10 s of warm-up gave Jain 0.49)."""
-    facts = LinkFacts.from_scenario(normalized)
+    facts = LinkFacts.from_scenario(normalized) if facts is None else facts
     need = aimd_convergence_s(
         facts.rate_bps, facts.rtt_s, facts.packet_bytes, facts.flows, facts.wmax_pkts
     )

@@ -102,12 +102,20 @@ class LogFacts:
     window_start_ps: int
     window_end_ps: int
     interval_ps: int
-    buffer_pkts: int  # -1 when in bytes or unlimited
-    buffer_bytes: int  # -1 when in packets or unlimited
+    # The log file's metadata keeps -1 for a unit the buffer is not in (and both for
+    # unlimited), where a run's summary has null.
+    buffer_pkts: int
+    buffer_bytes: int
     link: str
     scenario: str
     seed: int
     version: str
+
+    @staticmethod
+    def limit(value: int | None) -> int:
+        """A buffer limit as a run reports it (None when unset) as the log's metadata keeps
+        it."""
+        return -1 if value is None else int(value)
 
     @classmethod
     def from_run(
@@ -121,8 +129,8 @@ class LogFacts:
             window_start_ps=round(summary["warmup_s"] * PS_PER_S),
             window_end_ps=round(summary["duration_s"] * PS_PER_S),
             interval_ps=round(parse_time(scenario["monitor"]["interval"]) * PS_PER_S),
-            buffer_pkts=int(queue["buffer_pkts"]),
-            buffer_bytes=int(queue["buffer_bytes"]),
+            buffer_pkts=cls.limit(queue["buffer_pkts"]),
+            buffer_bytes=cls.limit(queue["buffer_bytes"]),
             link=str(queue["name"]),
             scenario=str(summary["name"]),
             seed=int(summary["seed"]),

@@ -10,6 +10,7 @@ must not know what a run is for: sweeps, searches and reports are built on it, a
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,17 @@ from buflab.engine.scenario import (
     ScenarioSource,
     apply_overrides,
     kwargs_overrides,
+    named_with,
+    setting_texts,
 )
 from buflab.engine.scenario import load_scenario as _load
 
 
 def load_scenario(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Scenario:
-    """The scenario tree from a path, TOML text or dict, with overrides applied (not validated)."""
-    return apply_overrides(_load(scenario, overrides), kwargs_overrides(kw), copy=False)
+    """The scenario tree from a path, TOML text or dict, with overrides applied (not validated)
+    and named in its `name` (`named_with`)."""
+    tree = apply_overrides(_load(scenario, overrides), kwargs_overrides(kw), copy=False)
+    return named_with(tree, setting_texts(overrides) + setting_texts(kwargs_overrides(kw)))
 
 
 def validate(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Scenario:
@@ -38,8 +43,32 @@ def validate(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any
     return core().validate(scenario_json(tree))
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A scenario read, validated and checked against the machine's memory, ready to run: a
+    command that looks at the normalised scenario before running it (for estimates and notes)
+    reads and validates it once, not twice (seconds on a file of 100,000 traffic entries)."""
+
+    tree: Scenario
+    text: str  # the tree as the engine reads it
+    normalized: Scenario
+    # The link the summary describes, as the engine reads it (`_core.link_facts`).
+    link_facts: dict[str, Any]
+
+
+def prepare(scenario: ScenarioSource, *, overrides: Overrides = None, **kw: Any) -> Prepared:
+    """The scenario ready to run (`run` takes it); raises ScenarioError for invalid input and
+    for a run the machine's memory could not hold, before anything runs."""
+    tree = load_scenario(scenario, overrides=overrides, **kw)
+    text = scenario_json(tree)
+    normalized, link_facts = core().validate(text, link_facts=True)
+    check_memory(normalized)
+    check_growth(normalized)
+    return Prepared(tree, text, normalized, link_facts)
+
+
 def run(
-    scenario: ScenarioSource,
+    scenario: ScenarioSource | Prepared,
     *,
     overrides: Overrides = None,
     events_to: str | Path | None = None,
@@ -49,12 +78,14 @@ def run(
     """Run one scenario to completion; raises ScenarioError for invalid input. With
     `monitor.events = true`, `events_to` names the Parquet file the event log streams to.
     `progress`, if given, is called with the simulated seconds reached, a few times a
-    second."""
-    tree = load_scenario(scenario, overrides=overrides, **kw)
-    text = scenario_json(tree)
-    normalized = core().validate(text)
-    check_memory(normalized)
-    check_growth(normalized)
+    second. A `Prepared` scenario runs as it is (overrides are then refused)."""
+    if isinstance(scenario, Prepared):
+        if overrides is not None or kw:
+            raise ScenarioError("run: a prepared scenario takes no overrides; prepare with them")
+        ready = scenario
+    else:
+        ready = prepare(scenario, overrides=overrides, **kw)
+    tree, text, normalized = ready.tree, ready.text, ready.normalized
     if not normalized["monitor"]["events"]:
         if events_to is not None:
             raise ScenarioError(

@@ -17,7 +17,6 @@ import os
 import stat
 import tomllib
 from collections.abc import Iterable, Mapping
-from copy import deepcopy
 from typing import Any
 
 from buflab.engine import MissingFile, ScenarioError, core, has_engine, key_segment
@@ -45,8 +44,7 @@ def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenar
             "expected a path, TOML text or a dict"
         )
     if isinstance(source, Mapping):
-        _check_depth(source)
-        scenario = deepcopy(dict(source))
+        scenario = copy_tree(source)
     elif (
         isinstance(source, str) and not os.path.exists(source) and ("=" in source or "\n" in source)
     ):
@@ -62,24 +60,34 @@ def load_scenario(source: ScenarioSource, overrides: Overrides = None) -> Scenar
 MAX_DEPTH = 64
 
 
-def _check_depth(tree: Any) -> None:
-    """One ScenarioError naming the key where `tree` nests tables or arrays more than
-    `MAX_DEPTH` deep (a table that contains itself is as deep as it gets)."""
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(tree, ())]
-    while stack:
-        node, path = stack.pop()
-        if len(path) > MAX_DEPTH:
-            if _revisits(tree, path):
-                raise ScenarioError("scenario: a table contains itself (a circular dict)")
-            shown = ".".join(key_segment(str(key)) for key in path[:6])
-            raise ScenarioError(
-                f"{shown}…: tables or arrays nested more than {MAX_DEPTH} deep; expected a "
-                "scenario (six levels at most)"
-            )
+def copy_tree(tree: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a scenario tree, its tables and arrays new and its values shared, or one
+    ScenarioError naming the key where it nests more than `MAX_DEPTH` deep (a table that
+    contains itself is as deep as it gets). One walk does both; recursing without a bound
+    would overflow Python's stack."""
+
+    def copy(node: Any, path: tuple[Any, ...]) -> Any:
         if isinstance(node, Mapping):
-            stack.extend((child, (*path, key)) for key, child in node.items())
-        elif isinstance(node, list | tuple):
-            stack.extend((child, (*path, str(i))) for i, child in enumerate(node))
+            if len(path) >= MAX_DEPTH:
+                raise _too_deep(tree, path)
+            return {key: copy(child, (*path, key)) for key, child in node.items()}
+        if isinstance(node, list | tuple):
+            if len(path) >= MAX_DEPTH:
+                raise _too_deep(tree, path)
+            return [copy(child, (*path, str(i))) for i, child in enumerate(node)]
+        return node
+
+    return copy(tree, ())
+
+
+def _too_deep(tree: Any, path: tuple[Any, ...]) -> ScenarioError:
+    if _revisits(tree, path):
+        return ScenarioError("scenario: a table contains itself (a circular dict)")
+    shown = ".".join(key_segment(str(key)) for key in path[:6])
+    return ScenarioError(
+        f"{shown}…: tables or arrays nested more than {MAX_DEPTH} deep; expected a "
+        "scenario (six levels at most)"
+    )
 
 
 def _revisits(tree: Any, path: tuple[Any, ...]) -> bool:
@@ -196,16 +204,18 @@ def _number_or_text(text: str) -> float | str:
 
 
 def apply_overrides(scenario: Scenario, overrides: Overrides, *, copy: bool = True) -> Scenario:
-    """Return a copy of `scenario` with overrides set (or, with `copy=False`, for a tree the
-    caller has just made and owns, `scenario` itself with them set: copying a tree of
-    100,000 traffic entries takes seconds).
+    """Return `scenario` with overrides set, as a new tree that shares with `scenario` every
+    table and array the overrides leave alone (only those on an override's path are copied:
+    a deep copy of 100,000 traffic entries took seconds, and sweeps make one a point), so
+    neither tree is to be changed in place afterwards; with `copy=False`, for a tree the
+    caller has just made and owns, `scenario` itself with them set.
 
     `overrides` is either a mapping of dotted keys to Python values, used as they are, or
     an iterable of "KEY=VALUE" strings whose values are parsed with `parse_value`. In a
     mapping, the value None removes the key (TOML has no null, so None can only mean "not
     given"): `{"network.switch.speedup": None}` turns a CIOQ scenario output-queued.
     """
-    result = deepcopy(scenario) if copy else scenario
+    result = dict(scenario) if copy else scenario
     if overrides is None:
         return result
     if isinstance(overrides, Mapping):
@@ -223,8 +233,9 @@ def apply_overrides(scenario: Scenario, overrides: Overrides, *, copy: bool = Tr
         if not isinstance(key, str):
             raise ScenarioError(f"overrides: got the key {_shown(key)}; expected a dotted key")
     pairs = [(expand_shorthand(result, key), value) for key, value in pairs]
+    owned = {id(result)} if copy else None
     for key, value in pairs:
-        set_key(result, key, value)
+        set_key(result, key, value, owned=owned)
     return result
 
 
@@ -276,12 +287,15 @@ def parse_value(text: str) -> Any:
     return value
 
 
-def set_key(scenario: Scenario, key: str, value: Any) -> None:
+def set_key(scenario: Scenario, key: str, value: Any, *, owned: set[int] | None = None) -> None:
     """Set a dotted key in place. A numeric segment indexes an array (traffic.0.flows).
 
     Missing tables on the way are created (the engine rejects unknown keys later, naming
     them); an index past the end of an array, or a path through a value that is not a table,
     is an error naming the key. The value None removes the key (nothing to remove is fine).
+    With `owned` (the ids of the tables and arrays this tree owns, `scenario` among them),
+    each table or array on the way that it does not own is first replaced by a copy of its
+    own, so a tree sharing the rest with another changes only itself.
     """
     parts = key.split(".")
     if any(part == "" for part in parts):
@@ -300,7 +314,8 @@ def set_key(scenario: Scenario, key: str, value: Any) -> None:
             if last:
                 node[index] = value
             else:
-                node = node[index]
+                child = node[index] = _owned(node[index], owned)
+                node = child
         elif isinstance(node, dict):
             if last and value is None:
                 node.pop(part, None)
@@ -309,14 +324,25 @@ def set_key(scenario: Scenario, key: str, value: Any) -> None:
             elif value is None and part not in node:
                 return  # nothing to remove, and no empty tables made on the way
             else:
-                node = node.setdefault(part, {})
-                if not isinstance(node, dict | list):
+                child = node.setdefault(part, {})
+                if not isinstance(child, dict | list):
                     raise ScenarioError(
-                        f"override {key!r}: {here} is {_describe(node)}, not a table, "
+                        f"override {key!r}: {here} is {_describe(child)}, not a table, "
                         "so it has no keys to set"
                     )
+                child = node[part] = _owned(child, owned)
+                node = child
         else:  # unreachable: checked before descending
             raise AssertionError(here)
+
+
+def _owned(node: Any, owned: set[int] | None) -> Any:
+    """`node`, or a shallow copy of it recorded in `owned` when the tree does not own it."""
+    if owned is None or id(node) in owned or not isinstance(node, dict | list):
+        return node
+    mine = dict(node) if isinstance(node, dict) else list(node)
+    owned.add(id(mine))
+    return mine
 
 
 def _array_index(array: list[Any], part: str, key: str, array_key: str) -> int:
@@ -337,6 +363,50 @@ def _array_index(array: list[Any], part: str, key: str, array_key: str) -> int:
 def _describe(value: Any) -> str:
     names = {str: "string", int: "integer", float: "number", bool: "boolean"}
     return f"the {names.get(type(value), type(value).__name__)} {value!r}"
+
+
+# Overrides that do not make another scenario of it: the seed is a column of every result,
+# and what is monitored changes no result.
+_UNNAMED_KEYS = ("seed",)
+_UNNAMED_SECTIONS = ("monitor.",)
+
+
+def named_with(scenario: Scenario, settings: Iterable[str]) -> Scenario:
+    """`scenario` (which the caller owns) with the settings it was given (`KEY=VALUE` texts,
+    as the user wrote them) in its name: `dumbbell-100 (traffic.0.flows=400)`, so that
+    results and figure footers say what was run rather than the file's name alone. Unless
+    a setting names the scenario itself, or only the seed or what is monitored is set."""
+    keys = [(text, text.partition("=")[0].strip()) for text in settings]
+    shown = [
+        text
+        for text, key in keys
+        if key not in _UNNAMED_KEYS and not key.startswith(_UNNAMED_SECTIONS)
+    ]
+    base = scenario.get("name", "scenario")
+    if not shown or not isinstance(base, str):
+        return scenario  # a name that is no string is the engine's to refuse
+    if any(text.partition("=")[0].strip() == "name" for text in shown):
+        return scenario
+    scenario["name"] = f"{base} ({', '.join(shown)})"
+    return scenario
+
+
+def setting_texts(overrides: Overrides) -> list[str]:
+    """Overrides as `KEY=VALUE` texts: strings as given, a mapping's values as TOML writes a
+    plain value (strings bare, as on the command line)."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, str):
+        return [overrides]
+    if isinstance(overrides, Mapping):
+        return [f"{key}={_setting_value(value)}" for key, value in overrides.items()]
+    return [str(text) for text in overrides]
+
+
+def _setting_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, default=str)
 
 
 def kwargs_overrides(kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -35,9 +35,11 @@ class WallTime:
         return self.wall_s > ANNOUNCE_ABOVE_S
 
 
-def estimate(normalized: dict[str, Any]) -> WallTime:
-    """The estimate for a validated scenario (`buflab.engine.runner.validate`)."""
-    facts = core().link_facts(scenario_json(normalized))
+def estimate(normalized: dict[str, Any], facts: dict[str, Any] | None = None) -> WallTime:
+    """The estimate for a validated scenario (`buflab.engine.runner.validate`), from its link
+    facts (`_core.link_facts`, asked for here unless given)."""
+    if facts is None:
+        facts = core().link_facts(scenario_json(normalized))
     network = normalized.get("network") or {}
     links = {"parking_lot": int(network.get("hops", 1) or 1)}.get(network.get("topology"), 1)
     if network.get("topology") == "switch":

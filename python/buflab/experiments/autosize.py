@@ -105,9 +105,9 @@ def outcome(result: Result) -> Outcome:
         if now and not before
     ]
     first = converged.index(True) if True in converged else None
-    answer = int(result.summary.get("autosize_buffer_pkts", -1))
+    answer = result.summary.get("autosize_buffer_pkts")
     return Outcome(
-        buffer_pkts=answer if answer >= 0 else None,
+        buffer_pkts=None if answer is None else int(answer),
         settled_sizes=settled,
         converged_at_end=bool(converged and converged[-1]),
         first_converged_step=None if first is None else first + 1,
@@ -152,8 +152,8 @@ def figure(result: Result, version: str) -> Figure:
         xs.append(duration)
         ys.append(ys[-1])
     top.step(xs, ys, where="post", color="tab:blue", linewidth=1.6, label="buffer limit")
-    answer = summary.get("autosize_buffer_pkts", -1)
-    if answer is not None and answer >= 0:
+    answer = summary.get("autosize_buffer_pkts")
+    if answer is not None:
         top.axhline(
             answer,
             color="dimgray",

@@ -122,7 +122,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         flows: flows.len() as u64,
         events: sim.sched.executed(),
         wall_s: sim.wall.as_secs_f64(),
-        autosize_buffer_pkts: sim.autosize.as_ref().and_then(|a| a.answer()).map_or(-1, |b| b as i64),
+        autosize_buffer_pkts: sim.autosize.as_ref().and_then(|a| a.answer()).map(|b| b as i64),
         rtt_mean_s,
         switch: fig,
         ..queue_summary(s, &row, &mon)
@@ -185,7 +185,7 @@ pub(super) fn queue_summary(s: &Scenario, row: &LinkRow, mon: &QueueMonitor) -> 
         bottleneck_rate_bps: row.rate_bps,
         buffer_pkts: row.buffer_pkts,
         buffer_bytes: row.buffer_bytes,
-        autosize_buffer_pkts: -1,
+        autosize_buffer_pkts: None,
         ..Summary::default()
     }
 }

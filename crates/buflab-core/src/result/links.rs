@@ -19,8 +19,8 @@ pub struct LinkRow {
     pub hop: u32,
     pub name: String,
     pub rate_bps: u64,
-    pub buffer_pkts: i64,
-    pub buffer_bytes: i64,
+    pub buffer_pkts: Option<i64>,
+    pub buffer_bytes: Option<i64>,
     pub utilization: f64,
     pub throughput_bps: f64,
     pub drop_rate: f64,
@@ -47,9 +47,11 @@ table!(LinkRow, "links",
     name: "", "`bottleneck`, `hop1`, `hop2`, …, or `output1`, … on a switch.", |l| l.name.clone();
     rate_bps: "bit/s", "Link rate.", |l| l.rate_bps;
     buffer_pkts: "pkt",
-        "Buffer limit in packets at the end of the run; −1 when it is in bytes or unlimited.",
+        "Buffer limit in packets at the end of the run; null (<NA> in pandas) when it is in \
+         bytes or unlimited.",
         |l| l.buffer_pkts;
-    buffer_bytes: "B", "Buffer limit in bytes; −1 when it is in packets or unlimited.", |l| l.buffer_bytes;
+    buffer_bytes: "B", "Buffer limit in bytes; null when it is in packets or unlimited.",
+        |l| l.buffer_bytes;
     utilization: "", "Fraction of the measured time the link's serializer was busy.", |l| l.utilization;
     throughput_bps: "bit/s", "Bits serialized per second, headers included.", |l| l.throughput_bps;
     drop_rate: "", "Drops / arrivals at its queue.", |l| l.drop_rate;
@@ -76,12 +78,12 @@ impl LinkRow {
             name,
             rate_bps: mon.rate.bits_per_s(),
             buffer_pkts: match limit {
-                BufferLimit::Packets(n) => n as i64,
-                _ => -1,
+                BufferLimit::Packets(n) => Some(n as i64),
+                _ => None,
             },
             buffer_bytes: match limit {
-                BufferLimit::Bytes(n) => n as i64,
-                _ => -1,
+                BufferLimit::Bytes(n) => Some(n as i64),
+                _ => None,
             },
             utilization: mon.utilization(),
             throughput_bps: mon.totals.departed_bytes as f64 * 8.0 / measured_s,

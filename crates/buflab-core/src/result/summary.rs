@@ -52,9 +52,9 @@ pub struct Summary {
     pub events: u64,
     pub wall_s: f64,
     pub bottleneck_rate_bps: u64,
-    pub buffer_pkts: i64,
-    pub buffer_bytes: i64,
-    pub autosize_buffer_pkts: i64,
+    pub buffer_pkts: Option<i64>,
+    pub buffer_bytes: Option<i64>,
+    pub autosize_buffer_pkts: Option<i64>,
     pub rtt_mean_s: f64,
     pub switch: SwitchFigures,
 }
@@ -171,15 +171,15 @@ table!(Summary, "summary",
     wall_s: "s", "Wall-clock time of the run; it varies between equal runs.", |s| s.wall_s;
     bottleneck_rate_bps: "bit/s", "Bottleneck link rate.", |s| s.bottleneck_rate_bps;
     buffer_pkts: "pkt",
-        "Bottleneck buffer in packets, or −1 when it is given in bytes or unlimited (with \
-         `[autosize]`, the last limit in force).",
+        "Bottleneck buffer in packets, or null (None in Python) when it is given in bytes or \
+         unlimited (with `[autosize]`, the last limit in force).",
         |s| s.buffer_pkts;
-    buffer_bytes: "B", "Bottleneck buffer in bytes, or −1 when it is given in packets or unlimited.",
+    buffer_bytes: "B", "Bottleneck buffer in bytes, or null when it is given in packets or unlimited.",
         |s| s.buffer_bytes;
     autosize_buffer_pkts: "pkt",
         "The live auto-sizer's answer (`[autosize]`): the median of the sizes its search \
          converged to, each convergence counted once (the larger middle one of an even count); \
-         −1 without `[autosize]` or if the search never converged. The `autosize` table has \
+         null without `[autosize]` or if the search never converged. The `autosize` table has \
          every step.",
         |s| s.autosize_buffer_pkts;
     rtt_mean_s: "s", "Mean two-way propagation delay of the flows, without queueing.", |s| s.rtt_mean_s;

@@ -19,6 +19,8 @@ use serde_json::{Map, Value};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Int,
+    /// An integer that may be absent (null in JSON, None in Python, <NA> in pandas).
+    OptionalInt,
     Float,
     Bool,
     Text,
@@ -30,6 +32,7 @@ impl Kind {
     pub const fn dtype(self) -> &'static str {
         match self {
             Kind::Int => "int64",
+            Kind::OptionalInt => "Int64",
             Kind::Float => "float64",
             Kind::Bool => "bool",
             Kind::Text => "str",
@@ -82,6 +85,7 @@ cell_type! {
     u32 => Int, |v| Cell::Int(v.into()), |v| i64::from(v);
     f64 => Float, |v| Cell::Float(v), |v| v;
     Option<f64> => Float, |v| v.map_or(Cell::Null, Cell::Float), |v| v.unwrap_or(f64::NAN);
+    Option<i64> => OptionalInt, |v| v.map_or(Cell::Null, Cell::Int), |v| v;
     bool => Bool, |v| Cell::Bool(v), |v| v;
     &'static str => Text, |v| Cell::Text(Cow::Borrowed(v)), |v| Cow::Borrowed(v);
     String => Text, |v| Cell::Text(Cow::Owned(v)), |v| Cow::Owned(v);
@@ -148,6 +152,7 @@ pub(crate) use table;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Values {
     Int(Vec<i64>),
+    OptionalInt(Vec<Option<i64>>),
     /// Null cells are NaN.
     Float(Vec<f64>),
     Bool(Vec<bool>),

@@ -101,7 +101,7 @@ fn the_dumbbell_links_table_is_its_summary() {
     }));
     let [l] = &r.links[..] else { panic!("{} rows", r.links.len()) };
     let s = &r.summary;
-    assert_eq!((l.hop, l.name.as_str(), l.rate_bps, l.buffer_pkts), (1, "bottleneck", 10_000_000, 20));
+    assert_eq!((l.hop, l.name.as_str(), l.rate_bps, l.buffer_pkts), (1, "bottleneck", 10_000_000, Some(20)));
     assert_eq!(
         (l.utilization, l.drops, l.arrivals, l.drop_rate),
         (s.utilization, s.drops, s.arrivals, s.drop_rate)
@@ -144,11 +144,15 @@ fn every_queue_drop_is_in_the_links_table() {
     let queue_drops = net.sim.counts.queue_drops;
     let r = buflab_core::result::collect(&s, &mut net);
 
-    let rows: Vec<(u32, &str, u64, i64, i64)> =
+    let rows: Vec<(u32, &str, u64, Option<i64>, Option<i64>)> =
         r.links.iter().map(|l| (l.hop, l.name.as_str(), l.rate_bps, l.buffer_pkts, l.buffer_bytes)).collect();
     assert_eq!(
         rows,
-        [(1, "hop1", 10_000_000, 30, -1), (2, "hop2", 5_000_000, 15, -1), (3, "hop3", 10_000_000, -1, 8000)]
+        [
+            (1, "hop1", 10_000_000, Some(30), None),
+            (2, "hop2", 5_000_000, Some(15), None),
+            (3, "hop3", 10_000_000, None, Some(8000))
+        ]
     );
     let row_drops: Vec<u64> = r.links.iter().map(|l| l.drops).collect();
     assert_eq!(row_drops, link_drops);
@@ -161,7 +165,7 @@ fn every_queue_drop_is_in_the_links_table() {
     let hop2 = &r.links[1];
     assert_eq!((r.summary.utilization, r.summary.drops), (hop2.utilization, hop2.drops));
     assert_eq!(r.summary.bottleneck_rate_bps, 5_000_000);
-    assert_eq!(r.summary.buffer_pkts, 15);
+    assert_eq!(r.summary.buffer_pkts, Some(15));
     // The 5 Mb/s hop is shared by every TCP flow but the UDP sources': the tightest link.
     assert!(hop2.utilization > 0.9, "{}", hop2.utilization);
 }
