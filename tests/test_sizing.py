@@ -17,20 +17,25 @@ from click.testing import CliRunner
 import buflab
 from buflab.analysis import theory
 from buflab.cli import cli
+from buflab.cli.console import precision_line
 from buflab.experiments.sizing import curve_vary, minimum_buffer, value_directory
 from buflab.experiments.sweep import Vary
 from conftest import TINY_SCENARIO
 from test_cli import assert_one_line_error
 
 
-def fake_runs(monkeypatch: pytest.MonkeyPatch, utilization: Callable[[int], float]) -> list[int]:
-    """Replace the simulator by `utilization(buffer packets)`; returns the probed buffers."""
+def fake_runs(
+    monkeypatch: pytest.MonkeyPatch, utilization: Callable[[int], float | list[float]]
+) -> list[int]:
+    """Replace the simulator by `utilization(buffer packets)` (one run's, or a list of
+    several seeds'); returns the probed buffers."""
     probed: list[int] = []
 
     def run_sweep(plan: Any, out: Any, jobs: Any = None) -> SimpleNamespace:
         buffer = int(str(plan.varies[0].values[0]).removesuffix("pkt"))
         probed.append(buffer)
-        results = pd.DataFrame({"utilization": [utilization(buffer)]})
+        value = utilization(buffer)
+        results = pd.DataFrame({"utilization": value if isinstance(value, list) else [value]})
         return SimpleNamespace(results=results, executed=len(results))
 
     monkeypatch.setattr("buflab.experiments.sizing.run_sweep", run_sweep)
@@ -50,7 +55,7 @@ def test_bisection_finds_the_smallest_passing_buffer(
 
 def test_upper_bound_doubles_then_gives_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     probed = fake_runs(monkeypatch, lambda b: min(1.0, b / 350))
-    assert minimum_buffer({}, 1.0, tmp_path, high=100).buffer_pkts == 350
+    assert minimum_buffer({}, 1.0, tmp_path, high=100, precision=0).buffer_pkts == 350
     assert probed[:4] == [100, 200, 400, 300], "bisects between the last miss and the hit"
     assert len(probed) == len(set(probed)), "no buffer is probed twice"
 
@@ -58,6 +63,44 @@ def test_upper_bound_doubles_then_gives_up(monkeypatch: pytest.MonkeyPatch, tmp_
     sizing = minimum_buffer({}, 0.9, tmp_path, high=10)
     assert sizing.buffer_pkts is None
     assert probed == [10, 20, 40, 80, 160]
+
+
+def test_bisection_stops_within_its_precision(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A search near 6,650 packets refined to one packet took 18 probes (newcomer issue, item
+    6). With the default precision (1 %) it stops once the smallest passing buffer is within
+    1 % of itself from the largest miss, and says where the minimum lies."""
+    probed = fake_runs(monkeypatch, lambda b: 0.99 if b >= 6650 else 0.9)
+    sizing = minimum_buffer({}, 0.98, tmp_path, high=8000)
+    assert sizing.stopped == "precision"
+    assert sizing.missed_pkts < 6650 <= sizing.buffer_pkts
+    assert sizing.buffer_pkts - sizing.missed_pkts <= 0.01 * sizing.buffer_pkts
+    exact = fake_runs(monkeypatch, lambda b: 0.99 if b >= 6650 else 0.9)
+    assert minimum_buffer({}, 0.98, tmp_path / "exact", high=8000, precision=0).buffer_pkts == 6650
+    assert len(probed) <= len(exact) - 5, "about log2(1/0.01) fewer probes than to one packet"
+    line = precision_line(sizing)
+    assert f"between {sizing.missed_pkts + 1:,} and {sizing.buffer_pkts:,} pkt" in line
+    assert "--precision 0" in line
+
+
+def test_a_probe_whose_interval_holds_the_target_stops_the_search(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two seeds that disagree by more than the distance to the target cannot say on which
+    side a buffer lies: bisecting further only follows their noise (705 against 706 packets
+    with ±2 % intervals, newcomer issue item 6)."""
+
+    def two_seeds(b: int) -> list[float]:
+        mean = min(1.0, b / 1000)
+        return [mean - 0.02, mean + 0.02]  # a 95 % interval of about ±0.25
+
+    fake_runs(monkeypatch, two_seeds)
+    sizing = minimum_buffer({}, 0.9, tmp_path, high=1000, runs=2)
+    assert sizing.stopped == "noise"
+    noisy = sizing.probes[-1]
+    assert abs(noisy.utilization - 0.9) <= noisy.ci95
+    assert "cannot tell sizes this close apart" in precision_line(sizing)
 
 
 def test_a_larger_buffer_doing_worse_is_reported(

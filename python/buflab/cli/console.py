@@ -420,6 +420,7 @@ def answer_lines(sizing: Sizing) -> list[str]:
         lines = [f"no buffer up to {sizing.largest_probe:,} pkt meets {target}{beside}"]
     else:
         lines = [f"minimum buffer: {sizing.buffer_pkts:,} pkt for {target}{beside}"]
+        lines.append(precision_line(sizing))
     if rules is not None and rules.eq21 is not None:
         lines.append(f"eq. 2.1 (tiny buffers): {rules.eq21:,.1f} pkt ({rules.eq21_note})")
     elif rules is not None:
@@ -432,29 +433,41 @@ def answer_lines(sizing: Sizing) -> list[str]:
     return lines
 
 
-# With one seed per probe, noise near the answer can make many pairs contradict each other;
-# the largest falls say enough.
-CONTRADICTIONS_SHOWN = 3
+def precision_line(sizing: Sizing) -> str:
+    """How precise a found answer is: where the largest miss lies below it, and why the
+    bisection stopped there."""
+    answer, missed = sizing.buffer_pkts, sizing.missed_pkts
+    assert answer is not None, "only a found answer has a precision"
+    if missed == answer - 1:
+        return f"precision: one packet ({missed:,} pkt missed)"
+    where = f"precision: the minimum lies between {missed + 1:,} and {answer:,} pkt"
+    if sizing.stopped == "noise":
+        noisy = sizing.probes[-1]
+        return (
+            f"{where}: the probe at {noisy.buffer_pkts:,} pkt came within its 95 % interval "
+            f"(±{format_percent(noisy.ci95)}) of the target, so its seeds cannot tell sizes this "
+            "close apart (--runs narrows it)"
+        )
+    return (
+        f"{where} (bisection stops within {sizing.precision:.0%} of the answer; --precision 0 "
+        "refines to one packet)"
+    )
 
 
 def _contradiction_lines(sizing: Sizing) -> list[str]:
+    """One line for every probe pair that contradicts monotonicity (with one seed per probe,
+    noise near the answer can make many): how many, and the largest fall."""
     pairs = sorted(sizing.contradictions, key=lambda p: p[1].utilization - p[0].utilization)
-    lines = [
-        f"not monotonic: {small.buffer_pkts:,} pkt reached {format_percent(small.utilization)} "
-        f"but {large.buffer_pkts:,} pkt only {format_percent(large.utilization)}"
-        for small, large in pairs[:CONTRADICTIONS_SHOWN]
+    if not pairs:
+        return []
+    small, large = pairs[0]
+    count = "1 probe pair" if len(pairs) == 1 else f"{len(pairs)} probe pairs"
+    return [
+        f"not monotonic: {count} where the larger buffer did worse, the largest fall "
+        f"{small.buffer_pkts:,} pkt {format_percent(small.utilization)} against "
+        f"{large.buffer_pkts:,} pkt {format_percent(large.utilization)}; add --runs to average "
+        "more seeds"
     ]
-    if pairs:
-        shown = (
-            f" (the {CONTRADICTIONS_SHOWN} largest falls above)"
-            if len(pairs) > CONTRADICTIONS_SHOWN
-            else ""
-        )
-        lines.append(
-            f"{len(pairs)} probe pairs where the larger buffer did worse{shown}; add --runs to "
-            "average more seeds"
-        )
-    return lines
 
 
 def sizes_table(curve: SizeCurve) -> Table:

@@ -9,6 +9,9 @@ works.
 
 from __future__ import annotations
 
+import itertools
+import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +29,7 @@ from buflab.cli.common import (
     set_option,
 )
 from buflab.cli.console import answer_lines, autosize_table, probe_line, sizes_table, stdout
-from buflab.engine.units import format_percent
+from buflab.engine.units import format_percent, format_time
 
 
 @click.command()
@@ -50,6 +53,12 @@ from buflab.engine.units import format_percent
 )
 @click.option("--key", default="network.bottleneck.buffer", show_default=True, help="Buffer key.")
 @click.option("--high", type=click.IntRange(min=1), help="First probe (packets) [default: RTT·C].")
+@click.option(
+    "--precision",
+    type=float,
+    help="Stop bisecting once the answer is known within this share of itself (0: to one "
+    "packet) [default: 0.01]; a probe whose 95 % interval holds the target also stops it.",
+)
 @runs_option
 @jobs_option
 @set_option
@@ -65,6 +74,7 @@ def size(
     varies: tuple[str, ...],
     key: str,
     high: int | None,
+    precision: float | None,
     runs: int | None,
     jobs: int | None,
     overrides: tuple[str, ...],
@@ -83,6 +93,7 @@ def size(
     # start-up time: searches import pandas and matplotlib only when the command runs
     from buflab.experiments import size as api
     from buflab.experiments.sizing import check_target, eq21_notes
+    from buflab.experiments.sweep import Vary
 
     check_target(target)  # before reading FILE: a bad target is the first thing to say
     if len(varies) > 2:
@@ -93,6 +104,8 @@ def size(
     scenario = scenario_of(file, overrides)
     out = out or default_out("size", file, overrides, varies, key)
     options: dict[str, Any] = {"key": key, "runs": runs or 1, "jobs": jobs, "high": high}
+    if precision is not None:
+        options["precision"] = precision
 
     def show_probe(probe: Any) -> None:
         stdout.print(probe_line(probe, target))
@@ -108,8 +121,17 @@ def size(
                 stdout.print(line)
             stdout.print(f"wrote {', '.join(map(str, sizing.figures))}")
             return
+        searches = math.prod(len(Vary.parse(spec).values) for spec in varies)
+        started = time.monotonic()
+        done = itertools.count(1)
+
+        def show_value(name: str, value: Any) -> None:
+            # The searches' overall progress heads each one (P3 runs ten for 4 minutes).
+            elapsed = format_time(time.monotonic() - started)
+            stdout.rule(f"search {next(done)} of {searches} ({elapsed}): {name} = {value}")
+
         callbacks = {
-            "on_value": lambda name, value: stdout.rule(f"{name} = {value}"),
+            "on_value": show_value,
             "on_probe": show_probe,
             "on_point": show_answer,
         }

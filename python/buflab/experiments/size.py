@@ -22,6 +22,7 @@ from buflab.engine.runner import load_scenario
 from buflab.engine.scenario import Overrides, ScenarioSource
 from buflab.experiments.sizing import (
     DEFAULT_KEY,
+    DEFAULT_PRECISION,
     Probe,
     SizeCurve,
     SizePoint,
@@ -34,6 +35,7 @@ from buflab.experiments.sizing import (
     value_scenarios,
 )
 from buflab.experiments.sizing import size_curve as sizing_size_curve
+from buflab.experiments.sweep import Vary
 
 
 def size(
@@ -46,6 +48,7 @@ def size(
     runs: int = 1,
     jobs: int | None = None,
     high: int | None = None,
+    precision: float = DEFAULT_PRECISION,
     on_probe: Callable[[Probe], None] | None = None,
 ) -> Sizing:
     """The smallest buffer meeting a target mean utilization, by bisection
@@ -57,7 +60,15 @@ def size(
 
     tree = load_scenario(scenario, overrides=overrides)
     sizing = minimum_buffer(
-        tree, target_utilization, out, key=key, runs=runs, jobs=jobs, high=high, on_probe=on_probe
+        tree,
+        target_utilization,
+        out,
+        key=key,
+        runs=runs,
+        jobs=jobs,
+        high=high,
+        precision=precision,
+        on_probe=on_probe,
     )
     sizing.rules = rule_sizes(tree, target_utilization)
     sizing.figures = sizing_plot.write_search_figure(sizing, tree, runs, Path(out))
@@ -75,6 +86,7 @@ def size_curve(
     runs: int = 1,
     jobs: int | None = None,
     high: int | None = None,
+    precision: float = DEFAULT_PRECISION,
     on_value: Callable[[str, Any], None] | None = None,
     on_probe: Callable[[Probe], None] | None = None,
     on_point: Callable[[SizePoint], None] | None = None,
@@ -106,6 +118,7 @@ def size_curve(
         runs=runs,
         jobs=jobs,
         high=high,
+        precision=precision,
         on_value=on_value,
         on_probe=on_probe,
         on_point=finished,
@@ -129,7 +142,8 @@ def size_curves(
     buffer against `traffic.0.flows` for `series=("traffic.0.pacing", ["off", "window"])`.
     Each curve lives in OUT/SERIES_KEY-VALUE as `size_curve` leaves it; OUT/sizes.csv has
     every row with the series key's column, OUT/size_curve.png/svg one line per value.
-    `on_series(curve)` is called as each curve is done; other keywords go to `size_curve`."""
+    `on_series(curve)` is called as each curve is done; other keywords go to `size_curve`,
+    whose `on_value(key, value)` gets the series first in its key ("SERIES = V, KEY")."""
     # start-up time: matplotlib is imported only when there is a figure to draw
     from buflab.experiments import sizing_plot
 
@@ -141,10 +155,18 @@ def size_curves(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     curves: list[SizeCurve] = []
+    on_value = kw.pop("on_value", None)
     # Every value is checked by the engine before the first search starts.
     for value, at_value in zip(resolved.values, value_scenarios(tree, resolved), strict=True):
+        # A search's heading names its curve too: "traffic.0.pacing = window, flows = 50".
+        heading = None if on_value is None else partial(_within_series, on_value, resolved, value)
         curve = size_curve(
-            at_value, target_utilization, value_directory(out, resolved.key, value), vary, **kw
+            at_value,
+            target_utilization,
+            value_directory(out, resolved.key, value),
+            vary,
+            on_value=heading,
+            **kw,
         )
         curve.series = (resolved.key, value)
         curves.append(curve)
@@ -154,3 +176,9 @@ def size_curves(
             on_series(curve)
     sizing_plot.write_curve_figure(curves, tree, kw.get("runs", 1), out)
     return curves
+
+
+def _within_series(
+    on_value: Callable[[str, Any], None], series: Vary, series_value: Any, key: str, value: Any
+) -> None:
+    on_value(f"{series.key} = {series_value}, {key}", value)
