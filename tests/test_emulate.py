@@ -197,7 +197,11 @@ def test_with_offloads_on_the_bottleneck_sees_super_packets(tmp_path: Path) -> N
     # Larger than any frame the 1500-byte MTU allows (1514 B): super-packets, a good share of
     # them (TSO sizes them to about a millisecond of the flow's rate: 2 to 3 segments here).
     sizes = log.loc[log["event"] == "enqueue", "size"]
-    assert (sizes > 1514).mean() > 0.1 and sizes.max() >= 2 * 1500, sizes.describe()
+    # Two segments under one set of headers (Ethernet, IP and TCP with timestamps: 66 B) is
+    # 2 × 1500 − 66 = 2,934 B; TSO makes two or three of them at this rate, depending on the
+    # flows' pacing rate when each packet is built (a loaded machine saw only twos).
+    two_segments = 2 * 1500 - 66
+    assert (sizes > 1514).mean() > 0.1 and sizes.max() >= two_segments, sizes.describe()
     assert e.summary["exact_buffer"] and e.summary["max_queue_pkts"] <= 30
     assert (e.flows["bytes_acked"] > 0).all(), "super-packets reach the receivers whole"
     assert any("offloads = true" in note for note in e.emulation["notes"])
