@@ -185,6 +185,10 @@ def _distribution(dist: dict[str, Any]) -> tuple[float, Any]:
             return np.where(i > 0, values[j] + (values[i] - values[j]) * step, values[i])
 
         return mean, sample
+    if kind == "choice":
+        values = np.array(dist["values"], dtype=float)
+        weights = np.array(dist["weights"], dtype=float)
+        return mean, lambda rng, n: rng.choice(values, size=n, p=weights / weights.sum())
     raise ValueError(f"unknown distribution {kind!r}")
 
 
@@ -192,6 +196,23 @@ def _rtt_grid(low: float, high: float) -> np.ndarray:
     if low == high:
         return np.array([low])
     return low + (high - low) * (np.arange(RTT_POINTS) + 0.5) / RTT_POINTS
+
+
+# RTTs drawn from an entry's own distribution to average a rate over (a uniform range uses
+# the midpoints of `RTT_POINTS` bins instead).
+RTT_DRAWS = 256
+
+
+def _entry_rtts(rtt: dict[str, Any], seed: int) -> np.ndarray:
+    """The RTTs (seconds) an entry's rate is averaged over: for a uniform range (every entry
+    without its own `rtt`), the midpoints of its bins; otherwise draws from its distribution,
+    as the engine draws them, from numpy's generator seeded with `seed`."""
+    if rtt["dist"] == "uniform":
+        return _rtt_grid(rtt["lo"], rtt["hi"])
+    if rtt["dist"] == "constant":
+        return np.array([rtt["value"]])
+    _, sample = _distribution(rtt)
+    return np.asarray(sample(np.random.default_rng(seed), RTT_DRAWS), dtype=float)
 
 
 # ---- offered load -----------------------------------------------------------------------
@@ -207,7 +228,8 @@ def offered_load(
 
     - `udp_poisson`, `udp_cbr`: flows × rate (exact).
     - `long_lived`: each flow sends at most min(access rate, max_window/MSS full packets per
-      RTT), averaged over the flows' uniform RTTs (midpoints of 16 bins of the range). When
+      RTT), averaged over the flows' RTTs (for a uniform range, the midpoints of 16 bins of
+      it; for an entry's own distribution, 256 draws from it). When
       that limit reaches the bottleneck rate, neither the access link nor the window holds a
       flow below the link, a greedy flow would take whatever link it is given, and the
       entry's rate is unbounded (`math.inf`; `limit_bps` still says what caps one flow).
@@ -244,10 +266,10 @@ def offered_load(
     tree = load_scenario(scenario, overrides=overrides)
     facts = core().traffic_facts(scenario_json(tree))
     link, access = facts["link_bps"], facts["access_bps"]
-    rtts = _rtt_grid(*facts["rtt_s"])
     entries = []
     for index, entry in enumerate(facts["entries"]):
         kind = entry["kind"]
+        rtts = _entry_rtts(entry["rtt"], seed)
         if kind.startswith("udp_"):
             row = _udp(entry)
         elif kind == "long_lived":

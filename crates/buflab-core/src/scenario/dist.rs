@@ -32,6 +32,7 @@ pub(super) fn read_dist_key(
             Dist::Pareto { mean: d.unit("mean", parse)?, shape: d.number_between("shape", 1.0, 100.0)? }
         }
         "exponential" => Dist::Exponential { mean: d.unit("mean", parse)? },
+        "choice" => read_choice(&mut d, parse, number_unit)?,
         "lognormal" => {
             Dist::Lognormal { mean: d.unit("mean", parse)?, sigma: d.number_between("sigma", 0.0, 100.0)? }
         }
@@ -42,7 +43,7 @@ pub(super) fn read_dist_key(
         _ => Dist::Constant(d.unit("value", parse)?),
     };
     // Keys that belong to another kind of distribution are an error, not silently ignored.
-    for other in ["mean", "shape", "sigma", "range", "value", "cdf", "file"] {
+    for other in ["mean", "shape", "sigma", "range", "value", "cdf", "file", "values", "weights"] {
         if d.present(other) && !d.asked().any(|(_, k)| k == other) {
             let got = map[other].clone();
             return Err(error(&d.key_path(other), &got, "no such parameter for this `dist`"));
@@ -50,6 +51,37 @@ pub(super) fn read_dist_key(
     }
     d.finish(asked)?;
     Ok(dist)
+}
+
+/// A choice's `values` (unit strings or plain numbers in `number_unit`s) and `weights`
+/// (numbers; equal if left out).
+fn read_choice(
+    d: &mut Table,
+    parse: fn(&str) -> std::result::Result<f64, units::UnitError>,
+    number_unit: f64,
+) -> Result<Dist> {
+    let v = d.value("values")?;
+    let path = d.key_path("values");
+    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(|| error(&path, &v, "a non-empty array of values"))?;
+    let mut values = Vec::with_capacity(items.len());
+    for item in items {
+        values.push(match item {
+            Value::String(s) => parse(s).map_err(|e| error(&path, item, &e.0))?,
+            n => n.as_f64().map(|x| x * number_unit).ok_or_else(|| error(&path, item, "a value with a unit or a number"))?,
+        });
+    }
+    let wpath = d.key_path("weights");
+    let weights = match d.raw("weights") {
+        None => vec![1.0; values.len()],
+        Some(w) => {
+            let expected = format!("{} non-negative numbers, one per value", values.len());
+            w.as_array()
+                .filter(|a| a.len() == values.len())
+                .and_then(|a| a.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>())
+                .ok_or_else(|| error(&wpath, w, &expected))?
+        }
+    };
+    Dist::choice(values, weights).map_err(|why| error(&path, &v, &why))
 }
 
 /// The `cdf` of an empirical distribution: `[value, probability]` pairs, values as unit

@@ -18,6 +18,7 @@ use super::traffic::{HopSpan, LongLived, Traffic, TrafficKind};
 use super::Scenario;
 use crate::tcp::TcpConfig;
 use crate::traffic::dist::Dist;
+use crate::traffic::rtt::Rtt;
 use crate::units::{self, Range, Rate, Time};
 
 /// The packet size of a summary link no long-lived flow crosses.
@@ -28,8 +29,12 @@ const DEFAULT_PACKET: u32 = 1000;
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkFacts {
     pub rate: Rate,
-    /// Two-way propagation delays, uniform over the range.
+    /// Two-way propagation delays, uniform over the range (`network.rtt`).
     pub rtt: Range<Time>,
+    /// The mean RTT of the long-lived flows crossing the link, weighted by their number, when
+    /// some entry among them draws its own `rtt`, picoseconds; None when they all draw
+    /// `network.rtt` (whose midpoint is then exact).
+    pub own_rtt_mean_ps: Option<f64>,
     /// Data packet on the wire of the first long-lived entry crossing the link (1000 B if none).
     pub packet: u32,
     /// Long-lived flows crossing the link: the N of RTT·C/√N. On the switch, those of one
@@ -45,37 +50,56 @@ impl LinkFacts {
     /// The facts of the summary link of `network`, crossed by the `traffic` entries as
     /// `spans` and `cross` say (see [`Scenario`]). The auto-sizer's reader calls it before the
     /// scenario is whole; [`Scenario::link_facts`] after.
-    pub fn of(network: &Network, traffic: &[Traffic], spans: &[HopSpan], cross: &[bool]) -> LinkFacts {
-        let long_lived: Vec<&LongLived> = traffic
+    pub fn of(
+        network: &Network,
+        traffic: &[Traffic],
+        spans: &[HopSpan],
+        cross: &[bool],
+        rtts: &[Rtt],
+    ) -> LinkFacts {
+        let long_lived: Vec<(&LongLived, &Rtt)> = traffic
             .iter()
             .enumerate()
             .filter(|&(i, _)| crosses(network, spans[i], cross[i]))
-            .filter_map(|(_, t)| match t {
-                Traffic::LongLived(l) => Some(l),
+            .filter_map(|(i, t)| match t {
+                Traffic::LongLived(l) => Some((l, &rtts[i])),
                 _ => None,
             })
             .collect();
-        let first = long_lived.first().map(|l| l.tcp);
+        let first = long_lived.first().map(|(l, _)| l.tcp);
         let packet = first.map_or(DEFAULT_PACKET, |tcp| tcp.packet);
         let rtt = network.rtt;
+        let counts: Vec<(u64, &Rtt)> = long_lived
+            .iter()
+            .map(|(l, r)| {
+                let n = match (l.per_output, &network.switch) {
+                    (Some(n), _) => n as u64,
+                    (None, Some(spec)) => l.flows as u64 / spec.ports as u64,
+                    (None, None) => l.flows as u64,
+                };
+                (n, *r)
+            })
+            .collect();
+        let flows: u64 = counts.iter().map(|(n, _)| n).sum();
+        let shared = Rtt::Uniform(rtt);
+        let own_rtt_mean_ps = (flows > 0 && counts.iter().any(|(_, r)| **r != shared)).then(|| {
+            counts.iter().map(|(n, r)| *n as f64 * r.mean_ps()).sum::<f64>() / flows as f64
+        });
+        let mean_rtt = own_rtt_mean_ps.map_or(switch::mean_rtt(rtt), |ps| Time(ps.round() as u64));
         // Without a window, what the access link carries in one RTT.
         let window = first.map_or(u64::MAX, |tcp| tcp.max_window as u64 * packet as u64);
-        let per_rtt = switch::max_per_rtt(window, network.access_rate, switch::mean_rtt(rtt));
+        let per_rtt = switch::max_per_rtt(window, network.access_rate, mean_rtt);
         let wmax_pkts = per_rtt as f64 / packet as f64;
-        let flows = long_lived
-            .iter()
-            .map(|l| match (l.per_output, &network.switch) {
-                (Some(n), _) => n as u64,
-                (None, Some(spec)) => l.flows as u64 / spec.ports as u64,
-                (None, None) => l.flows as u64,
-            })
-            .sum();
-        LinkFacts { rate: network.bottleneck().rate, rtt, packet, flows, wmax_pkts }
+        LinkFacts { rate: network.bottleneck().rate, rtt, own_rtt_mean_ps, packet, flows, wmax_pkts }
     }
 
     /// The rule of thumb RTT·C in packets, rounded up: the link's rate × the mean RTT ÷ the
     /// packet size (in integers, so the auto-sizer's default start is exact).
     pub fn bdp_packets(&self) -> u64 {
+        if let Some(ps) = self.own_rtt_mean_ps {
+            let bits = self.rate.bits_per_s() as f64 * ps;
+            return (bits / (8.0 * self.packet as f64 * units::PS_PER_S as f64)).ceil() as u64;
+        }
         let bits = self.rate.bits_per_s() as u128 * (self.rtt.lo.0 as u128 + self.rtt.hi.0 as u128);
         let per_packet = 2 * 8 * self.packet as u128 * units::PS_PER_S as u128;
         bits.div_ceil(per_packet).min(u64::MAX as u128) as u64
@@ -86,7 +110,7 @@ impl LinkFacts {
     pub fn to_json(&self) -> Value {
         json!({
             "rate_bps": self.rate.bits_per_s() as f64,
-            "rtt_s": mean_secs(self.rtt),
+            "rtt_s": self.own_rtt_mean_ps.map_or(mean_secs(self.rtt), |ps| ps / units::PS_PER_S as f64),
             "packet_bytes": self.packet as f64,
             "flows": self.flows,
             "wmax_pkts": self.wmax_pkts,
@@ -135,6 +159,8 @@ pub struct EntryFacts {
     pub file_size: Option<Dist>,
     /// Closed-loop think times, picoseconds (none between repeated downloads: constant 0).
     pub think: Option<Dist>,
+    /// The flows' RTTs, picoseconds (`rtt`, or `network.rtt`: uniform).
+    pub rtt: Dist,
 }
 
 impl TrafficFacts {
@@ -152,7 +178,7 @@ impl TrafficFacts {
                     Some(ports) if !per_output => 1.0 / ports,
                     _ => 1.0,
                 };
-                entry_facts(t, link_share)
+                entry_facts(t, link_share, &s.rtts[i])
             })
             .collect();
         let access = match network.machines {
@@ -210,6 +236,7 @@ impl EntryFacts {
         if let Some(d) = &self.think {
             v["think"] = dist_json(d, units::PS_PER_S as f64);
         }
+        v["rtt"] = dist_json(&self.rtt, units::PS_PER_S as f64);
         v
     }
 }
@@ -225,7 +252,7 @@ fn mean_secs(rtt: Range<Time>) -> f64 {
     (rtt.lo.secs_f64() + rtt.hi.secs_f64()) / 2.0
 }
 
-fn entry_facts(t: &Traffic, link_share: f64) -> EntryFacts {
+fn entry_facts(t: &Traffic, link_share: f64, rtt: &Rtt) -> EntryFacts {
     let mut f = EntryFacts {
         kind: t.kind(),
         flows: t.flows() as u64,
@@ -237,6 +264,7 @@ fn entry_facts(t: &Traffic, link_share: f64) -> EntryFacts {
         arrivals_per_s: None,
         file_size: None,
         think: None,
+        rtt: rtt.dist(),
     };
     match t {
         Traffic::LongLived(l) => {
@@ -276,6 +304,17 @@ fn dist_json(d: &Dist, unit: f64) -> Value {
             let cdf: Vec<Value> = points.iter().map(|&(x, p)| json!([x / unit, p])).collect();
             json!({ "cdf": cdf })
         }
+        Dist::Choice(points) => {
+            let mut below = 0.0;
+            let mut values = Vec::new();
+            let mut weights = Vec::new();
+            for &(x, p) in points.iter() {
+                values.push(json!(x / unit));
+                weights.push(json!(p - below));
+                below = p;
+            }
+            json!({ "values": values, "weights": weights })
+        }
     };
     v["dist"] = json!(d.name());
     v["mean"] = json!(d.mean() / unit);
@@ -285,7 +324,7 @@ fn dist_json(d: &Dist, unit: f64) -> Value {
 impl Scenario {
     /// The facts of the link the run summary describes (see [`LinkFacts`]).
     pub fn link_facts(&self) -> LinkFacts {
-        LinkFacts::of(&self.network, &self.traffic, &self.spans, &self.cross)
+        LinkFacts::of(&self.network, &self.traffic, &self.spans, &self.cross, &self.rtts)
     }
 
     /// What the offered-load model reads of the traffic (see [`TrafficFacts`]).

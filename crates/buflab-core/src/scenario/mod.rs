@@ -59,6 +59,8 @@ pub struct Scenario {
     pub cross: Vec<bool>,
     /// Per traffic entry: the hops its flows cross (on the dumbbell, the bottleneck: hop 0).
     pub spans: Vec<HopSpan>,
+    /// Per traffic entry: how its flows draw their RTTs (its `rtt`, or `network.rtt`).
+    pub rtts: Vec<crate::traffic::rtt::Rtt>,
     /// The live auto-sizer (`[autosize]` with a target), or None.
     pub autosize: Option<crate::autosize::Config>,
     /// What only an emulation uses (`[emulation]`).
@@ -97,7 +99,7 @@ impl Scenario {
         let autosize = autosize::read(&mut root, &network, &entries, duration - warmup, &mut asked)?;
         let emulation = emulation::read(&mut root, &mut asked)?;
         root.finish(&mut asked)?;
-        let traffic::Entries { traffic, cross, spans } = entries;
+        let traffic::Entries { traffic, cross, spans, rtts } = entries;
         let scenario = Scenario {
             name,
             seed,
@@ -108,6 +110,7 @@ impl Scenario {
             traffic,
             cross,
             spans,
+            rtts,
             autosize,
             emulation,
         };
@@ -305,6 +308,7 @@ mod tests {
         let mut v = base();
         v["traffic"] = json!([
             { "kind": "long_lived" },
+            { "kind": "long_lived", "rtt": { "dist": "choice", "values": ["100ms", "280ms"], "weights": [1, 2] } },
             { "kind": "udp_poisson", "rate": "1Mbps" },
             { "kind": "closed_loop", "file_size": { "dist": "lognormal", "mean": "10KB", "sigma": 0.5 } },
             { "kind": "closed_loop", "think": { "dist": "uniform", "range": "1s..2s" } },

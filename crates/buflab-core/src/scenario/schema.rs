@@ -190,6 +190,7 @@ keys! {
     "traffic" "path" "string" "\"main\"" "Dumbbell only. `main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Cross traffic skips the class queues (it is not paced, as in IMC §3.1.2). Needs `network.access.machines` > 0.";
     "traffic" "hops" "integer or hop range" "\"all\"" "Parking lot only: the hops this entry's flows cross, numbered from 1: one hop (`2` or `\"2\"`), a range with both ends included (`\"1..3\"`), or `\"all\"` (the main flows). Flows that cross only some hops are cross traffic: they enter just before their first hop and leave just after their last.";
     "traffic" "flows_per_output" "integer or \"eq3.1\"" "none" "Switch only, `long_lived` entries only, instead of `flows`: N × this many flows in all (N = `network.switch.ports`), so with uniform or diagonal load exactly this many per output. `\"eq3.1\"`: the thesis's 100 % offered load, eq. 3.1 N·W_max/RTT = C, rounded up: C = `network.switch.rate`, RTT the mean of `network.rtt`, W_max the most a flow sends per RTT: its window on the wire (max_window ÷ MSS segments of `packet` bytes), or what its access link carries in one RTT if that is less. 2.5 Gb/s, 100 ms and 64 segments of 1000 B (window-limited behind 25 Mb/s) give 489 per output.";
+    "traffic" "rtt" "time range or distribution" "`network.rtt`" "The two-way propagation delay of this entry's flows, one draw per flow, instead of `network.rtt`: a time or range as there (`\"280ms\"`, `\"75ms..125ms\"`: uniform), or a distribution table of times (see the distribution keys), e.g. `{ dist = \"choice\", values = [\"100ms\", \"280ms\"], weights = [1, 1] }` or `{ dist = \"exponential\", mean = \"100ms\" }`. Its smallest value must leave the flows' access links a delay of at least 0 after the shared links they cross.";
     "traffic" "kind" "string" "required" "`long_lived` (TCP flows that never end), `closed_loop` (users downloading files, thinking, repeating), `repeated_downloads` (users fetching fixed-size files back to back), `open_loop` (flows arriving as a Poisson process), `udp_poisson` or `udp_cbr` (open-loop packet streams).";
 
     "traffic.tcp" "tcp" "string" "\"newreno\"" "Loss recovery: `newreno` (RFC 6582: one lost segment resent per round trip of recovery), `reno` (RFC 5681: leaves recovery on the first new ACK) or `sack` (RFC 6675 with the SACK option of RFC 2018: the receiver's ACKs report up to 3 blocks it holds above the cumulative ACK, growing by the option, 12, 20 or 28 B; the sender resends every segment they show lost in the same round trip; after a timeout it keeps the SACK information, as Linux does, and resends only what the receiver lacks).";
@@ -225,13 +226,15 @@ keys! {
     "traffic.open_loop" "handshake" "boolean" "true" "Open each connection with SYN / SYN-ACK / ACK (see `traffic.closed_loop`).";
     "traffic.open_loop" "start" "time" "\"0s\"" "When arrivals begin.";
 
-    "distribution" "dist" "string" "required" "`pareto` (mean, shape), `exponential` (mean), `lognormal` (mean, sigma), `uniform` (range), `constant` (value) or `empirical` (cdf or file). Values are sizes or times, as the key says.";
+    "distribution" "dist" "string" "required" "`pareto` (mean, shape), `exponential` (mean), `lognormal` (mean, sigma), `uniform` (range), `constant` (value), `empirical` (cdf or file) or `choice` (values, weights). Values are sizes or times, as the key says.";
     "distribution" "mean" "size or time" "required" "Mean, for pareto, exponential and lognormal.";
     "distribution" "shape" "number" "1.5" "Pareto shape α > 1 (scale = mean·(α − 1)/α).";
     "distribution" "sigma" "number" "1.0" "Lognormal standard deviation of ln(value).";
     "distribution" "range" "size or time range" "required" "`lo..hi`, for uniform.";
     "distribution" "value" "size or time" "required" "The value, for constant.";
     "distribution" "cdf" "array of [value, probability]" "required" "For empirical: points of the cumulative distribution, both coordinates nondecreasing, the last probability 1; values between points are interpolated linearly. Values are unit strings, or numbers in bytes (sizes) or seconds (times).";
+    "distribution" "values" "array of sizes or times" "required" "For choice: the values a draw takes, unit strings or numbers in bytes (sizes) or seconds (times), e.g. `[\"100ms\", \"280ms\"]`.";
+    "distribution" "weights" "array of numbers" "equal" "For choice: one non-negative weight per value, not all 0; a value is drawn with probability its weight ÷ their sum.";
     "distribution" "file" "path" "required" "For empirical, instead of `cdf`: a CSV file of `value,probability` rows (values as in `cdf`), relative to the scenario file; the `buflab` command and Python package read it into `cdf`.";
 
     "traffic.udp" "flows" "integer" "1" "Number of independent sources.";

@@ -20,6 +20,7 @@ use crate::tcp::cc::CcKind;
 use crate::tcp::pacer::Pacing;
 use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::traffic::dist::Dist;
+use crate::traffic::rtt::Rtt;
 use crate::traffic::udp::UdpPattern;
 use crate::units::{self, Range, Rate, Time};
 
@@ -173,16 +174,19 @@ pub(super) struct Entries {
     pub cross: Vec<bool>,
     /// Per entry: the hops its flows cross.
     pub spans: Vec<HopSpan>,
+    /// Per entry: how its flows draw their RTTs (its `rtt`, or `network.rtt`).
+    pub rtts: Vec<Rtt>,
 }
 
 /// Reads the `traffic` array: every entry, checked against the network it runs on.
 pub(super) fn read(root: &mut Table, net: &ReadNetwork, asked: &mut Asked) -> Result<Entries> {
-    let mut entries = Entries { traffic: Vec::new(), cross: Vec::new(), spans: Vec::new() };
+    let mut entries = Entries { traffic: Vec::new(), cross: Vec::new(), spans: Vec::new(), rtts: Vec::new() };
     for (path, map) in root.array("traffic")? {
-        let (t, is_cross, span) = read_entry(path, map, net, asked)?;
+        let (t, is_cross, span, rtt) = read_entry(path, map, net, asked)?;
         entries.traffic.push(t);
         entries.cross.push(is_cross);
         entries.spans.push(span);
+        entries.rtts.push(rtt);
     }
     let total_flows = total_flows(&entries.traffic);
     if total_flows > MAX_FLOWS {
@@ -205,8 +209,8 @@ pub(super) fn typical_packet(traffic: &[Traffic]) -> u32 {
 }
 
 /// What a long-lived entry's `flows_per_output` needs: the count asked for, the switch's
-/// ports and rate, the access rate and the RTT range (eq. 3.1 needs them all).
-type PerOutputOn = (PerOutput, u32, Rate, Rate, Range<Time>);
+/// ports and rate, the access rate and the entry's mean RTT (eq. 3.1 needs them all).
+type PerOutputOn = (PerOutput, u32, Rate, Rate, Time);
 
 /// One traffic entry: its kind, where its flows go, and the keys of its kind.
 fn read_entry(
@@ -214,11 +218,12 @@ fn read_entry(
     map: &Map<String, Value>,
     net: &ReadNetwork,
     asked: &mut Asked,
-) -> Result<(Traffic, bool, HopSpan)> {
+) -> Result<(Traffic, bool, HopSpan, Rtt)> {
     let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
     let kind: TrafficKind = kind_t.named("kind")?;
     reject_other_topology(&mut kind_t, net.network.topology)?;
-    let (is_cross, span, per_output) = read_placement(&mut kind_t, kind, &path, net)?;
+    let rtt = read_rtt(&mut kind_t, net, asked)?;
+    let (is_cross, span, per_output) = read_placement(&mut kind_t, kind, &path, net, &rtt)?;
     asked.extend(kind_t.asked());
     let t = kind_table(path, kind, map);
     let t = match kind {
@@ -229,7 +234,27 @@ fn read_entry(
         TrafficKind::UdpPoisson => read_udp(t, UdpPattern::Poisson, asked)?,
         TrafficKind::UdpCbr => read_udp(t, UdpPattern::Cbr, asked)?,
     };
-    Ok((t, is_cross, span))
+    Ok((t, is_cross, span, rtt))
+}
+
+/// The entry's own `rtt` (a time range, or a distribution table of times), or `network.rtt`.
+fn read_rtt(t: &mut Table, net: &ReadNetwork, asked: &mut Asked) -> Result<Rtt> {
+    if !t.given("rtt") {
+        return Ok(Rtt::Uniform(net.network.rtt));
+    }
+    match t.value("rtt")? {
+        Value::String(_) => Ok(Rtt::Uniform(t.time_range("rtt")?)),
+        Value::Object(_) => {
+            let ps = read_dist_key(t, "rtt", |s| units::parse_time(s).map(|x| x.0 as f64), 1e12, asked)?;
+            Ok(Rtt::Drawn(ps))
+        }
+        other => Err(error(
+            &t.key_path("rtt"),
+            &other,
+            "a time or range such as \"100ms\" or \"75ms..125ms\", or a distribution table such as \
+             { dist = \"choice\", values = [\"100ms\", \"280ms\"] }",
+        )),
+    }
 }
 
 /// Where an entry's flows go, by topology: on the dumbbell, main or cross traffic (`path`);
@@ -240,9 +265,10 @@ fn read_placement(
     kind: TrafficKind,
     path: &str,
     net: &ReadNetwork,
+    rtt: &Rtt,
 ) -> Result<(bool, HopSpan, Option<PerOutputOn>)> {
     let network = &net.network;
-    let rtt = network.rtt;
+    let own_rtt = kind_t.present("rtt");
     match network.topology {
         Topology::Switch => {
             if kind == TrafficKind::OpenLoop {
@@ -254,7 +280,7 @@ fn read_placement(
             let spec = network.switch.as_ref().expect("the switch topology has a switch");
             let max = MAX_FLOWS / spec.ports as u64;
             let per_output = switch::read_per_output(kind_t, kind, max)?
-                .map(|p| (p, spec.ports as u32, spec.rate, network.access_rate, rtt));
+                .map(|p| (p, spec.ports as u32, spec.rate, network.access_rate, rtt.mean()));
             Ok((false, HopSpan { first: 0, last: 0 }, per_output))
         }
         Topology::Dumbbell => {
@@ -265,13 +291,19 @@ fn read_placement(
                     "\"main\" unless network.access.machines > 0 (cross traffic shares a machine's NIC link)";
                 return Err(error(&kind_t.key_path("path"), &got, expected));
             }
+            let (one_way, what) = match is_cross {
+                true => (network.cross_delay, "the cross link"),
+                false => (network.bottleneck().delay, "the bottleneck"),
+            };
+            check_rtt(kind_t, rtt, one_way, what)?;
             Ok((is_cross, HopSpan { first: 0, last: 0 }, None))
         }
         Topology::ParkingLot => {
             let hops = &network.hops;
             let span = read_span(kind_t, hops.len())?;
             let one_way = Time(hops[span.range()].iter().map(|h| h.delay.0).sum());
-            if Time(one_way.0 * 2) > rtt.lo {
+            check_rtt(kind_t, rtt, one_way, &format!("the hops {path} crosses"))?;
+            if !own_rtt && Time(one_way.0 * 2) > network.rtt.lo {
                 let expected = format!(
                     "a smallest RTT of at least twice the one-way delay of the hops {path} crosses ({one_way})"
                 );
@@ -280,6 +312,17 @@ fn read_placement(
             Ok((false, span, None))
         }
     }
+}
+
+/// The smallest RTT an entry's own `rtt` draws must leave its access links a delay of at least
+/// 0 after the shared links it crosses (`network.rtt` is checked against them where it is read).
+fn check_rtt(t: &mut Table, rtt: &Rtt, one_way: Time, what: &str) -> Result<()> {
+    if t.present("rtt") && Time(one_way.0 * 2) > rtt.min() {
+        let got = t.value("rtt")?;
+        let expected = format!("a smallest RTT of at least twice the one-way delay of {what} ({one_way})");
+        return Err(error(&t.key_path("rtt"), &got, &expected));
+    }
+    Ok(())
 }
 
 /// The hops a parking-lot traffic entry crosses (`hops`, counted from 1): one hop, a range
@@ -306,10 +349,10 @@ fn read_span(t: &mut Table, k: usize) -> Result<HopSpan> {
 }
 
 /// The table of a traffic entry's kind-specific keys; the keys every entry has (`kind`,
-/// `path`, `hops`, `flows_per_output`) were read from the entry's generic table.
+/// `path`, `hops`, `flows_per_output`, `rtt`) were read from the entry's generic table.
 fn kind_table(path: String, kind: TrafficKind, map: &Map<String, Value>) -> Table<'_> {
     let mut t = Table::entry(path, kind.section(), kind.shared(), map);
-    for key in ["kind", "path", "hops", "flows_per_output"] {
+    for key in ["kind", "path", "hops", "flows_per_output", "rtt"] {
         t.consume(key);
     }
     t
@@ -387,7 +430,7 @@ fn check_bbr(t: &mut Table, tcp: &TcpConfig) -> Result<()> {
 }
 
 /// A long-lived entry. On the switch `per_output` carries its `flows_per_output` with the
-/// switch's ports and rate, the access rate and the RTT range, which eq. 3.1 needs.
+/// switch's ports and rate, the access rate and the entry's mean RTT, which eq. 3.1 needs.
 fn read_long_lived(mut t: Table, per_output: Option<PerOutputOn>, asked: &mut Asked) -> Result<Traffic> {
     let given_flows = match per_output {
         None => Some(t.uint("flows", 1, MAX_FLOWS)? as u32),
@@ -403,7 +446,7 @@ fn read_long_lived(mut t: Table, per_output: Option<PerOutputOn>, asked: &mut As
             let n = match p {
                 PerOutput::Count(n) => n as u64,
                 PerOutput::Eq31 => {
-                    let mean_rtt = switch::mean_rtt(rtt);
+                    let mean_rtt = rtt;
                     let window = tcp.max_window as u64 * tcp.packet as u64;
                     switch::eq31_flows(rate, mean_rtt, switch::max_per_rtt(window, access, mean_rtt))
                 }

@@ -4,7 +4,8 @@
 //! starts from its traffic entry; must not know any topology's links (a [`Routing`] gives the
 //! routes).
 //!
-//! Flow i draws its two-way propagation delay `rtt_i` uniformly from `network.rtt`; the shared
+//! Flow i draws its two-way propagation delay `rtt_i` as its entry says (its `rtt`, or uniformly
+//! from `network.rtt`: [`Rtt`]); the shared
 //! links it crosses carry their own delay, and its private access links (one each way) carry
 //! the rest of `rtt_i / 2`. Its endpoints follow its traffic entry's kind (long-lived or
 //! closed-loop TCP, open-loop arrivals, UDP). Every random draw for flow i comes from flow
@@ -23,8 +24,9 @@ use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::traffic::closed_loop::User;
 use crate::traffic::open_loop::Arrivals;
+use crate::traffic::rtt::Rtt;
 use crate::traffic::udp::UdpSource;
-use crate::units::{BufferLimit, Range, Rate, Time};
+use crate::units::{BufferLimit, Rate, Time};
 
 fn uniform_time(rng: &mut Rng, lo: Time, hi: Time) -> Time {
     Time(rng.range_u64(lo.0, hi.0))
@@ -71,7 +73,7 @@ pub(super) trait Routing {
 /// Everything needed to add a flow: at build time, or during the run for open-loop arrivals.
 struct Slots<R> {
     seed: u64,
-    rtt: Range<Time>,
+    rtts: Vec<Rtt>,
     traffic: Vec<Traffic>,
     routing: R,
     bumps: Bumps,
@@ -84,7 +86,7 @@ impl<R: Routing> Slots<R> {
         let id = sim.flows.len() as u64;
         let flow = id as u32;
         let mut rng = Rng::stream(self.seed, Stream::Flow, id);
-        let rtt = uniform_time(&mut rng, self.rtt.lo, self.rtt.hi);
+        let rtt = self.rtts[ti].draw(&mut rng);
         // The scenario checks that the shared links leave a non-negative remainder.
         let access_delay = Time((rtt.0 / 2).saturating_sub(self.routing.path_delay(ti).0));
         let (hops, placement) = self.routing.forward(sim, ti, id, access_delay);
@@ -165,7 +167,7 @@ impl<R: Routing> Slots<R> {
 /// Adds the flows of every traffic entry of `s`, routed by `routing` through the `bumps`, and
 /// the open-loop arrival processes that add more during the run.
 pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R, bumps: Bumps) {
-    let slots = Slots { seed: s.seed, rtt: s.network.rtt, traffic: s.traffic.clone(), routing, bumps };
+    let slots = Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps };
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
         // Flows that arrive during the run will join the links built so far (a machine's NIC
         // and class queues, a cross link, reverse hops) after the simulator has planned how

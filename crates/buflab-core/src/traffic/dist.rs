@@ -29,12 +29,16 @@ pub enum Dist {
     /// and the last probability 1; values between points are interpolated linearly, and
     /// the first value carries the probability of its point.
     Empirical(Arc<[(f64, f64)]>),
+    /// One of a few values, each with its probability: points (value, P(X ≤ the value's
+    /// place in the list)), the last probability 1 (the mixed-RTT experiment of the pacing
+    /// seed: 100 ms and 280 ms flows side by side).
+    Choice(Arc<[(f64, f64)]>),
 }
 
 impl Dist {
     /// The names a scenario's `dist` key gives the kinds, in the order its errors list them.
     pub const NAMES: &'static [&'static str] =
-        &["pareto", "exponential", "lognormal", "uniform", "constant", "empirical"];
+        &["pareto", "exponential", "lognormal", "uniform", "constant", "empirical", "choice"];
 
     /// The name a scenario gives this kind (one of [`Dist::NAMES`]).
     pub fn name(&self) -> &'static str {
@@ -45,6 +49,7 @@ impl Dist {
             Dist::Pareto { .. } => "pareto",
             Dist::Lognormal { .. } => "lognormal",
             Dist::Empirical(_) => "empirical",
+            Dist::Choice(_) => "choice",
         }
     }
 
@@ -58,7 +63,52 @@ impl Dist {
                 let (v0, p0) = points[0];
                 v0 * p0 + points.windows(2).map(|w| (w[0].0 + w[1].0) / 2.0 * (w[1].1 - w[0].1)).sum::<f64>()
             }
+            Dist::Choice(ref points) => {
+                let mut below = 0.0;
+                let mut sum = 0.0;
+                for &(v, p) in points.iter() {
+                    sum += v * (p - below);
+                    below = p;
+                }
+                sum
+            }
         }
+    }
+
+    /// The smallest value a draw can take (what a delay below which a flow cannot go is
+    /// checked against).
+    pub fn min(&self) -> f64 {
+        match *self {
+            Dist::Constant(v) => v,
+            Dist::Uniform { lo, .. } => lo,
+            Dist::Exponential { .. } | Dist::Lognormal { .. } => 0.0,
+            Dist::Pareto { mean, shape } => mean * (shape - 1.0) / shape,
+            Dist::Empirical(ref points) => points[0].0,
+            Dist::Choice(ref points) => points.iter().map(|&(v, _)| v).fold(f64::INFINITY, f64::min),
+        }
+    }
+
+    /// A choice among `values` with these `weights` (non-negative, not all 0); the error
+    /// completes "expected …".
+    pub fn choice(values: Vec<f64>, weights: Vec<f64>) -> Result<Dist, String> {
+        let total: f64 = weights.iter().sum();
+        let valid = values.iter().all(|v| v.is_finite() && *v >= 0.0)
+            && weights.iter().all(|w| w.is_finite() && *w >= 0.0);
+        if values.is_empty() || values.len() != weights.len() || !valid || total <= 0.0 {
+            return Err("non-negative `values` and as many non-negative `weights`, not all 0".into());
+        }
+        let mut cumulative = 0.0;
+        let mut points: Vec<(f64, f64)> = values
+            .into_iter()
+            .zip(weights)
+            .map(|(v, w)| {
+                cumulative += w;
+                (v, cumulative / total)
+            })
+            .collect();
+        // Rounding must not leave a draw of u close to 1 without a value.
+        points.last_mut().expect("at least one value").1 = 1.0;
+        Ok(Dist::Choice(points.into()))
     }
 
     /// Checks an empirical CDF's points; the error completes "expected …".
@@ -96,6 +146,11 @@ impl Dist {
                     Some((v0, p0)) if p1 > p0 => v0 + (v1 - v0) * (u - p0) / (p1 - p0),
                     _ => v1,
                 }
+            }
+            Dist::Choice(ref points) => {
+                let u = rng.uniform();
+                let i = points.partition_point(|&(_, p)| p <= u);
+                points[i.min(points.len() - 1)].0
             }
         }
     }
@@ -157,12 +212,29 @@ mod tests {
             Dist::Pareto { mean: 1.0, shape: 1.5 },
             Dist::Lognormal { mean: 1.0, sigma: 1.0 },
             Dist::empirical(vec![(1.0, 1.0)]).unwrap(),
+            Dist::choice(vec![1.0], vec![1.0]).unwrap(),
         ];
         let mut names: Vec<&str> = kinds.iter().map(Dist::name).collect();
         names.sort_unstable();
         let mut all = Dist::NAMES.to_vec();
         all.sort_unstable();
         assert_eq!(names, all);
+    }
+
+    #[test]
+    fn a_choice_draws_each_value_with_its_weight() {
+        // 100 ms three times as often as 280 ms: mean 0.75·100 + 0.25·280 = 145.
+        let d = Dist::choice(vec![100.0, 280.0], vec![3.0, 1.0]).unwrap();
+        assert_eq!((d.mean(), d.min()), (145.0, 100.0));
+        let mut r = Rng::stream(5, Stream::Source, 4);
+        let draws: Vec<f64> = (0..100_000).map(|_| d.sample(&mut r)).collect();
+        assert!(draws.iter().all(|&x| x == 100.0 || x == 280.0));
+        let short = draws.iter().filter(|&&x| x == 100.0).count() as f64 / 1e5;
+        // Binomial standard error sqrt(0.75·0.25/1e5) ≈ 0.0014: 0.01 is 7σ.
+        assert!((short - 0.75).abs() < 0.01, "{short}");
+        assert!(Dist::choice(vec![1.0, 2.0], vec![1.0]).is_err(), "one weight per value");
+        assert!(Dist::choice(vec![1.0], vec![0.0]).is_err(), "weights not all 0");
+        assert!(Dist::choice(vec![], vec![]).is_err());
     }
 
     #[test]

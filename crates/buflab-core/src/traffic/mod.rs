@@ -7,4 +7,5 @@
 pub mod closed_loop;
 pub mod dist;
 pub mod open_loop;
+pub mod rtt;
 pub mod udp;
