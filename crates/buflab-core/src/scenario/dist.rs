@@ -62,12 +62,18 @@ fn read_choice(
 ) -> Result<Dist> {
     let v = d.value("values")?;
     let path = d.key_path("values");
-    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(|| error(&path, &v, "a non-empty array of values"))?;
+    let items = v
+        .as_array()
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| error(&path, &v, "a non-empty array of values"))?;
     let mut values = Vec::with_capacity(items.len());
     for item in items {
         values.push(match item {
             Value::String(s) => parse(s).map_err(|e| error(&path, item, &e.0))?,
-            n => n.as_f64().map(|x| x * number_unit).ok_or_else(|| error(&path, item, "a value with a unit or a number"))?,
+            n => n
+                .as_f64()
+                .map(|x| x * number_unit)
+                .ok_or_else(|| error(&path, item, "a value with a unit or a number"))?,
         });
     }
     let wpath = d.key_path("weights");

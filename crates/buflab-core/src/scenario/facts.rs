@@ -82,9 +82,8 @@ impl LinkFacts {
             .collect();
         let flows: u64 = counts.iter().map(|(n, _)| n).sum();
         let shared = Rtt::Uniform(rtt);
-        let own_rtt_mean_ps = (flows > 0 && counts.iter().any(|(_, r)| **r != shared)).then(|| {
-            counts.iter().map(|(n, r)| *n as f64 * r.mean_ps()).sum::<f64>() / flows as f64
-        });
+        let own_rtt_mean_ps = (flows > 0 && counts.iter().any(|(_, r)| **r != shared))
+            .then(|| counts.iter().map(|(n, r)| *n as f64 * r.mean_ps()).sum::<f64>() / flows as f64);
         let mean_rtt = own_rtt_mean_ps.map_or(switch::mean_rtt(rtt), |ps| Time(ps.round() as u64));
         // Without a window, what the access link carries in one RTT.
         let window = first.map_or(u64::MAX, |tcp| tcp.max_window as u64 * packet as u64);
