@@ -154,7 +154,8 @@ def figure(result: Result, version: str) -> Figure:
     if times and times[-1] < duration:
         xs.append(duration)
         ys.append(ys[-1])
-    top.step(xs, ys, where="post", color="tab:blue", linewidth=1.6, label="buffer limit")
+    # Above the answer and the rules, which it meets once it settles.
+    top.step(xs, ys, where="post", color="tab:blue", linewidth=1.6, label="buffer limit", zorder=3)
     answer = summary.get("autosize_buffer_pkts")
     if answer is not None:
         top.axhline(

@@ -149,16 +149,8 @@ def _time_cdfs(
         else:
             x, y = np.r_[threshold, values], np.r_[0.0, fractions]
         ax.step(x, y, where="post", color=colours[label])
-        if with_zero and start > 0:
-            ax.plot(0.0, start, marker="o", color=colours[label], clip_on=False, zorder=5)
-            ax.annotate(
-                f"{100 * start:.3g} % at 0",
-                (0.0, start),
-                textcoords="offset points",
-                xytext=(7, 3),
-                fontsize=8,
-                color=colours[label],
-            )
+    if with_zero:
+        _label_zeros(ax, zeros, colours)
     if with_zero:
         ax.set_xscale("symlog", linthresh=threshold, linscale=_LINEAR_DECADES)
         ax.set_xlim(left=0.0)
@@ -168,6 +160,33 @@ def _time_cdfs(
         ax.set_xlim(left=threshold)
         plain_log(ax.xaxis)
     return with_zero
+
+
+# Labels of the shares at zero are this far apart at least (points), so two close shares'
+# labels do not print over each other.
+_LABEL_GAP_PT = 11.0
+
+
+def _label_zeros(ax: plt.Axes, zeros: Mapping[str, float], colours: Mapping[str, str]) -> None:
+    """Each run's share at zero as a point on the 0 tick with its percentage beside it, the
+    labels lifted where two shares lie closer than a line of text."""
+    fig = ax.get_figure()
+    height_pt = ax.get_position().height * fig.get_figheight() * 72
+    last_pt = -math.inf
+    for label, share in sorted(zeros.items(), key=lambda item: item[1]):
+        if share <= 0:
+            continue
+        ax.plot(0.0, share, marker="o", color=colours[label], clip_on=False, zorder=5)
+        at_pt = max(share * height_pt + 3, last_pt + _LABEL_GAP_PT)
+        last_pt = at_pt
+        ax.annotate(
+            f"{100 * share:.3g} % at 0",
+            (0.0, share),
+            textcoords="offset points",
+            xytext=(7, at_pt - share * height_pt),
+            fontsize=8,
+            color=colours[label],
+        )
 
 
 def _burst_ccdfs(
