@@ -159,6 +159,14 @@ def test_a_log_axis_at_10_gbps_scale_has_few_plain_ticks() -> None:
     plots.plt.close(fig)
 
 
+def test_x_values_spanning_a_decade_go_on_a_log_axis() -> None:
+    """Access links of 20 Mb/s to 1 Gb/s crowd at the left of a linear axis; values within a
+    decade, or with a zero, which a log axis cannot show, stay linear."""
+    assert plots.use_log_x([20e6, 100e6, 1e9])
+    assert not plots.use_log_x([1e9, 2e9, 5e9])
+    assert not plots.use_log_x([0.0, 10.0, 100.0])
+
+
 # --- footers and notes -------------------------------------------------------------------------
 
 

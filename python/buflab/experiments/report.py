@@ -361,7 +361,7 @@ def write_figure(
     ticks = None
     if view.is_categorical():
         ticks = [(x, view.tick_label(value)) for x, value in zip(xs, values, strict=True)]
-    log_x = ticks is None and plots.use_log_x(view.x_key, xs)
+    log_x = ticks is None and plots.use_log_x(xs)
     top, bottom = view.panel_metrics()
     panels = (view.panel(top), view.panel(bottom))
     notes = [plots.bars_note(view.plan.runs_per_point)]
