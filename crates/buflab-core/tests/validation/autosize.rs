@@ -123,6 +123,10 @@ fn the_parking_lot_autosizes_its_summary_hop_only() {
     check_chained(&r, 80);
     let last = r.autosize.last().unwrap();
     assert_eq!(r.links[0].buffer_pkts, Some(50), "hop 1 keeps its configured buffer");
-    assert_eq!(r.links[1].buffer_pkts, Some(last.buffer_pkts as i64), "hop 2 ends at the last limit in force");
+    assert_eq!(
+        r.links[1].buffer_pkts,
+        Some(last.buffer_pkts as i64),
+        "hop 2 ends at the last limit in force"
+    );
     assert_eq!(r.summary.buffer_pkts, r.links[1].buffer_pkts);
 }
