@@ -144,7 +144,9 @@ fn every_queue_drop_is_in_the_links_table() {
     let queue_drops = net.sim.counts.queue_drops;
     let r = buflab_core::result::collect(&s, &mut net);
 
-    let rows: Vec<(u32, &str, u64, Option<i64>, Option<i64>)> =
+    // (hop, name, rate, buffer in packets, buffer in bytes) of each links row.
+    type LinkRow<'a> = (u32, &'a str, u64, Option<i64>, Option<i64>);
+    let rows: Vec<LinkRow> =
         r.links.iter().map(|l| (l.hop, l.name.as_str(), l.rate_bps, l.buffer_pkts, l.buffer_bytes)).collect();
     assert_eq!(
         rows,
