@@ -419,8 +419,10 @@ def test_a_second_vary_draws_one_curve_per_value(
     for pacing in ("off", "window"):
         assert (tmp_path / f"traffic.0.pacing-{pacing}" / "sizes.csv").exists()
     svg = (tmp_path / "size_curve.svg").read_text()
-    assert "minimum buffer, traffic.0.pacing = off" in svg
-    assert "minimum buffer, traffic.0.pacing = window" in svg
+    # In words, not the raw key (`plots.labels`).
+    assert "minimum buffer, pacing off" in svg
+    assert "minimum buffer, pacing window" in svg
+    assert "traffic.0.pacing" not in svg
 
 
 # Shorter than the tiny scenario's 5 s: two values of a curve search in a few seconds.
@@ -478,7 +480,11 @@ def test_vary_writes_the_table_and_the_plots(curve_run: tuple[list[str], Path, s
         assert expected in names
     for value in (2, 8):
         assert {f"traffic.0.flows-{value}/size.png", f"traffic.0.flows-{value}/size.svg"} <= names
-    assert "scenario tiny (duration=3s) · seed 1 · buflab" in (out / "size_curve.svg").read_text()
+    # The curve's footer names the flows as the range searched.
+    assert (
+        "scenario tiny (duration=3s) · 10 Mb/s bottleneck · 2–8 flows · 3 s (1 s warm-up) "
+        "simulated · seed 1 · buflab"
+    ) in (out / "size_curve.svg").read_text()
 
 
 @pytest.mark.engine

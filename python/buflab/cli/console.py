@@ -434,24 +434,11 @@ def answer_lines(sizing: Sizing) -> list[str]:
 
 
 def precision_line(sizing: Sizing) -> str:
-    """How precise a found answer is: where the largest miss lies below it, and why the
-    bisection stopped there."""
-    answer, missed = sizing.buffer_pkts, sizing.missed_pkts
-    assert answer is not None, "only a found answer has a precision"
-    if missed == answer - 1:
-        return f"precision: one packet ({missed:,} pkt missed)"
-    where = f"precision: the minimum lies between {missed + 1:,} and {answer:,} pkt"
-    if sizing.stopped == "noise":
-        noisy = sizing.probes[-1]
-        return (
-            f"{where}: the probe at {noisy.buffer_pkts:,} pkt came within its 95 % interval "
-            f"(±{format_percent(noisy.ci95)}) of the target, so its seeds cannot tell sizes this "
-            "close apart (--runs narrows it)"
-        )
-    return (
-        f"{where} (bisection stops within {sizing.precision:.0%} of the answer; --precision 0 "
-        "refines to one packet)"
-    )
+    """How precise a found answer is (`sizing.precision_text`)."""
+    # start-up time: the sizing module imports pandas, which a console need not
+    from buflab.experiments.sizing import precision_text
+
+    return f"precision: {precision_text(sizing)}"
 
 
 def _contradiction_lines(sizing: Sizing) -> list[str]:

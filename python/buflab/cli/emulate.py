@@ -170,8 +170,8 @@ def compare(
     from buflab.engine.runner import load_scenario
     from buflab.experiments.compare import FIGURES, write_compare
     from buflab.experiments.compare import compare as run_compare
-    from buflab.experiments.sweep import Vary
-    from buflab.plots import footer_text
+    from buflab.experiments.sweep import Plan, Vary
+    from buflab.plots import Setting, footer_text
 
     require_privileges()
     tree = load_scenario(scenario_of(file, overrides))
@@ -201,6 +201,8 @@ def compare(
             "note: some emulations were not faithful (fewer than 99 % of frames within 10 µs)"
         )
     if out is not None:
-        footer = footer_text(str(tree.get("name", "")), [int(tree.get("seed", 1))], __version__)
+        setting = Setting.of(run.scenario for run in Plan(tree, dims, 1).runs)
+        seed = [int(tree.get("seed", 1))]
+        footer = footer_text(str(tree.get("name", "")), seed, __version__, setting)
         files = write_compare(frame, dims[0].key if dims else None, out, title, footer, kept)
         stdout.print(f"wrote {', '.join(map(str, files))}")

@@ -105,16 +105,18 @@ def run(
         result.to_dir(out, csv=csv)
         if len(result.traces) > 0 or len(result.rates) > 0:
             # start-up time: matplotlib only when there is a figure to draw
-            from buflab.plots import footer_text
+            from buflab.plots import Setting, footer_text
             from buflab.plots.rates import write_rate_figure
             from buflab.plots.traces import write_trace_figure
 
             summary = result.summary
-            footer = footer_text(str(summary["name"]), [int(summary["seed"])], __version__)
-            write_trace_figure({str(summary["name"]): result.traces}, out, footer)
+            setting = Setting.of([ready.normalized])
+            footer = footer_text(str(summary["name"]), [int(summary["seed"])], __version__, setting)
+            warmup_s = float(summary["warmup_s"])
+            write_trace_figure({"": result.traces}, out, footer, warmup_s=warmup_s)
             end_s = float(summary["duration_s"])
             bottleneck_bps = float(summary["bottleneck_rate_bps"])
-            write_rate_figure(result.rates, end_s, bottleneck_bps, out, footer)
+            write_rate_figure(result.rates, end_s, bottleneck_bps, out, footer, warmup_s)
     if as_json:
         click.echo(json.dumps(result.summary))
         return
@@ -191,7 +193,7 @@ def analyze(
 
     from buflab.analysis.queue import analyze as analyze_log
     from buflab.analysis.queue import cdf_frame, check_summary
-    from buflab.plots import footer_text
+    from buflab.plots import Setting, footer_text
     from buflab.plots.queue import save_analysis_figure
 
     names = _run_names(runs, labels)
@@ -219,7 +221,9 @@ def analyze(
     cdf_frame(analyses).to_csv(out / "cdfs.csv", index=False)
     facts = [a.facts for a in analyses.values()]
     scenarios = ", ".join(dict.fromkeys(f.scenario for f in facts))
-    footer = footer_text(scenarios, sorted({f.seed for f in facts}), __version__)
+    read = [Path(run) / "scenario.json" for run in runs]
+    setting = Setting.of([json.loads(p.read_text()) for p in read if p.exists()])
+    footer = footer_text(scenarios, sorted({f.seed for f in facts}), __version__, setting)
     paths = save_analysis_figure(analyses, out, footer)
     stdout.print(f"CDFs in {out / 'cdfs.csv'}; plots {', '.join(str(p) for p in paths)}")
 
@@ -252,11 +256,11 @@ def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> 
     # start-up time: pandas and matplotlib only when the command runs
     import pandas as pd
 
-    from buflab.plots import footer_text
+    from buflab.plots import Setting, footer_text
     from buflab.plots.traces import write_trace_figure
 
     names = _run_names(runs, labels)
-    frames, summaries = {}, {}
+    frames, summaries, scenarios_read = {}, {}, []
     for name, run in zip(names, runs, strict=True):
         path = Path(run) / "traces.parquet"
         if not Path(run).is_dir():
@@ -268,6 +272,9 @@ def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> 
         frames[name] = pd.read_parquet(path)
         summary_file = Path(run) / "summary.json"
         summaries[name] = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+        scenario_file = Path(run) / "scenario.json"
+        if scenario_file.exists():
+            scenarios_read.append(json.loads(scenario_file.read_text()))
     stdout.print(traces_table(frames, summaries))
     out = out or (
         Path(runs[0]) if len(runs) == 1 and Path(runs[0]).is_dir() else Path("out/traces")
@@ -275,5 +282,10 @@ def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> 
     out.mkdir(parents=True, exist_ok=True)
     scenarios = ", ".join(dict.fromkeys(str(s.get("name", "?")) for s in summaries.values()))
     seeds = sorted({int(s["seed"]) for s in summaries.values() if "seed" in s})
-    paths = write_trace_figure(frames, out, footer_text(scenarios, seeds, __version__))
+    setting = Setting.of(scenarios_read) if scenarios_read else None
+    warmups = {float(s["warmup_s"]) for s in summaries.values() if "warmup_s" in s}
+    # One warm-up shared by every run is shaded; runs that differ are left unshaded.
+    warmup_s = warmups.pop() if len(warmups) == 1 else 0.0
+    footer = footer_text(scenarios, seeds, __version__, setting)
+    paths = write_trace_figure(frames, out, footer, warmup_s=warmup_s)
     stdout.print(f"plots {', '.join(str(p) for p in paths)}")

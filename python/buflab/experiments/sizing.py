@@ -47,6 +47,7 @@ from buflab.analysis.stats import mean_ci
 from buflab.engine import ScenarioError, core, scenario_json
 from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Scenario, apply_overrides, expand_shorthand
+from buflab.engine.units import format_percent
 from buflab.experiments.load import offered_load
 from buflab.experiments.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
 
@@ -505,6 +506,25 @@ def eq21_notes(labelled: Sequence[tuple[str, RuleSizes | None]]) -> list[str]:
             where = f" at {', '.join(labels)}" if any(labels) else ""
         notes.append(f"eq. 2.1 does not apply{where}: {reason}.")
     return notes
+
+
+def precision_text(sizing: Sizing, advice: bool = True) -> str:
+    """How precise a found answer is: where the largest miss lies below it, and why the
+    bisection stopped there; with `advice`, the option that would make it finer."""
+    answer, missed = sizing.buffer_pkts, sizing.missed_pkts
+    assert answer is not None, "only a found answer has a precision"
+    if missed == answer - 1:
+        return f"one packet ({missed:,} pkt missed)"
+    where = f"the minimum lies between {missed + 1:,} and {answer:,} pkt"
+    if sizing.stopped == "noise":
+        noisy = sizing.probes[-1]
+        return (
+            f"{where}: the probe at {noisy.buffer_pkts:,} pkt came within its 95 % interval "
+            f"(±{format_percent(noisy.ci95)}) of the target, so its seeds cannot tell sizes this "
+            "close apart" + (" (--runs narrows it)" if advice else "")
+        )
+    finer = "; --precision 0 refines to one packet" if advice else ""
+    return f"{where} (bisection stops within {sizing.precision:.0%} of the answer{finer})"
 
 
 def seeds_of(scenario: Scenario, runs: int) -> list[int]:

@@ -176,11 +176,11 @@ class SweepOutcome:
 
 
 class SweepInterrupted(Exception):
-    """Ctrl-C during a sweep; finished runs are kept on disk."""
+    """Ctrl-C during a sweep; finished runs are kept on disk, in OUT/`folder`."""
 
-    def __init__(self, kept: int, planned: int, out: Path) -> None:
+    def __init__(self, kept: int, planned: int, out: Path, folder: str = "runs") -> None:
         super().__init__(
-            f"interrupted: {kept} of {planned} runs kept in {out / 'runs'}; "
+            f"interrupted: {kept} of {planned} runs kept in {out / folder}; "
             "run the same command again to finish the rest"
         )
         self.kept, self.planned, self.out = kept, planned, out
