@@ -18,9 +18,11 @@ from buflab import __version__
 from buflab.cli.common import (
     BadInput,
     check_out_dir,
+    cluster_options,
     default_out,
     exit_when_interrupted,
     jobs_option,
+    runs_executor,
     runs_option,
     scenario_of,
     set_option,
@@ -52,6 +54,7 @@ from buflab.engine.units import format_percent
 @click.option("--high", type=click.IntRange(min=1), help="First probe (packets) [default: RTT·C].")
 @runs_option
 @jobs_option
+@cluster_options
 @set_option
 @click.option(
     "--out",
@@ -67,6 +70,9 @@ def size(
     high: int | None,
     runs: int | None,
     jobs: int | None,
+    cluster: str | None,
+    slurm: tuple[str, ...],
+    slurm_config: Path | None,
     overrides: tuple[str, ...],
     out: Path | None,
 ) -> None:
@@ -75,7 +81,11 @@ def size(
     RTT·C/√N and eq. 2.1. Bisection assumes utilization grows with the buffer; probes that
     contradict it are reported. Writes size.png/svg (the probes) to OUT.
 
-    With --vary, one search per value, each in OUT/KEY-VALUE, then a table of the answers
+    A probe's --runs seeds run at once, here or on a Dask cluster (--cluster); every run is
+    kept in OUT's run store too (`buflab runs OUT`).
+
+    With --vary, one search per value, all at once, each in OUT/KEY-VALUE (a probe line
+    names its value), then a table of the answers
     (also OUT/sizes.csv) and size_curve.png/svg: the minimum buffer against the value. A
     second --vary draws one such curve per value of its key, overlaid (e.g. --vary
     flows=1,10,100 --vary traffic.0.pacing=off,window), each kept in OUT/KEY2-VALUE2.
@@ -92,27 +102,27 @@ def size(
         )
     scenario = scenario_of(file, overrides)
     out = out or default_out("size", file, overrides, varies, key)
-    options: dict[str, Any] = {"key": key, "runs": runs or 1, "jobs": jobs, "high": high}
+    options: dict[str, Any] = {"key": key, "runs": runs or 1, "high": high}
 
     def show_probe(probe: Any) -> None:
-        stdout.print(probe_line(probe, target))
+        line = probe_line(probe, target)
+        stdout.print(f"{probe.label}: {line.lstrip()}" if probe.label else line)
 
     def show_answer(point: Any) -> None:
+        # The searches run at once; each answer comes in the order of the values.
+        stdout.rule(point.label)
         for line in answer_lines(point.sizing):
             stdout.print(line)
 
-    with exit_when_interrupted():
+    with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
+        options["cluster"] = executor
         if not varies:
             sizing = api.size(scenario, target, out, on_probe=show_probe, **options)
             for line in answer_lines(sizing):
                 stdout.print(line)
             stdout.print(f"wrote {', '.join(map(str, sizing.figures))}")
             return
-        callbacks = {
-            "on_value": lambda name, value: stdout.rule(f"{name} = {value}"),
-            "on_probe": show_probe,
-            "on_point": show_answer,
-        }
+        callbacks = {"on_probe": show_probe, "on_point": show_answer}
         if len(varies) == 1:
             curves = [api.size_curve(scenario, target, out, varies[0], **callbacks, **options)]
         else:
