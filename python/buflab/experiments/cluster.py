@@ -25,8 +25,11 @@ import logging
 import os
 import re
 import signal
+import socket
 import threading
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from buflab.engine import Error, scenario_json
@@ -182,7 +185,7 @@ def _local(jobs: int | None) -> DaskCluster:
     from distributed import Client, LocalCluster
 
     workers = jobs or os.cpu_count() or 1
-    with _workers_ignore_ctrl_c(), workers_without_main():
+    with _workers_ignore_ctrl_c(), workers_without_main(), _any_dashboard_port():
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,  # one run per process, as the local pool
@@ -199,14 +202,14 @@ def _address(address: str) -> DaskCluster:
     # start-up time: Dask only when a cluster is used
     from distributed import Client
 
+    _reachable(address)
     logging.getLogger("distributed").setLevel(logging.ERROR)
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
-    except (OSError, TimeoutError) as error:
+    except (OSError, TimeoutError):
         raise ClusterError(
-            f"--cluster {address}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s "
-            f"({_first_line(error)}); start one with `dask scheduler` and workers with "
-            "`dask worker ADDRESS`, or check the address"
+            f"--cluster {address}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s; "
+            f"{_START_ONE}"
         ) from None
     try:
         _check_workers(client, address)
@@ -216,6 +219,31 @@ def _address(address: str) -> DaskCluster:
     workers = max(1, sum(client.nthreads().values()))
     count = len(client.nthreads())
     return DaskCluster(client, None, workers, f"Dask scheduler {address}, {count} workers")
+
+
+_START_ONE = "start one with `dask scheduler` (and workers with `dask worker ADDRESS`)"
+
+
+def _reachable(address: str) -> None:
+    """Whether anything listens at a TCP-based address, asked of the network directly: a
+    refused connection or an unknown host is said at once, where Dask would retry until its
+    timeout."""
+    protocol, _, rest = address.rpartition("://")
+    if protocol not in ("", "tcp", "tls", "ws", "wss"):
+        return
+    host, _, port = rest.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except socket.gaierror:
+        raise ClusterError(f"--cluster {address}: no such host {host!r}") from None
+    except TimeoutError:
+        raise ClusterError(
+            f"--cluster {address}: no answer within {CONNECT_TIMEOUT_S} s (a firewall, or the "
+            "wrong address?)"
+        ) from None
+    except OSError as error:
+        reason = error.strerror or _first_line(error)
+        raise ClusterError(f"--cluster {address}: {reason.lower()}; {_START_ONE}") from None
 
 
 def _check_workers(client: Any, where: str) -> None:
@@ -287,7 +315,8 @@ def slurm_cluster(settings: Mapping[str, Any]) -> Any:
     cores = arguments.get("cores", dask.config.get("jobqueue.slurm.cores"))
     arguments.setdefault("processes", cores)  # one single-threaded worker per core
     try:
-        return SLURMCluster(**arguments)
+        with _any_dashboard_port():
+            return SLURMCluster(**arguments)
     except (ValueError, TypeError) as error:
         raise ClusterError(f"--cluster slurm: {_first_line(error)}") from None
 
@@ -309,6 +338,15 @@ def _slurm(given: Mapping[str, Any]) -> DaskCluster:
     return DaskCluster(
         client, cluster, workers, f"Dask on Slurm, {jobs} jobs ({workers} workers) requested"
     )
+
+
+@contextmanager
+def _any_dashboard_port() -> Iterator[None]:
+    """Dask's dashboard port taken (by another cluster): Dask serves it on another port and
+    warns; the link printed is the one it chose, so the warning says nothing more."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
+        yield
 
 
 class _workers_ignore_ctrl_c:
