@@ -118,7 +118,7 @@ def store_row(
         "directory": directory,
         "command": command,
         "point": json.dumps(point, default=str),
-        "finished_at": made_by.get("finished_at") or _now(),
+        "finished_at": _moment(made_by.get("finished_at")),
         "engine_build": made_by.get("engine_build", ""),
         "buflab_version": made_by.get("buflab_version", ""),
         "host": made_by.get("host", ""),
@@ -133,7 +133,15 @@ def store_row(
     return row
 
 
-def _now() -> datetime.datetime:
+def _moment(value: Any) -> datetime.datetime:
+    """When a run finished: as recorded (a run file holds it as ISO text), or now."""
+    if isinstance(value, datetime.datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return datetime.datetime.fromisoformat(value)
+        except ValueError:
+            pass
     return datetime.datetime.now(datetime.UTC)
 
 

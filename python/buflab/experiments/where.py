@@ -133,8 +133,10 @@ class _Parser:
         if token is not None and token.text == "(":
             self.position += 1
             mask = self.disjunction()
-            if self._take().text != ")":
+            closing = self._peek()
+            if closing is None or closing.text != ")":
                 raise WhereError(f"--where {self.text!r}: a parenthesis is not closed")
+            self.position += 1
             return mask
         return self.condition()
 
