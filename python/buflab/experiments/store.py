@@ -1,6 +1,6 @@
-"""The run store: every finished run of a sweep, size search or reproduction, one row each,
-in one columnar store in the command's output directory, `OUT/store/`, queried without
-opening a run file (`buflab runs OUT`, `buflab.runs.open(OUT)`).
+"""The run store: every finished run of a sweep, size search or reproduction (and of `buflab
+run --out`), one row each, in one columnar store in the command's output directory,
+`OUT/store/`, queried without opening a run file (`buflab runs OUT`, `buflab.runs.open(OUT)`).
 
 Why a Parquet dataset and not DuckDB: pyarrow is already one of buflab's dependencies (DuckDB
 would add a 30 MB one for every user); a dataset is appended to by writing a new file and
@@ -53,7 +53,8 @@ import pandas as pd
 from buflab import __version__
 from buflab.engine import Error, core
 from buflab.engine.files import write_atomically
-from buflab.experiments.schedule import RunCost
+from buflab.experiments._worker import made_here
+from buflab.experiments.schedule import CostModel, RunCost
 
 STORE = "store"
 FORMAT = 1
@@ -229,6 +230,27 @@ class RunStore:
         with self._lock:
             found.update((row["key"], row["engine_build"]) for row in self._rows)
         return found
+
+
+def store_one(store: RunStore, normalized: Mapping[str, Any], summary: Mapping[str, Any]) -> None:
+    """A run made on its own (`buflab run --out DIR`) as a row of DIR's store, written now."""
+    cost = RunCost.of(dict(normalized))
+    key = run_key(normalized)
+    store.add(
+        store_row(
+            key=key,
+            run=f"run_seed-{normalized.get('seed')}_{key[:10]}",
+            point={},
+            normalized=normalized,
+            summary=summary,
+            made_by=made_here(),
+            estimate_s=CostModel().predict(cost),
+            cost=(cost.packets, cost.flows),
+            command="run",
+            directory=".",
+        )
+    )
+    store.flush()
 
 
 def check_format(root: Path) -> None:
