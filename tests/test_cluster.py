@@ -348,3 +348,31 @@ def test_workers_of_another_engine_build_are_refused(local_cluster: DaskCluster)
     record = local_cluster._records(future, Task((run,), 1.0))[0]
     assert "summary" not in record
     assert "0.0.0+old" in record["error"] and "elsewhere" in record["error"]
+
+
+def test_a_size_curve_on_a_local_cluster_probes_as_on_the_pool(
+    tmp_path: Path, tiny_file: Path
+) -> None:
+    """`buflab size --vary` with `--cluster local`: its searches (run at once, sharing the
+    cluster) probe the same buffers with the same utilizations and give the same answers as
+    on the process pool, and every probe is a row of the one run store in OUT."""
+    tables, probes = {}, {}
+    for where in ("pool", "cluster"):
+        out = tmp_path / where
+        extra = ["--cluster", "local"] if where == "cluster" else []
+        result = CliRunner().invoke(
+            cli,
+            ["size", str(tiny_file), "--target-utilization", "0.9", "--vary", "flows=2,8",
+             "--high", "16", "--set", "duration=3s", "--jobs", "2", *extra, "--out", str(out)],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        tables[where] = pd.read_csv(out / "sizes.csv")[["traffic.0.flows", "buffer_pkts", "probes"]]
+        stored = buflab.runs.open(out)
+        assert len(stored) == tables[where]["probes"].sum()
+        probes[where] = stored.sort_values(["directory", "run"])[
+            ["directory", "run", "utilization"]
+        ]
+    pd.testing.assert_frame_equal(tables["pool"], tables["cluster"])
+    pd.testing.assert_frame_equal(
+        probes["pool"].reset_index(drop=True), probes["cluster"].reset_index(drop=True)
+    )
