@@ -241,8 +241,7 @@ def run_sweep(
     _store_what_it_lacks(store, plan, done, normalized, directory, command)
     skipped = len(plan.runs) - len(pending)
     model = CostModel.fit(store.history())
-    costs = {run.id: RunCost.of(normalized[run.id]) for run in pending}
-    estimates = {run_id: model.predict(cost) for run_id, cost in costs.items()}
+    estimates = {run.id: model.predict(RunCost.of(normalized[run.id])) for run in pending}
     executed = 0
     failures: list[tuple[PlannedRun, dict[str, Any]]] = []
 
@@ -256,21 +255,8 @@ def run_sweep(
             if "summary" in record:
                 record["finished_at"] = datetime.datetime.now(datetime.UTC)
                 _write_run(runs_dir, run, record, run_key(normalized[run.id]))
-                cost = costs[run.id]
-                store.add(
-                    store_row(
-                        key=run_key(normalized[run.id]),
-                        run=run.id,
-                        point=run.point,
-                        normalized=normalized[run.id],
-                        summary=record["summary"],
-                        made_by=record,
-                        estimate_s=estimates[run.id],
-                        cost=(cost.packets, cost.flows),
-                        command=command,
-                        directory=directory,
-                    )
-                )
+                estimate_s = estimates[run.id]
+                store.add(_row(run, record, normalized[run.id], estimate_s, command, directory))
                 executed += 1
                 eta.finished(run.id, record["summary"].get("wall_s"))
             else:
@@ -382,21 +368,32 @@ def _store_what_it_lacks(
         record = done.get(run.id)
         if record is None or (run_key(normalized[run.id]), record["engine_build"]) in stored:
             continue
-        cost = RunCost.of(normalized[run.id])
-        store.add(
-            store_row(
-                key=run_key(normalized[run.id]),
-                run=run.id,
-                point=run.point,
-                normalized=normalized[run.id],
-                summary=record["summary"],
-                made_by=record,
-                estimate_s=CostModel().predict(cost),
-                cost=(cost.packets, cost.flows),
-                command=command,
-                directory=directory,
-            )
-        )
+        estimate_s = CostModel().predict(RunCost.of(normalized[run.id]))
+        store.add(_row(run, record, normalized[run.id], estimate_s, command, directory))
+
+
+def _row(
+    run: PlannedRun,
+    record: dict[str, Any],
+    normalized: dict[str, Any],
+    estimate_s: float,
+    command: str,
+    directory: str,
+) -> dict[str, Any]:
+    """The run store's row of a finished run (`record`: a worker's, or its run file)."""
+    cost = RunCost.of(normalized)
+    return store_row(
+        key=run_key(normalized),
+        run=run.id,
+        point=run.point,
+        normalized=normalized,
+        summary=record["summary"],
+        made_by=record,
+        estimate_s=estimate_s,
+        cost=(cost.packets, cost.flows),
+        command=command,
+        directory=directory,
+    )
 
 
 def _failed(
