@@ -376,3 +376,38 @@ def test_a_size_curve_on_a_local_cluster_probes_as_on_the_pool(
     pd.testing.assert_frame_equal(
         probes["pool"].reset_index(drop=True), probes["cluster"].reset_index(drop=True)
     )
+
+
+def test_a_killed_pool_worker_loses_only_its_run_which_is_retried(tmp_path: Path) -> None:
+    """The process pool keeps the cluster's contract: SIGKILL to one of its worker processes
+    mid-run breaks the Python pool whole, so every task that was in it goes to a new pool;
+    the sweep finishes every run, with the results of a sweep nobody disturbed."""
+    from buflab.experiments.pool import LocalPool
+
+    scenario = load_scenario(SLOW_SCENARIO)
+    plan = Plan(scenario, [Vary.parse("network.bottleneck.buffer=5pkt,10pkt,20pkt,40pkt")], 1)
+    outcome: dict[str, object] = {}
+    with LocalPool(2) as pool:
+
+        def sweep() -> None:
+            try:
+                outcome["done"] = run_sweep(plan, tmp_path / "killed", executor=pool)
+            except BaseException as error:  # reported by the assertion below
+                outcome["error"] = error
+
+        thread = threading.Thread(target=sweep)
+        thread.start()
+        deadline = time.monotonic() + 60
+        workers: list = []
+        while len(workers) < 2 and time.monotonic() < deadline:
+            current = pool._pool  # the pool of the moment, and CPython's list of its processes
+            workers = list(getattr(current, "_processes", {}).values()) if current else []
+            time.sleep(0.1)
+        assert workers, "the pool started its workers"
+        time.sleep(0.5)  # mid-run: a run takes about two seconds
+        os.kill(workers[0].pid, signal.SIGKILL)
+        thread.join(timeout=300)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["done"].executed == 4
+    run_sweep(plan, tmp_path / "calm", jobs=2)
+    pd.testing.assert_frame_equal(results(tmp_path / "killed"), results(tmp_path / "calm"))
