@@ -225,6 +225,7 @@ def test_a_store_written_by_a_newer_buflab_is_refused(tmp_path: Path, tiny_file:
 
 
 def test_a_directory_without_a_store_is_one_line(tmp_path: Path) -> None:
+    """`buflab runs` on a directory no command wrote a store in says so, in one line."""
     result = CliRunner().invoke(cli, ["runs", str(tmp_path)])
     assert_one_line_error(result, "no run store here")
 
