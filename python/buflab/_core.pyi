@@ -14,6 +14,10 @@ class ScenarioError(ValueError):
 def version() -> str:
     """The engine version (same as the Python package version)."""
 
+def engine_build() -> str:
+    """The engine build, "VERSION+DIGEST": the digest of the engine's source and Cargo.lock,
+    the same for the same source on every machine."""
+
 def schema() -> list[dict[str, str]]:
     """Every scenario key the engine understands, in documentation order.
 

@@ -81,6 +81,14 @@ fn version() -> &'static str {
     buflab_core::VERSION
 }
 
+/// The engine build: the version and a digest of the engine's source (`build.rs`), the same
+/// for the same source on every machine. Runs record it; a run of another build is never
+/// mixed in with this one's.
+#[pyfunction]
+fn engine_build() -> String {
+    format!("{}+{}", buflab_core::VERSION, env!("BUFLAB_ENGINE_SOURCE"))
+}
+
 /// Every documented scenario key, in documentation order.
 #[pyfunction]
 fn schema(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
@@ -418,6 +426,7 @@ fn tables(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_build, m)?)?;
     m.add_function(wrap_pyfunction!(use_scenario_error, m)?)?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;

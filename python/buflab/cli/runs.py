@@ -74,6 +74,7 @@ def run(
     from buflab.engine.runner import prepare
     from buflab.engine.runner import run as run_scenario
     from buflab.engine.wall_time import announcement, estimate
+    from buflab.experiments.store import RunStore, store_one
 
     # The event log streams straight into OUT, so a long run's log never sits in memory.
     events_to = out / "events.parquet" if out is not None else None
@@ -84,6 +85,8 @@ def run(
         # Without a destination the log would be kept in memory and thrown away (gigabytes
         # for a long fast run).
         raise BadInput("monitor.events = true: give --out, where the event log goes")
+    # A store in OUT that this buflab cannot extend is refused before the run, not after it.
+    store = RunStore(out) if out is not None else None
     # A long run says so up front, with the time it should take, and shows its progress.
     # The scenario is read and validated once (seconds on a file of 100,000 traffic entries).
     ready = prepare(scenario)
@@ -101,8 +104,9 @@ def run(
         # Nothing half-done is written: a streamed event log stays `events.parquet.partial`.
         click.echo("interrupted: the run was stopped; no results were written", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    if out is not None:
+    if out is not None and store is not None:
         result.to_dir(out, csv=csv)
+        store_one(store, ready.normalized, result.summary)
         if len(result.traces) > 0 or len(result.rates) > 0:
             # start-up time: matplotlib only when there is a figure to draw
             from buflab.plots import Setting, footer_text

@@ -22,6 +22,7 @@ from buflab.engine import core, scenario_json
 from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Overrides
 from buflab.experiments import recipes
+from buflab.experiments.execution import Executor
 from buflab.experiments.report import (
     Comparison,
     Progress,
@@ -56,15 +57,18 @@ def reproduce(
     overrides: Overrides = None,
     varies: list[Vary] | None = None,
     progress: Progress | None = None,
+    cluster: Executor | str | None = None,
 ) -> Reproduction:
     """Run a recipe's sweep (`varies` replace the recipe's lists for the same keys, e.g. to
-    run fewer buffer sizes; `progress` shows it, as in `run_and_report`) and compare it with
-    the published numbers."""
+    run fewer buffer sizes; `progress` shows it, as in `run_and_report`; `cluster` runs it on
+    Dask, as `run_sweep`'s executor) and compare it with the published numbers."""
     scenario, header = recipes.load(name, overrides)
     plan = header.plan(scenario, varies or [], runs)
     stem = Path(name).stem
     title = str(scenario.get("name", stem))
-    report = run_and_report(plan, header, out, jobs, stem, title, progress)
+    report = run_and_report(
+        plan, header, out, jobs, stem, title, progress, executor=cluster, command="reproduce"
+    )
     comparisons = compare_published(report.view)
     if comparisons:
         table = comparison_frame(comparisons)
