@@ -263,7 +263,7 @@ def test_compare_puts_the_simulator_and_linux_side_by_side(tmp_path: Path) -> No
     """One point each way, same flows: the table has both and their difference, and a
     bottleneck this well fed is busy both ways (utilization within 15 points: the model and
     Linux differ in detail, not in kind, at a buffer of RTT·C/√N and more)."""
-    from buflab.experiments.compare import compare, write_compare
+    from buflab.experiments.compare import compare, store_compared, write_compare
 
     kept: list = []
     frame = compare(buflab.load_scenario(SMALL), [], keep=kept)
@@ -277,6 +277,12 @@ def test_compare_puts_the_simulator_and_linux_side_by_side(tmp_path: Path) -> No
     assert row["sim_utilization"] == sim.summary["utilization"]
     files = write_compare(frame, None, tmp_path, "t", "footer", kept)
     assert (tmp_path / "compare.csv").exists() and tmp_path / "compare_point1.png" in files
+    # Both runs are rows of the run store, each with what ran it, under keys of their own.
+    store_compared(tmp_path, kept)
+    rows = buflab.runs.open(tmp_path)
+    assert sorted(rows["engine"].str.split().str[0]) == ["linux", "simulator"]
+    assert rows["key"].nunique() == 2 and set(rows["command"]) == {"compare"}
+    assert sorted(rows["utilization"]) == sorted([row["sim_utilization"], row["real_utilization"]])
 
 
 @as_root

@@ -198,13 +198,16 @@ def autosize(
     buffer; writes the tables (autosize.parquet among them) and autosize.png/svg to OUT.
     The other [autosize] keys (settle, tolerance, recheck) take --set autosize.KEY=VALUE."""
     # start-up time: the auto-sizer imports pandas and matplotlib only when the command runs
+    from buflab.engine.runner import validate
     from buflab.experiments import autosize as live
     from buflab.experiments.sizing import rule_sizes
+    from buflab.experiments.store import RunStore, store_one
 
     scenario = scenario_of(file, overrides)
     out = out or default_out("autosize", file, overrides)
     result = live.run_autosize(scenario, target, interval=interval, start=start)
     result.to_dir(out)
+    store_one(RunStore(out), validate(result.scenario), result.summary, command="autosize")
     figures = live.save_figure(result, out, __version__)
     threshold = live.pass_threshold(result.scenario)
     stdout.print(autosize_table(result.autosize, threshold))

@@ -1,6 +1,7 @@
 """The run store: every finished run of a sweep, size search or reproduction (and of `buflab
-run --out`), one row each, in one columnar store in the command's output directory,
-`OUT/store/`, queried without opening a run file (`buflab runs OUT`, `buflab.runs.open(OUT)`).
+run`, `autosize`, `emulate` and `compare` with `--out`), one row each, in one columnar store
+in the command's output directory, `OUT/store/`, queried without opening a run file (`buflab
+runs OUT`, `buflab.runs.open(OUT)`).
 
 Why a Parquet dataset and not DuckDB: pyarrow is already one of buflab's dependencies (DuckDB
 would add a 30 MB one for every user); a dataset is appended to by writing a new file and
@@ -14,9 +15,11 @@ A row is keyed by `key`, a digest of the run's validated scenario (every default
 the seed included), so the same run made by two commands has one key. It holds the run's
 summary metrics, every scenario key as a column (`network.bottleneck.buffer`,
 `traffic.0.flows`, ...; lists as JSON text), the whole validated scenario (`scenario`, JSON),
-the sweep's run id, point and seed, and what made it: `engine_build` (`_core.engine_build`),
-`buflab_version`, `host`, `finished_at`, `command`, the run's directory relative to OUT, and
-the scheduler's estimate beside the measured `wall_s` (the history `schedule.CostModel` fits).
+the sweep's run id, point and seed, and what made it: `engine` (`simulator`, or `linux` and
+the kernel's release for an emulation, whose key is then its own), `engine_build`
+(`_core.engine_build`), `buflab_version`, `host`, `finished_at`, `command`, the run's
+directory relative to OUT, and the scheduler's estimate beside the measured `wall_s` (the
+history `schedule.CostModel` fits).
 
 A run made by another engine build is never mixed in: sweeps run it again (its run file is not
 taken as done, `buflab.experiments.sweep`), and the store keeps its old row, which `open`
@@ -70,11 +73,24 @@ class StoreError(Error):
     """A run store that cannot be read or written: missing, damaged or from a newer buflab."""
 
 
-def run_key(normalized: Mapping[str, Any]) -> str:
+# What ran a run: the simulator, or (`buflab emulate`, `compare`) real Linux TCP, named with
+# its kernel release (`linux_engine`).
+SIMULATOR = "simulator"
+
+
+def run_key(normalized: Mapping[str, Any], engine: str = SIMULATOR) -> str:
     """The store's key of a run: a digest of its validated scenario, seed included, with keys
-    sorted (so the order a scenario was written in does not matter)."""
+    sorted (so the order a scenario was written in does not matter), and of what ran it when
+    that was not the simulator (an emulation of the same scenario is another run)."""
     text = json.dumps(normalized, sort_keys=True, separators=(",", ":"), default=str)
+    if engine != SIMULATOR:
+        text = f"{engine}\n{text}"
     return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def linux_engine() -> str:
+    """What an emulation's runs are made on: "linux" and this kernel's release."""
+    return f"linux {os.uname().release}"
 
 
 def scenario_columns(normalized: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,12 +126,14 @@ def store_row(
     cost: tuple[float, float],
     command: str,
     directory: str,
+    engine: str = SIMULATOR,
 ) -> dict[str, Any]:
     """One row of the store (see the module's doc for its columns)."""
     scenario = scenario_columns(normalized)
     row: dict[str, Any] = {
         "key": key,
         "run": run,
+        "engine": engine,
         "directory": directory,
         "command": command,
         "point": json.dumps(point, default=str),
@@ -232,22 +250,31 @@ class RunStore:
         return found
 
 
-def store_one(store: RunStore, normalized: Mapping[str, Any], summary: Mapping[str, Any]) -> None:
-    """A run made on its own (`buflab run --out DIR`) as a row of DIR's store, written now."""
+def store_one(
+    store: RunStore,
+    normalized: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    *,
+    command: str = "run",
+    engine: str = SIMULATOR,
+) -> None:
+    """A run made on its own (`buflab run`, `autosize`, `emulate`, a point of `compare`,
+    by `command`, on `engine`) as a row of its output directory's store, written now."""
     cost = RunCost.of(dict(normalized))
-    key = run_key(normalized)
+    key = run_key(normalized, engine)
     store.add(
         store_row(
             key=key,
-            run=f"run_seed-{normalized.get('seed')}_{key[:10]}",
+            run=f"{command}_seed-{normalized.get('seed')}_{key[:10]}",
             point={},
             normalized=normalized,
             summary=summary,
             made_by=made_here(),
             estimate_s=CostModel().predict(cost),
             cost=(cost.packets, cost.flows),
-            command="run",
+            command=command,
             directory=".",
+            engine=engine,
         )
     )
     store.flush()
