@@ -7,10 +7,13 @@ header fields) is tested with made-up times in the `buflab-emu` crate."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +103,8 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) ->
 
     before = set(namespaces())
     traced = {"monitor": {"trace_flows": [0, 3], "trace_interval": "50ms", "interval": "0.5s"}}
-    e = emulate({**SMALL, **traced}, events_to=tmp_path / "events.parquet")
+    pcap = tmp_path / "bottleneck.pcap"
+    e = emulate({**SMALL, **traced}, events_to=tmp_path / "events.parquet", pcap_to=pcap)
     s = e.summary
     assert 0.5 < s["utilization"] <= 1.0, s
     assert s["exact_buffer"] and s["max_queue_pkts"] <= 30, s
@@ -148,6 +152,17 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) ->
     assert {key for key, _, _ in checks} >= {"utilization", "drops", "mean_queue_pkts"}
     assert all(rebuilt == reported for _, rebuilt, reported in checks), checks
     assert log.loc[log["event"] == "enqueue", "size"].max() == 1500
+    # The capture (monitor.pcap) holds exactly the frames the log lists as arriving, with
+    # their own headers, at the log's times (to the nanosecond), and tcpdump reads it.
+    arriving = log[log["event"].isin(["enqueue", "drop"])]
+    captured = list(raw_records_of_pcap(pcap))
+    assert len(captured) == len(arriving)
+    assert [t for t, _, _ in captured] == (arriving["time_ps"] // 1000).tolist()
+    assert [n for _, n, _ in captured] == arriving["size"].tolist()
+    assert [tcp_seq(frame) for _, _, frame in captured] == arriving["seq"].tolist()
+    if shutil.which("tcpdump"):
+        read = subprocess.run(["tcpdump", "-nn", "-r", str(pcap)], capture_output=True, text=True)
+        assert read.returncode == 0 and len(read.stdout.splitlines()) == len(arriving)
 
 
 @as_root
@@ -377,3 +392,22 @@ def test_the_buffer_changes_live_through_the_control_channel(tmp_path: Path) -> 
     assert after.loc[after["event"] == "enqueue", "queue_pkts"].max() <= 5
     dropped = after.loc[after["event"] == "drop", "queue_pkts"]
     assert len(dropped) > 0 and (dropped >= 5).all()
+
+
+def raw_records_of_pcap(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """(time in ns, length on the wire, bytes captured) of each record of a nanosecond pcap."""
+    data = path.read_bytes()
+    assert struct.unpack_from("<I", data)[0] == 0xA1B23C4D, "nanosecond time stamps"
+    at = 24
+    while at < len(data):
+        seconds, ns, kept, length = struct.unpack_from("<IIII", data, at)
+        yield seconds * 10**9 + ns, length, data[at + 16 : at + 16 + kept]
+        at += 16 + kept
+
+
+def tcp_seq(frame: bytes) -> int:
+    """The TCP sequence number of an Ethernet frame of IPv4 (0 for anything else)."""
+    if frame[12:14] != b"\x08\x00" or frame[23] != 6:
+        return 0
+    ihl = (frame[14] & 0x0F) * 4
+    return int.from_bytes(frame[14 + ihl + 4 : 14 + ihl + 8], "big")

@@ -102,6 +102,7 @@ def emulate(
     # start-up time: pandas and the emulator only when the command runs
     from buflab.engine.emulation.runner import emulate as run_emulation
     from buflab.engine.emulation.testbed import remove_stale, require_privileges
+    from buflab.engine.pcap import PCAP_FILE
     from buflab.engine.runner import validate
     from buflab.experiments.store import RunStore, linux_engine, store_one
 
@@ -121,8 +122,9 @@ def emulate(
         if out is None:
             raise BadInput("monitor.events = true: give --out, where the event log goes")
         events_to = out / "events.parquet"
+    pcap_to = out / PCAP_FILE if out is not None and get_key(scenario, "monitor.pcap") else None
     try:
-        result = run_emulation(scenario, events_to=events_to)
+        result = run_emulation(scenario, events_to=events_to, pcap_to=pcap_to)
     except KeyboardInterrupt:
         # The run's processes are stopped and its namespaces removed on the way out.
         click.echo("interrupted: the emulation was stopped and its namespaces removed", err=True)

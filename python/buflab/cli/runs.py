@@ -71,6 +71,7 @@ def run(
     --point picks."""
     # start-up time: results are pandas tables, imported only when a run is made
     from buflab.analysis.transfers import by_size_bin
+    from buflab.engine.pcap import PCAP_FILE, write_simulated
     from buflab.engine.runner import prepare
     from buflab.engine.runner import run as run_scenario
     from buflab.engine.wall_time import announcement, estimate
@@ -107,6 +108,12 @@ def run(
     if out is not None and store is not None:
         result.to_dir(out, csv=csv)
         store_one(store, ready.normalized, result.summary)
+        if ready.normalized["monitor"]["pcap"]:
+            # The capture is the event log's arrivals, with synthesized headers.
+            captured = write_simulated(
+                out / "events.parquet", out / PCAP_FILE, result.flows, ready.normalized["traffic"]
+            )
+            stdout.print(f"{captured:,} packets captured in {out / PCAP_FILE}")
         if len(result.traces) > 0 or len(result.rates) > 0:
             # start-up time: matplotlib only when there is a figure to draw
             from buflab.plots import Setting, footer_text
