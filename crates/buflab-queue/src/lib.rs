@@ -59,6 +59,7 @@ pub mod bump;
 pub mod describe;
 mod fifo;
 pub mod log;
+pub mod optical;
 pub mod pacer;
 pub mod qcn;
 pub mod vqueue;
