@@ -117,29 +117,54 @@ const HEAD_OUT: u8 = 1;
 const ENTER: u8 = 2;
 const RECIRCULATE: u8 = 4;
 
-/// A line's ring within the model's cells.
+/// What the model keeps of a packet it holds (one record, read and written together).
 #[derive(Clone, Copy, Debug)]
-struct Ring {
+struct Held {
+    place: Place,
+    /// A waiting packet's exit slot.
+    exit: u64,
+    passes: u32,
+    recirculations: u32,
+}
+
+/// A line: its ring within the model's cells, and its state, kept together because a slot
+/// reads and writes them together.
+#[derive(Clone, Copy, Debug)]
+struct Line {
     offset: u32,
+    /// Length − 1 (lengths are powers of two).
     mask: u64,
+    /// Packets in it.
+    occupancy: u64,
+    /// The switch's state: true crossed (the line exchanges a packet with the path), false
+    /// parallel (the loop closed). A switch whose line does nothing in a slot keeps its
+    /// state: only changes that a slot needs are counted.
+    crossed: bool,
+    /// The slot's events (bit flags).
+    events: u8,
+    /// For the occupancy summed over slots without a loop over the lines each slot: the slot
+    /// from which its occupancy has been `level`, not yet added to the sum.
+    since: u64,
+    level: u64,
+    /// Its counts ([`Counts`]' per-line vectors, kept here while counting).
+    occupancy_sum: u64,
+    occupancy_max: u64,
+    entries: u64,
+    recirculations: u64,
 }
 
 /// The optical FIFO's state (see the module doc).
 #[derive(Clone, Debug)]
 pub struct OpticalBuffer {
     layout: Layout,
-    rings: Vec<Ring>,
+    rings: Vec<Line>,
     /// D lines are rings 0 … delay − 1; W's lines follow.
     delay: usize,
     /// Every ring's cells: 0 empty, else the packet's slot in the per-packet arrays + 1.
     cells: Vec<u32>,
-    /// Per-packet arrays, indexed by seq mod their length (a power of two ≥ N).
+    /// Per packet, indexed by seq mod their length (a power of two ≥ N).
     ring_mask: u64,
-    place: Vec<Place>,
-    /// A waiting packet's exit slot.
-    exit: Vec<u64>,
-    passes: Vec<u32>,
-    recirculations: Vec<u32>,
+    packets: Vec<Held>,
     /// Packets held are seqs head … next − 1.
     head: u64,
     next: u64,
@@ -147,20 +172,16 @@ pub struct OpticalBuffer {
     departed: bool,
     arrived: bool,
     entering: Option<(u64, Entry)>,
-    occupancy: Vec<u64>,
+    /// Packets in W's lines.
     waiting: u64,
-    /// Each switch's state: true crossed (the line exchanges a packet with the path), false
-    /// parallel (the loop closed). A switch whose line does nothing in a slot keeps its
-    /// state: only changes that a slot needs are counted.
-    crossed: Vec<bool>,
-    /// The slot's events per line, and the lines that had any (so that a slot's work is its
-    /// events', not the lines').
-    events: Vec<u8>,
+    /// The lines with events this slot (so that a slot's work is its events', not the
+    /// lines').
     touched: Vec<usize>,
-    /// Per line, for the occupancy summed over slots without a loop over the lines each
-    /// slot: the slot from which its occupancy has been `level`, not yet added to the sum.
-    since: Vec<u64>,
-    level: Vec<u64>,
+    /// Which lines have a packet at their head in each slot, a bit per line, for slots modulo
+    /// the longest line's length M (a packet switched into a line of length L in slot s is at
+    /// its head in slot s + L ≤ s + M): a slot visits only those lines, not all of them.
+    wheel: Vec<u64>,
+    words: usize,
     movers: Vec<(u64, usize)>,
     lost: Vec<u64>,
     counting: bool,
@@ -174,44 +195,46 @@ impl OpticalBuffer {
         let mut rings = Vec::new();
         let mut offset = 0u32;
         for &len in layout.delay_lines().iter().chain(layout.waiting_lines()) {
-            rings.push(Ring { offset, mask: len - 1 });
+            rings.push(Line {
+                offset,
+                mask: len - 1,
+                occupancy: 0,
+                crossed: false,
+                events: 0,
+                since: 0,
+                level: 0,
+                occupancy_sum: 0,
+                occupancy_max: 0,
+                entries: 0,
+                recirculations: 0,
+            });
             offset += len as u32;
         }
         let lines = rings.len();
         let per_packet = layout.n() as usize;
+        let words = lines.div_ceil(64);
+        let wheel = vec![0; layout.longest() as usize * words];
         OpticalBuffer {
             delay: layout.delay_lines().len(),
             layout,
             rings,
             cells: vec![0; offset as usize],
             ring_mask: per_packet as u64 - 1,
-            place: vec![Place::Lost; per_packet],
-            exit: vec![0; per_packet],
-            passes: vec![0; per_packet],
-            recirculations: vec![0; per_packet],
+            packets: vec![Held { place: Place::Lost, exit: 0, passes: 0, recirculations: 0 }; per_packet],
             head: 0,
             next: 0,
             slot: 0,
             departed: false,
             arrived: false,
             entering: None,
-            occupancy: vec![0; lines],
             waiting: 0,
-            crossed: vec![false; lines],
-            events: vec![0; lines],
             touched: Vec::with_capacity(lines),
-            since: vec![0; lines],
-            level: vec![0; lines],
+            wheel,
+            words,
             movers: Vec::with_capacity(lines + 1),
             lost: Vec::new(),
             counting: true,
-            counts: Counts {
-                occupancy_sum: vec![0; lines],
-                occupancy_max: vec![0; lines],
-                entries: vec![0; lines],
-                recirculations: vec![0; lines],
-                ..Counts::default()
-            },
+            counts: Counts::default(),
             violations: Violations::default(),
         }
     }
@@ -247,14 +270,13 @@ impl OpticalBuffer {
     /// Whether the counts grow from now on (a run's measured window).
     pub fn set_counting(&mut self, on: bool) {
         if on != self.counting {
-            for line in 0..self.rings.len() {
+            for l in self.rings.iter_mut() {
                 if self.counting {
-                    self.counts.occupancy_sum[line] += self.level[line] * (self.slot - self.since[line]);
+                    l.occupancy_sum += l.level * (self.slot - l.since);
                 } else {
-                    let max = &mut self.counts.occupancy_max[line];
-                    *max = (*max).max(self.level[line]);
+                    l.occupancy_max = l.occupancy_max.max(l.level);
                 }
-                self.since[line] = self.slot;
+                l.since = self.slot;
             }
         }
         self.counting = on;
@@ -263,20 +285,21 @@ impl OpticalBuffer {
     /// What it counted, up to the last slot ended.
     pub fn counts(&self) -> Counts {
         let mut c = self.counts.clone();
-        if self.counting {
-            for (line, sum) in c.occupancy_sum.iter_mut().enumerate() {
-                *sum += self.level[line] * (self.slot - self.since[line]);
-            }
-        }
+        let open = |l: &Line| if self.counting { l.level * (self.slot - l.since) } else { 0 };
+        c.occupancy_sum = self.rings.iter().map(|l| l.occupancy_sum + open(l)).collect();
+        c.occupancy_max = self.rings.iter().map(|l| l.occupancy_max).collect();
+        c.entries = self.rings.iter().map(|l| l.entries).collect();
+        c.recirculations = self.rings.iter().map(|l| l.recirculations).collect();
         c
     }
 
     #[inline]
     fn mark(&mut self, line: usize, event: u8) {
-        if self.events[line] == 0 {
+        let l = &mut self.rings[line];
+        if l.events == 0 {
             self.touched.push(line);
         }
-        self.events[line] |= event;
+        l.events |= event;
     }
 
     pub fn violations(&self) -> Violations {
@@ -311,7 +334,7 @@ impl OpticalBuffer {
     pub fn depart(&mut self) -> Option<u64> {
         debug_assert!(!self.departed && !self.arrived, "one departure per slot, before the arrival");
         self.departed = true;
-        while self.head < self.next && self.place[self.at(self.head)] == Place::Lost {
+        while self.head < self.next && self.packets[self.at(self.head)].place == Place::Lost {
             self.head += 1; // a broken model's lost packet cannot leave
         }
         if self.is_empty() {
@@ -321,7 +344,7 @@ impl OpticalBuffer {
         let line = self.at_a_head(i)?;
         let index = self.head_index(line);
         self.cells[self.rings[line].offset as usize + index as usize] = 0;
-        self.occupancy[line] -= 1;
+        self.rings[line].occupancy -= 1;
         if line >= self.delay {
             self.waiting -= 1;
             if self.counting {
@@ -329,12 +352,12 @@ impl OpticalBuffer {
             }
         }
         self.mark(line, HEAD_OUT);
-        self.place[i] = Place::Lost;
+        self.packets[i].place = Place::Lost;
         self.head += 1;
         if self.counting {
             let c = &mut self.counts;
             c.departures += 1;
-            let (p, r) = (self.passes[i] as u64, self.recirculations[i] as u64);
+            let (p, r) = (self.packets[i].passes as u64, self.packets[i].recirculations as u64);
             c.passes_sum += p;
             c.passes_max = c.passes_max.max(p);
             c.recirculations_sum += r;
@@ -361,10 +384,10 @@ impl OpticalBuffer {
             Entry::Direct
         } else {
             let pred = self.at(self.next - 1);
-            match self.place[pred] {
+            match self.packets[pred].place {
                 // p_k waits: p_{k+1} leaves W the slot after it.
                 Place::Line { line, .. } if line as usize >= self.delay => {
-                    Entry::Wait { exit: self.exit[pred] + 1 }
+                    Entry::Wait { exit: self.packets[pred].exit + 1 }
                 }
                 Place::Line { line, index } => {
                     let d = self.rings[line as usize].mask + 1;
@@ -382,12 +405,11 @@ impl OpticalBuffer {
         let seq = self.next;
         self.next += 1;
         let i = self.at(seq);
-        self.place[i] = Place::Entering;
-        self.passes[i] = 0;
-        self.recirculations[i] = 0;
-        if let Entry::Wait { exit } = entry {
-            self.exit[i] = exit;
-        }
+        let exit = match entry {
+            Entry::Wait { exit } => exit,
+            Entry::Direct => 0,
+        };
+        self.packets[i] = Held { place: Place::Entering, exit, passes: 0, recirculations: 0 };
         self.entering = Some((seq, entry));
         Arrived::Admitted(seq)
     }
@@ -397,16 +419,35 @@ impl OpticalBuffer {
     pub fn end_slot(&mut self) {
         let s = self.slot;
         self.movers.clear();
-        for (line, r) in self.rings.iter().enumerate() {
-            let x = r.offset as usize + (s & r.mask) as usize;
-            let c = self.cells[x];
-            if c != 0 {
+        let base = (s & (self.layout.longest() - 1)) as usize * self.words;
+        for w in 0..self.words {
+            let mut bits = std::mem::take(&mut self.wheel[base + w]);
+            while bits != 0 {
+                let line = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let r = self.rings[line];
+                let x = r.offset as usize + (s & r.mask) as usize;
+                let c = self.cells[x];
+                // Empty if its packet left for the output this slot.
+                if c == 0 {
+                    continue;
+                }
+                let i = c as usize - 1;
+                // A delay line's head packet that stays (the common case: packets go round
+                // their line while they wait) keeps its cell: only its counts change.
+                if line < self.delay {
+                    let order = self.seq_at(i) - self.head + 1;
+                    if self.layout.line_for(order) == line {
+                        self.recirculate(i, line);
+                        continue;
+                    }
+                }
                 self.cells[x] = 0;
-                self.occupancy[line] -= 1;
-                self.movers.push((c as u64 - 1, line));
+                self.rings[line].occupancy -= 1;
+                self.waiting -= u64::from(line >= self.delay);
+                self.movers.push((i as u64, line));
             }
         }
-        self.waiting -= self.movers.iter().filter(|m| m.1 >= self.delay).count() as u64;
         let entering = self.entering.take();
         if let Some((seq, _)) = entering {
             self.movers.push((seq & self.ring_mask, usize::MAX));
@@ -421,13 +462,13 @@ impl OpticalBuffer {
                     Some(Entry::Wait { exit }) => self.waiting_line(exit - s, None),
                     _ => Some(self.layout.line_for(order)),
                 }
-            } else if from < self.delay || self.exit[i] == s {
+            } else if from < self.delay || self.packets[i].exit == s {
                 Some(self.layout.line_for(order))
-            } else if self.exit[i] < s {
+            } else if self.packets[i].exit < s {
                 self.violations.waiting_recirculation += 1; // it missed its exit
                 None
             } else {
-                self.waiting_line(self.exit[i] - s, Some(from))
+                self.waiting_line(self.packets[i].exit - s, Some(from))
             };
             let Some(to) = to else {
                 if from != usize::MAX {
@@ -453,21 +494,25 @@ impl OpticalBuffer {
                 continue;
             }
             self.cells[y] = i as u32 + 1;
-            self.place[i] = Place::Line { line: to as u32, index };
-            self.occupancy[to] += 1;
-            self.passes[i] += 1;
-            if to >= self.delay {
-                self.waiting += 1;
-            }
+            let due = ((s + r.mask + 1) & (self.layout.longest() - 1)) as usize * self.words + to / 64;
+            self.wheel[due] |= 1 << (to % 64);
+            let held = &mut self.packets[i];
+            held.place = Place::Line { line: to as u32, index };
+            held.passes += 1;
             if from == to {
-                self.recirculations[i] += 1;
+                held.recirculations += 1;
             }
+            let line = &mut self.rings[to];
+            line.occupancy += 1;
             if self.counting {
                 if from == to {
-                    self.counts.recirculations[to] += 1;
+                    line.recirculations += 1;
                 } else {
-                    self.counts.entries[to] += 1;
+                    line.entries += 1;
                 }
+            }
+            if to >= self.delay {
+                self.waiting += 1;
             }
         }
         if self.waiting >= self.layout.longest() {
@@ -475,23 +520,22 @@ impl OpticalBuffer {
         }
         // Only the lines with events can change their switch or their occupancy.
         let mut changed = 0;
-        for t in 0..self.touched.len() {
-            let line = self.touched[t];
-            let e = std::mem::take(&mut self.events[line]);
+        for &line in &self.touched {
+            let l = &mut self.rings[line];
+            let e = std::mem::take(&mut l.events);
             // Crossed to let a packet in or out; parallel to send the head round again.
             let want = e & (HEAD_OUT | ENTER) != 0;
-            if self.crossed[line] != want {
-                self.crossed[line] = want;
+            if l.crossed != want {
+                l.crossed = want;
                 changed += 1;
             }
-            let o = self.occupancy[line];
-            if self.counting && o != self.level[line] {
-                let c = &mut self.counts;
-                c.occupancy_sum[line] += self.level[line] * (s - self.since[line]);
-                c.occupancy_max[line] = c.occupancy_max[line].max(o);
-                self.since[line] = s;
+            let o = l.occupancy;
+            if self.counting && o != l.level {
+                l.occupancy_sum += l.level * (s - l.since);
+                l.occupancy_max = l.occupancy_max.max(o);
+                l.since = s;
             }
-            self.level[line] = o;
+            l.level = o;
         }
         self.touched.clear();
         if self.counting {
@@ -507,6 +551,22 @@ impl OpticalBuffer {
         self.check_order_one();
     }
 
+    /// Head packet `i` of delay line `line` goes round it again this slot (its cell, index and
+    /// occupancy unchanged), at its head again a length later.
+    #[inline]
+    fn recirculate(&mut self, i: usize, line: usize) {
+        let held = &mut self.packets[i];
+        held.passes += 1;
+        held.recirculations += 1;
+        let r = &mut self.rings[line];
+        if self.counting {
+            r.recirculations += 1;
+        }
+        let due = ((self.slot + r.mask + 1) & (self.layout.longest() - 1)) as usize * self.words + line / 64;
+        self.wheel[due] |= 1 << (line % 64);
+        self.mark(line, RECIRCULATE);
+    }
+
     /// The W line a packet with `remaining` slots to wait goes to: the lowest non-zero bit's
     /// (Algorithm B), which must lie beyond the line it comes `from`; None (a violation) if W
     /// has no such line.
@@ -520,7 +580,7 @@ impl OpticalBuffer {
     }
 
     fn lose(&mut self, i: usize, seq: u64) {
-        self.place[i] = Place::Lost;
+        self.packets[i].place = Place::Lost;
         self.lost.push(seq);
     }
 
@@ -528,9 +588,9 @@ impl OpticalBuffer {
     /// delay line, or of W's line in the slot it was due to leave W (module doc of
     /// [`super`]: a waiting packet reaches order one only then).
     fn at_a_head(&self, i: usize) -> Option<usize> {
-        let Place::Line { line, index } = self.place[i] else { return None };
+        let Place::Line { line, index } = self.packets[i].place else { return None };
         let line = line as usize;
-        let due = line < self.delay || self.exit[i] == self.slot;
+        let due = line < self.delay || self.packets[i].exit == self.slot;
         (index == self.head_index(line) && due).then_some(line)
     }
 
@@ -561,7 +621,8 @@ impl OpticalBuffer {
                     (v != 0).then(|| {
                         let i = v as usize - 1;
                         let seq = self.seq_at(i);
-                        let wait = (line >= self.delay).then(|| self.exit[i].saturating_sub(self.slot));
+                        let wait =
+                            (line >= self.delay).then(|| self.packets[i].exit.saturating_sub(self.slot));
                         Cell { seq, order: seq - self.head + 1, wait }
                     })
                 })
@@ -570,7 +631,7 @@ impl OpticalBuffer {
             let number = if waiting { line - self.delay + 1 } else { line + 1 };
             lines.push(LineView { waiting, number, length: len, cells });
         }
-        Snapshot { slot: self.slot, lines, crossed: self.crossed.clone() }
+        Snapshot { slot: self.slot, lines, crossed: self.rings.iter().map(|l| l.crossed).collect() }
     }
 }
 
