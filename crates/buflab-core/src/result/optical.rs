@@ -136,7 +136,9 @@ table!(OpticalLineRow, "optical_lines",
     waiting: "", "A line of the waiting line W.", |r| r.waiting;
     length: "pkt", "Its length: the packets it holds back to back (one packet time each).", |r| r.length;
     occupancy_mean: "pkt",
-        "Time-average packets in it: summed over slots, over the measured time in packet times.",
+        "Packets in it at the end of a slot, averaged over the measured slots (the fiber's own \
+         time: while nothing is held there are no slots, and a burst's extra slots count as \
+         many); NaN without a slot.",
         |r| r.occupancy_mean;
     occupancy_max: "pkt", "The most packets in it at once.", |r| r.occupancy_max;
     entries: "pkt", "Packets switched into it from elsewhere (an arrival, the waiting line, another line).",
@@ -156,7 +158,7 @@ fn mean(sum: u64, count: u64) -> f64 {
 /// The rows of every monitored link that runs an optical FIFO, with a row per line, from
 /// `sim` at the end of its measured window.
 pub(super) fn optical_rows(sim: &mut Sim, links: &[MonitoredLink]) -> (Vec<OpticalRow>, Vec<OpticalLineRow>) {
-    let (end, measured) = (sim.window.end, sim.window.len());
+    let end = sim.window.end;
     let (mut rows, mut lines) = (Vec::new(), Vec::new());
     for m in links {
         let Some(optical) = sim.links[m.link as usize].optical_mut() else { continue };
@@ -164,7 +166,6 @@ pub(super) fn optical_rows(sim: &mut Sim, links: &[MonitoredLink]) -> (Vec<Optic
         optical.settle(end);
         let r = optical.report();
         rows.push(row(&m.name, &r));
-        let packet_times = measured.0 as f64 / r.slot.0 as f64;
         let c = &r.counts;
         let delay = r.layout.delay_lines().iter().map(|&l| (false, l));
         let waiting = r.layout.waiting_lines().iter().map(|&l| (true, l));
@@ -177,11 +178,7 @@ pub(super) fn optical_rows(sim: &mut Sim, links: &[MonitoredLink]) -> (Vec<Optic
                 line: format!("{}{number}", if is_waiting { "W" } else { "D" }),
                 waiting: is_waiting,
                 length,
-                occupancy_mean: if packet_times > 0.0 {
-                    c.occupancy_sum[i] as f64 / packet_times
-                } else {
-                    f64::NAN
-                },
+                occupancy_mean: mean(c.occupancy_sum[i], c.slots),
                 occupancy_max: c.occupancy_max[i],
                 entries: c.entries[i],
                 recirculations: c.recirculations[i],

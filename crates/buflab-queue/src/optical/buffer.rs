@@ -831,6 +831,36 @@ mod tests {
         assert_eq!(c.occupancy_max, vec![1, 1, 0]);
     }
 
+    /// The per-line occupancy, summed lazily (only when a line changes), adds up over the
+    /// lines to the packets held at the end of each slot, summed slot by slot; and counting
+    /// switched on midway counts from there. Exact: both are integer sums of the same
+    /// quantity.
+    #[test]
+    fn lazy_occupancy_sums_are_the_packets_held_slot_by_slot() {
+        use crate::optical::requests::{Pattern, RequestStream};
+        let mut b = buffer(64, 2);
+        b.set_counting(false);
+        let mut held = 0u64;
+        let requests = RequestStream::new(Pattern::Bursts { longest: 100 }, 64, 9).take(20_000);
+        for (slot, r) in requests.enumerate() {
+            if slot == 5_000 {
+                b.set_counting(true);
+            }
+            b.step(r.departure, r.arrival);
+            if slot >= 5_000 {
+                held += b.len();
+            }
+        }
+        let c = b.counts();
+        assert_eq!(c.occupancy_sum.iter().sum::<u64>(), held);
+        assert_eq!(c.slots, 15_000);
+        let lines = b.layout().delay_lines().iter().chain(b.layout().waiting_lines());
+        for (max, &len) in c.occupancy_max.iter().zip(lines) {
+            assert!(*max <= len, "a line holds at most its length");
+        }
+        assert_eq!(c.occupancy_max[..b.layout().delay_lines().len()].iter().sum::<u64>(), 63);
+    }
+
     /// The canonical state: every line's cells by order (and a waiting packet's wait), as
     /// seen from the current slot; two models in the same canonical state behave alike.
     fn canonical(b: &OpticalBuffer) -> Vec<u64> {
