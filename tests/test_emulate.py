@@ -54,6 +54,11 @@ def with_(path: str, value: Any) -> dict[str, Any]:
         ("traffic.0.kind", "closed_loop", "traffic.0.kind: got 'closed_loop'"),
         ("traffic.0.cc", "bic", "traffic.0.cc: got 'bic'; expected one of this kernel's"),
         ("network.bottleneck.rate", "10Gbps", "at most 2 Gb/s"),
+        (
+            "network.bottleneck.queue",
+            "optical_fifo",
+            "network.bottleneck.queue: got 'optical_fifo'; expected a queue of the datapath's",
+        ),
     ],
 )
 def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
@@ -64,6 +69,8 @@ def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
         scenario["traffic"][0] = {"kind": "closed_loop", "users": 2}
     if key == "network.topology":
         scenario["network"]["hops"] = 2
+    if value == "optical_fifo":
+        scenario["network"]["bottleneck"]["buffer"] = "31pkt"
     with pytest.raises(ScenarioError) as error:
         plan(scenario, ["reno", "cubic", "bbr"])
     text = str(error.value)

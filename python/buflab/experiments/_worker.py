@@ -19,6 +19,7 @@ from typing import Any
 
 from buflab import __version__
 from buflab.analysis.bumps import bump_metrics
+from buflab.analysis.optical import optical_metrics
 from buflab.engine import core, run_engine
 
 # linux/prctl.h: the signal a process gets when its parent dies.
@@ -41,12 +42,15 @@ def start_worker(parent: int) -> None:
 
 def run_summary(scenario_text: str) -> dict[str, Any]:
     """One run, keeping only the summary (a sweep stores nothing else); runs with bumps add
-    their counts (`buflab.analysis.bumps.bump_metrics`), runs with downloads their
+    their counts (`buflab.analysis.bumps.bump_metrics`), runs with optical FIFOs their
+    hardware and counts (`buflab.analysis.optical.optical_metrics`), runs with downloads their
     completion-time and throughput metrics (`buflab.analysis.transfers.sweep_metrics`)."""
     raw = run_engine(scenario_text)
     summary = raw["summary"]
     if raw.get("bumps") and raw["bumps"].get("name"):
         summary.update(bump_metrics(raw["bumps"]))
+    if raw.get("optical") and raw["optical"].get("link"):
+        summary.update(optical_metrics(raw["optical"]))
     if raw.get("transfers") and raw["transfers"].get("flow"):
         # start-up time: pandas only for runs with downloads (workers start once per sweep)
         from buflab.analysis.transfers import sweep_metrics

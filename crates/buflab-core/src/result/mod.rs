@@ -16,6 +16,8 @@
 //! - `summary.rs`: the summary, one row.
 //! - `flows.rs`, `links.rs` (links and the switch's ports), `series.rs` (the time series),
 //!   `transfers.rs`: the tables read from the network at the end of a run.
+//! - `bumps.rs`, `rates.rs`, `optical.rs` (optical FIFOs and their lines): the tables of
+//!   parts that only some scenarios have.
 //! - `autosize.rs`, `traces.rs`: the descriptions of the tables whose rows the auto-sizer
 //!   ([`crate::autosize::Step`]) and the flow tracer ([`crate::monitor::trace::TraceRow`]) keep.
 //! - `collect.rs`: reads the network at the end of a run into a [`RunResult`].
@@ -32,6 +34,7 @@ pub mod bumps;
 mod collect;
 pub mod flows;
 pub mod links;
+pub mod optical;
 pub mod rates;
 pub mod replayed;
 pub mod series;
@@ -44,6 +47,7 @@ pub use bumps::BumpRow;
 pub use collect::collect;
 pub use flows::FlowRecord;
 pub use links::{LinkRow, PortRow};
+pub use optical::{OpticalLineRow, OpticalRow};
 pub use rates::RateRow;
 pub use series::SeriesRow;
 pub use summary::{Summary, SwitchFigures};
@@ -73,6 +77,10 @@ pub struct RunResult {
     pub bumps: Vec<BumpRow>,
     /// Every QCN reaction point's rate change (empty without one).
     pub rates: Vec<RateRow>,
+    /// One row per link whose queue is an optical FIFO, and one per line of each (empty
+    /// without one).
+    pub optical: Vec<OpticalRow>,
+    pub optical_lines: Vec<OpticalLineRow>,
     /// The queue the event log records (`monitor.events_at`), for rebuilding it.
     pub events_queue: EventsQueue,
     /// The event log kept in memory (`monitor.events` without a sink).
@@ -124,6 +132,8 @@ exported!(
     traces: TraceRow,
     bumps: BumpRow,
     rates: RateRow,
+    optical: OpticalRow,
+    optical_lines: OpticalLineRow,
 );
 
 #[cfg(test)]
@@ -147,7 +157,9 @@ mod tests {
                 "autosize",
                 "traces",
                 "bumps",
-                "rates"
+                "rates",
+                "optical",
+                "optical_lines"
             ]
         );
         for t in &tables {

@@ -95,7 +95,10 @@ impl Scenario {
         let monitor = monitor::read(&mut root, duration, &mut asked)?;
         let entries = traffic::read(&mut root, &net, &mut asked)?;
         let monitor = monitor.finish(&entries.traffic, &net.network.bumps)?;
-        let network = net.finish(traffic::typical_packet(&entries.traffic));
+        let mut network = net.finish(traffic::typical_packet(&entries.traffic));
+        for (hop, spec) in network.hops.iter_mut().enumerate() {
+            queue::check_traffic(&mut spec.queue, &traffic::packet_sources(&entries, hop))?;
+        }
         let autosize = autosize::read(&mut root, &network, &entries, duration - warmup, &mut asked)?;
         let emulation = emulation::read(&mut root, &mut asked)?;
         root.finish(&mut asked)?;

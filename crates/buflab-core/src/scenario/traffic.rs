@@ -11,6 +11,8 @@ use std::ops::RangeInclusive;
 
 use serde_json::{Map, Value};
 
+use buflab_queue::describe::PacketSource;
+
 use super::dist::read_dist_key;
 use super::network::{reject_other_topology, ReadNetwork, Topology};
 use super::reader::{error, Asked, Result, ScenarioError, Table};
@@ -465,6 +467,21 @@ fn read_long_lived(mut t: Table, per_output: Option<PerOutputOn>, asked: &mut As
 }
 
 /// The data packet size of a traffic entry (wire bytes).
+/// The entries whose packets cross hop `hop` (main traffic whose span takes it in; cross
+/// traffic leaves by its own link), as a discipline's traffic check sees them: downloads
+/// send packets of other sizes too (their last segments, their SYN-ACKs).
+pub(super) fn packet_sources(entries: &Entries, hop: usize) -> Vec<PacketSource> {
+    let crosses = |i: usize| !entries.cross[i] && entries.spans[i].range().contains(&hop);
+    (0..entries.traffic.len())
+        .filter(|&i| crosses(i))
+        .map(|i| {
+            let t = &entries.traffic[i];
+            let uniform = matches!(t, Traffic::LongLived(_) | Traffic::Udp(_));
+            PacketSource { entry: i, size: data_packet(t), uniform }
+        })
+        .collect()
+}
+
 fn data_packet(t: &Traffic) -> u32 {
     match t {
         Traffic::LongLived(l) => l.tcp.packet,

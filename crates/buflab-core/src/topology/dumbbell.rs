@@ -107,7 +107,7 @@ pub fn build(s: &Scenario) -> Network {
 
     let spec = net.bottleneck();
     let mut bn = Link::new(spec.rate, spec.delay, spec.buffer);
-    super::set_queue(&mut bn, spec, s.seed, 0);
+    super::set_queue(&mut bn, spec, s, 0);
     bn.attach_monitor(QueueMonitor::new(spec.rate, window, s.monitor.interval, s.monitor.events_here()));
     let bottleneck = sim.add_link(bn);
     let reverse = sim.add_link(Link::new(spec.rate, spec.delay, BufferLimit::Unlimited));

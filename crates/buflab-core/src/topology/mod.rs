@@ -111,10 +111,13 @@ pub fn build(s: &Scenario) -> Network {
     net
 }
 
-/// Gives bottleneck link `hop` (counted from 0) the queue discipline of its spec, drawing
-/// from that hop's own stream.
-fn set_queue(link: &mut Link, spec: &LinkSpec, seed: u64, hop: usize) {
+/// Gives bottleneck link `hop` (counted from 0) of scenario `s` the queue discipline of its
+/// spec, drawing from that hop's own stream and counting from the measured window.
+fn set_queue(link: &mut Link, spec: &LinkSpec, s: &Scenario, hop: usize) {
     let q = &spec.queue;
-    let info = LinkInfo { rate: spec.rate, limit: spec.buffer, packet: q.packet };
-    link.set_queue(queue::build(q.name, &q.values, info, Rng::stream(seed, Stream::Queue, hop as u64)));
+    let info = LinkInfo { rate: spec.rate, limit: spec.buffer, packet: q.packet, largest: q.largest };
+    link.set_queue(queue::build(q.name, &q.values, info, Rng::stream(s.seed, Stream::Queue, hop as u64)));
+    if let Some(optical) = link.optical_mut() {
+        optical.count_from(s.warmup);
+    }
 }

@@ -95,7 +95,7 @@ pub fn build(s: &Scenario) -> Network {
     let mut hops = Vec::with_capacity(net.hops.len());
     for (j, spec) in net.hops.iter().enumerate() {
         let mut link = Link::new(spec.rate, spec.delay, spec.buffer);
-        super::set_queue(&mut link, spec, s.seed, j);
+        super::set_queue(&mut link, spec, s, j);
         // The event log is the summary hop's only: it can hold millions of rows.
         let events = s.monitor.events_here() && j == net.summary_hop;
         link.attach_monitor(QueueMonitor::new(spec.rate, window, s.monitor.interval, events));

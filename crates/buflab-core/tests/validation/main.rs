@@ -9,6 +9,7 @@ mod bumps;
 mod cc_scenarios;
 mod disciplines;
 mod machines;
+mod optical;
 mod pacing;
 mod parking_lot;
 mod properties;

@@ -34,11 +34,17 @@ pub(crate) fn small_scenario() -> impl Strategy<Value = Value> {
             prop_oneof![Just("off"), Just("window"), Just("linux")],
             prop_oneof![Just("reno"), Just("bic"), Just("cubic")],
             prop::bool::ANY,
-            prop_oneof![Just("droptail"), Just("red"), Just("drop_head")],
+            prop_oneof![Just("droptail"), Just("red"), Just("drop_head"), Just("optical_fifo")],
         ),
     )
         .prop_map(|(tcp, udp, variant, buffer, bytes, mbps, rtt, delack, loss, seed, extra)| {
             let (jitter, users, handshake, machines, classes, pacing, cc, ecn, queue) = extra;
+            // An optical FIFO holds N − 1 packets, N a power of two: the largest such buffer
+            // not above the one drawn, in packets.
+            let optical = queue == "optical_fifo";
+            let (buffer, bytes) =
+                if optical { ((buffer + 2).next_power_of_two() / 2 - 1, false) } else { (buffer, bytes) };
+            let buffer = buffer.max(u64::from(optical));
             // RED needs room between its thresholds: a packet buffer of at least 3.
             let red = queue == "red" && !bytes && buffer >= 3;
             let red_max_th = buffer;
@@ -101,6 +107,14 @@ pub(crate) fn small_scenario() -> impl Strategy<Value = Value> {
             if queue == "drop_head" {
                 // A held discipline: the link picks each departure (link/held.rs).
                 v["network"]["bottleneck"]["queue"] = json!("drop_head");
+            }
+            if optical {
+                // Fiber delay lines beside the timetable (thesis ch. 6): the traffic here sends
+                // packets of several sizes, padded to the slot; its size is fixed, so no
+                // auto-sizer.
+                v["network"]["bottleneck"]["queue"] = json!("optical_fifo");
+                v["network"]["bottleneck"]["optical_pad"] = json!(true);
+                return v;
             }
             with_autosize(&mut v, seed);
             v

@@ -185,7 +185,12 @@ fn discipline(a: &Args) -> Result<Box<dyn buflab_queue::Discipline<Frame>>, Stri
         names.join(", ")
     ))?;
     let values = kind.values_from_text(&a.params, a.buffer)?;
-    let link = buflab_queue::describe::LinkInfo { rate: a.rate, limit: a.buffer, packet: a.packet };
+    let link = buflab_queue::describe::LinkInfo {
+        rate: a.rate,
+        limit: a.buffer,
+        packet: a.packet,
+        largest: a.packet,
+    };
     Ok(kind.build_held(&values, link, Rng::stream(a.seed, Stream::Queue, 0)))
 }
 
