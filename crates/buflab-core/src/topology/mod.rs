@@ -116,6 +116,6 @@ pub fn build(s: &Scenario) -> Network {
 /// links table, counted from 0).
 fn set_queue(link: &mut Link, spec: &LinkSpec, seed: u64, hop: usize) {
     let q = &spec.queue;
-    let info = LinkInfo { rate: spec.rate, limit: spec.buffer, packet: q.packet };
+    let info = LinkInfo { rate: spec.rate, delay: spec.delay, limit: spec.buffer, packet: q.packet };
     link.set_queue(queue::build(q.name, &q.values, info, Rng::stream(seed, Stream::Queue, hop as u64)));
 }

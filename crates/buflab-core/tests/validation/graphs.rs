@@ -6,8 +6,10 @@
 //!   results to the last bit on random draws of the property tests' scenarios: one builder
 //!   builds both, and a shape adds nothing but its rule. (That the shapes also give what the
 //!   builders before the general one gave is `tests/golden.py`'s check.)
-//! - On random graphs, trees and layered networks: packets conserved, exactly-once delivery,
-//!   queues within their limits, determinism, and computing ahead changing nothing.
+//! - On random graphs, trees and layered networks, drop-tail, RED, drop-head and BJP links
+//!   alike: packets conserved, exactly-once delivery, queues within their limits (BJP holds
+//!   at most its buffer), determinism, and computing ahead changing nothing.
+//! - BJP's slack form (local synchronization) runs exactly as its time-stamp form.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -99,7 +101,12 @@ fn parking_lot_as_network(v: &Value) -> Value {
 /// UDP Poisson sources by a load matrix at a random load factor, sometimes an explicit route
 /// and open-loop arrivals.
 fn small_graph() -> impl Strategy<Value = Value> {
-    let link = (1u64..30, 0u64..30, 0u64..3, prop_oneof![Just("droptail"), Just("red"), Just("drop_head")]);
+    let link = (
+        1u64..30,
+        0u64..30,
+        0u64..3,
+        prop_oneof![Just("droptail"), Just("red"), Just("drop_head"), Just("bjp")],
+    );
     (
         2usize..7,
         prop::collection::vec(link.clone(), 12),
@@ -119,6 +126,11 @@ fn small_graph() -> impl Strategy<Value = Value> {
                     "from": name(from), "to": name(to), "rate": format!("{mbps}Mbps"),
                     "buffer": format!("{buffer}pkt"), "delay": format!("{delay}ms"), "queue": queue,
                 });
+                if queue == "bjp" {
+                    // D and Δ of 1 to 4 packet times, Δ ≤ D.
+                    l["bjp_delay"] = json!(1 + buffer % 4);
+                    l["bjp_jitter"] = json!(1 + buffer % 4 / 2);
+                }
                 if queue == "red" {
                     l["queue"] = json!(if buffer >= 3 { "red" } else { "droptail" });
                     if buffer >= 3 {
@@ -194,8 +206,17 @@ fn small_graph() -> impl Strategy<Value = Value> {
 /// Trees (depth 1–4, fanout 1–3) and layered networks (1–3 stages of 2–3 routers) with
 /// Poisson ingress at a load factor and TCP flows on the default ingress routes.
 fn small_shape() -> impl Strategy<Value = Value> {
-    (prop::bool::ANY, 1u64..5, 1u64..4, 1u64..50, prop_oneof![Just(0.5), Just(0.9)], 0u32..4, 0u64..1000)
-        .prop_map(|(tree, a, b, buffer, load, tcp, seed)| {
+    (
+        prop::bool::ANY,
+        1u64..5,
+        1u64..4,
+        1u64..50,
+        prop_oneof![Just(0.5), Just(0.9)],
+        0u32..4,
+        prop::bool::ANY,
+        0u64..1000,
+    )
+        .prop_map(|(tree, a, b, buffer, load, tcp, bjp, seed)| {
             let (topology, shape) = if tree {
                 ("tree", json!({ "depth": a, "fanout": b }))
             } else {
@@ -207,7 +228,7 @@ fn small_shape() -> impl Strategy<Value = Value> {
                 traffic
                     .push(json!({ "kind": "long_lived", "flows": tcp, "packet": "1000B", "jitter": "50us" }));
             }
-            json!({
+            let mut v = json!({
                 "duration": "3s", "warmup": "1s", "seed": seed,
                 "network": {
                     "topology": topology, topology: shape, "rtt": "60ms",
@@ -215,7 +236,15 @@ fn small_shape() -> impl Strategy<Value = Value> {
                 },
                 "monitor": { "interval": "250ms" },
                 "traffic": traffic,
-            })
+            });
+            if bjp {
+                let jitter = 1 + buffer / 4;
+                v["network"]["bottleneck"]["queue"] = json!("bjp");
+                v["network"]["bottleneck"]["bjp_jitter"] = json!(jitter);
+                v["network"]["bottleneck"]["bjp_delay"] = json!(jitter + seed % 3);
+                v["network"]["bottleneck"]["bjp_global"] = json!(seed % 2 == 0);
+            }
+            v
         })
 }
 
@@ -259,6 +288,26 @@ proptest! {
     #[test]
     fn computing_ahead_changes_nothing_on_random_graphs(v in small_graph()) {
         check_computing_ahead_changes_nothing(&super::scenario(v))?;
+    }
+
+    /// BJP's two forms (thesis §5.3.1's global time stamp, §5.3.2's slack under local
+    /// synchronization) schedule every packet alike where BJP routers follow one another, as
+    /// on a tree's or a layered network's routers: the same run, to the last bit.
+    #[test]
+    fn bjp_with_slack_gives_the_run_bjp_with_time_stamps_gives(v in small_shape()) {
+        let mut v = v;
+        let bottleneck = &mut v["network"]["bottleneck"];
+        if bottleneck.get("queue").is_none() {
+            bottleneck["queue"] = json!("bjp");
+            bottleneck["bjp_jitter"] = json!(4);
+            bottleneck["bjp_delay"] = json!(6);
+        }
+        v["network"]["bottleneck"]["bjp_global"] = json!(true);
+        let global = buflab_core::run(&super::scenario(v.clone()));
+        v["network"]["bottleneck"]["bjp_global"] = json!(false);
+        let slack = buflab_core::run(&super::scenario(v));
+        prop_assert!(global.links.iter().map(|l| l.arrivals).sum::<u64>() > 100);
+        same_results(&global, slack)?;
     }
 }
 
