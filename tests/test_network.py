@@ -3,12 +3,16 @@ load factor a UDP entry's `load` sets, and bad input as one line from the comman
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 import buflab
+from buflab.analysis.network import effective_utilization, ks_distance, network_metrics
 from buflab.cli import cli
 from buflab.experiments.load import offered_load
 
@@ -109,3 +113,100 @@ def test_load_gives_every_link_its_offered_load_and_the_largest_is_rho() -> None
     assert printed.exit_code == 0, printed.output
     assert "Load factor ρ = 90.00 %, on r1->exit" in printed.output
     assert "r1->exit*" in printed.output
+
+
+def test_the_network_metrics_read_the_links_and_flows_tables() -> None:
+    # Hand-made: two ingress links (arrivals 100 and 300) and one inner link; 4 + 2 + 6 drops
+    # in all, so 12 of the 400 packets that entered: 3 %.
+    links = {"drops": [4, 2, 6], "arrivals": [100, 300, 390], "drop_rate": [0.04, 2 / 300, 6 / 390]}
+    got = network_metrics(links, [True, True, False])
+    assert got["network_drop_rate"] == pytest.approx(0.03, rel=1e-12)
+    assert got["max_router_drop_rate"] == 0.04
+    assert math.isnan(got["effective_utilization"])
+    # θ: two long-lived flows of W = 10 segments of 1000 B per 10-ms RTT (8 Mb/s offered
+    # each; the second's RTT sample 20 ms: 4 Mb/s) getting 6 and 4 Mb/s: 10 of 12 Mb/s.
+    flows = {
+        "kind": ["long_lived", "long_lived", "udp_poisson"],
+        "traffic": [0, 0, 1],
+        "srtt_s": [0.0, 0.02, 0.0],
+        "rtt_s": [0.01, 0.01, 0.01],
+        "goodput_bps": [6e6, 4e6, 1e9],
+    }
+    entries = [{"max_window": 10, "mss_bytes": 1000}, {}]
+    assert effective_utilization(flows, entries) == pytest.approx(10 / 12, rel=1e-12)
+
+
+def test_the_two_sample_distance_is_the_largest_gap_between_the_cdfs() -> None:
+    # Identical samples: 0. Disjoint: 1. [1, 2, 3, 4] against [3, 4, 5, 6]: at 2 the CDFs are
+    # 0.5 and 0, the largest gap.
+    assert ks_distance([1, 2, 3], [3, 2, 1]) == 0
+    assert ks_distance([1, 2], [5, 6]) == 1
+    assert ks_distance([1, 2, 3, 4], [3, 4, 5, 6]) == 0.5
+    # Two large samples of one exponential distribution: the distance shrinks like 1/√n
+    # (1.36·√(2/n) is the 5 % critical value; n = 20,000 makes it 0.0136).
+    rng = np.random.default_rng(1)
+    assert ks_distance(rng.exponential(1, 20_000), rng.exponential(1, 20_000)) < 0.0136
+    assert ks_distance(rng.exponential(1, 20_000), rng.exponential(1.2, 20_000)) > 0.05
+
+
+def test_theory_tree_and_bjp_print_the_bounds_and_warn_at_a_load_of_1() -> None:
+    printed = CliRunner().invoke(
+        cli, ["theory", "--tree", "--load", "0.9", "--buffer", "10", "--routers", "6"]
+    )
+    assert printed.exit_code == 0, printed.output
+    assert "34.87 %" in printed.output and "60.7 pkt" in printed.output
+    # From a scenario: the tree example's ρ = 0.9 (its root), n = 4, B = 10.
+    printed = CliRunner().invoke(cli, ["theory", "--tree", str(TREE)])
+    assert printed.exit_code == 0, printed.output
+    assert "ρ = 0.9, n = 4" in " ".join(printed.output.split())
+    printed = CliRunner().invoke(
+        cli, ["theory", "--bjp", "--load", "0.5", "--routers", "4", "--buffer", "40"]
+    )
+    assert "0.8244" in printed.output and "68.09 %" in printed.output
+    # ρ ≥ 1: one warning line, no crash, no table.
+    printed = CliRunner().invoke(cli, ["theory", "--tree", "--load", "1.2", "--routers", "3"])
+    assert printed.exit_code == 0
+    assert printed.output.strip().startswith("warning: load factor ρ = 1.2 is not below 1")
+    assert len(printed.output.strip().splitlines()) == 1
+    printed = CliRunner().invoke(cli, ["theory", "--bjp", "--routers", "3"])
+    assert printed.exit_code != 0
+    assert printed.output.strip() == "error: --tree and --bjp need --load (or a scenario FILE)"
+
+
+def test_reproduce_f5_puts_lemma_5_1_beside_every_point(tmp_path: Path) -> None:
+    # Two buffers at ρ = 0.9, 8 s: Lemma 5.1 holds with room to spare (1-5 % against 35-66 %),
+    # so sampling noise cannot make this fail; the table, the figure and the paragraph exist.
+    out = tmp_path / "f5"
+    args = ["reproduce", "f5", "--out", str(out), "--set", "duration=8s", "--set", "warmup=1s"]
+    args += ["--vary", "network.bottleneck.buffer=4pkt,10pkt", "--vary", "traffic.0.load=0.9"]
+    printed = CliRunner().invoke(cli, args)
+    assert printed.exit_code == 0, printed.output
+    bounds = pd.read_csv(out / "bounds.csv")
+    assert len(bounds) == 2
+    assert (bounds["max_router_drop_rate"] <= bounds["lemma_5_1_bound"]).all()
+    assert (bounds["network_drop_rate"] > 0).all()
+    assert "Lemma 5.1 holds at 2 of 2 points" in " ".join(printed.output.split())
+    assert (out / "f5-bounds.png").exists()
+
+
+def test_reproduce_f6_keeps_a_flows_gaps_under_bjp_router_after_router(tmp_path: Path) -> None:
+    # One buffer, ρ = 0.9, both disciplines, 6 s. Under BJP a flow's gaps at routers 2, 3
+    # and 4 are as far from its ingress gaps as the first router's serialization makes them
+    # (no gap shorter than a packet time): the distance does not grow. That holds where BJP
+    # drops little (B = 40, Δ = 20); at B = 10 it drops a quarter of the flow by the last
+    # router, and the thinning alone moves the gaps. The tolerance, 0.02, is the distance two
+    # samples of ~8,000 gaps of one distribution exceed 5 % of the time (1.36·√(2/8000)).
+    out = tmp_path / "f6"
+    args = ["reproduce", "f6", "--out", str(out), "--set", "duration=6s", "--set", "warmup=1s"]
+    args += ["--vary", "network.bottleneck.buffer=40pkt", "--vary", "traffic.0.load=0.9"]
+    printed = CliRunner().invoke(cli, args)
+    assert printed.exit_code == 0, printed.output
+    gaps = pd.read_csv(out / "interarrival.csv")
+    assert len(gaps) == 8 and set(gaps["queue"]) == {"droptail", "bjp"}
+    bjp = gaps[gaps["queue"] == "bjp"].set_index("router")["ks_distance"]
+    assert bjp[1] == 0 and bjp[4] <= bjp[2] + 0.02
+    bounds = pd.read_csv(out / "bounds.csv")
+    row = bounds[bounds["queue"] == "bjp"].iloc[0]
+    assert row["jitter_pkts"] == 20 and row["max_router_drop_rate"] <= row["router_bound"]
+    for figure in ("f6-bounds.png", "f6-interarrival.png"):
+        assert (out / figure).exists()

@@ -56,7 +56,7 @@
 //!   `buflab-base`).
 //! - [`sched`]: the event queue. [`sim`]: the tables and the loop (see its module doc for its
 //!   files). [`endpoint`]: the one interface the loop drives flows through.
-//! - [`packet`]: the 32-byte `Copy` packet with its source route.
+//! - [`packet`]: the 40-byte `Copy` packet with its source route.
 //! - [`link`]: serializer, pipe and the queue's hard limit, running a discipline in either of
 //!   its two forms. [`queue`]: the disciplines a scenario may name (from `buflab-queue`).
 //! - [`loss`]: independent random loss.

@@ -228,15 +228,15 @@ impl Described for BjpKind {
             key: "bjp_delay",
             kind: ParamKind::Packets,
             ty: "integer (packet times)",
-            default: "10",
-            doc: "BJP's delay D, in transmission times of the traffic's largest data packet at this link's rate: every router aims to send a packet D after its time stamp (§5.3.1). A whole number, at least `bjp_jitter`.",
+            default: "0",
+            doc: "BJP's delay D, in transmission times of the traffic's largest data packet at this link's rate: every router aims to send a packet D after its time stamp (§5.3.1). A whole number, at least `bjp_jitter`; 0 (the default): D = Δ, as Thm 5.2 takes it.",
         },
         Param {
             key: "bjp_jitter",
             kind: ParamKind::Packets,
             ty: "integer (packet times)",
-            default: "10",
-            doc: "BJP's jitter bound Δ, in the same packet times, at least 1 and at most `bjp_delay`: a packet that finds no free departure time in (t + D − Δ, t + D] is dropped. Thm 5.2 takes D = Δ and a buffer of 2Δ, which BJP never overflows (B ≥ D + Δ, Appendix C).",
+            default: "0",
+            doc: "BJP's jitter bound Δ, in the same packet times, at most `bjp_delay`: a packet that finds no free departure slot in (t + D − Δ, t + D] is dropped. 0 (the default): half the buffer in packets, rounded down (at least a 2-packet buffer), Thm 5.2's B = 2Δ = D + Δ, which BJP never overflows (Appendix C).",
         },
         Param {
             key: "bjp_global",
@@ -247,26 +247,45 @@ impl Described for BjpKind {
         },
     ];
 
-    fn check(values: &Values, _limit: Limit) -> Result<(), ParamError> {
+    fn check(values: &Values, limit: Limit) -> Result<(), ParamError> {
+        Self::resolve(values, limit).map(|_| ())
+    }
+}
+
+impl BjpKind {
+    /// D and Δ in packet times, the defaults resolved against the buffer `limit`.
+    fn resolve(values: &Values, limit: Limit) -> Result<(u64, u64), ParamError> {
         let (delay, jitter) = (Self::slots(values, "bjp_delay")?, Self::slots(values, "bjp_jitter")?);
-        if jitter == 0 {
-            let expected = "at least 1 packet time (with no jitter every packet finding its slot taken is dropped, and Appendix C's window has no slot)".to_string();
-            return Err(ParamError { key: "bjp_jitter", got: Value::Number(0.0), expected });
-        }
+        let jitter = match (jitter, limit) {
+            (0, Limit::Packets(b)) if b >= 2 => b / 2,
+            (0, _) => {
+                let expected = format!(
+                    "a jitter bound of at least 1 packet time: by default half the buffer, but {} leaves none",
+                    match limit {
+                        Limit::Packets(b) => format!("a buffer of {b} packets"),
+                        Limit::Bytes(_) => "a buffer in bytes".to_string(),
+                        Limit::Unlimited => "an unlimited buffer".to_string(),
+                    }
+                );
+                return Err(ParamError { key: "bjp_jitter", got: Value::Number(0.0), expected });
+            }
+            (j, _) => j,
+        };
+        let delay = if delay == 0 { jitter } else { delay };
         if jitter > delay {
             let expected = format!("at most bjp_delay ({delay}): BJP's jitter bound Δ ≤ D (thesis §5.3.1)");
             return Err(ParamError { key: "bjp_jitter", got: Value::Number(jitter as f64), expected });
         }
-        Ok(())
+        Ok((delay, jitter))
     }
 }
 
 impl BuildHeld for BjpKind {
     fn build<P: Queued + 'static>(values: &Values, link: LinkInfo, _rng: Rng) -> Box<dyn Discipline<P>> {
         let slot = link.rate.serialization(link.packet as u64);
-        let times = |key| Time(slot.0 * values.number(key) as u64);
+        let (delay, jitter) = Self::resolve(values, link.limit).expect("checked when read");
         let stamp = if values.boolean("bjp_global") { Stamp::Global } else { Stamp::Slack };
-        Box::new(Bjp::<P>::new(times("bjp_delay"), times("bjp_jitter"), slot, link.rate, link.delay, stamp))
+        Box::new(Bjp::<P>::new(Time(slot.0 * delay), Time(slot.0 * jitter), slot, link.rate, link.delay, stamp))
     }
 }
 
@@ -403,16 +422,27 @@ mod tests {
     #[test]
     fn its_parameters_are_whole_packet_times_with_jitter_at_most_delay() {
         let kind = crate::kinds::<P>().into_iter().find(|k| k.name == "bjp").expect("listed");
-        let values = |d: &str, j: &str| {
+        let values_for = |d: &str, j: &str, limit: Limit| {
             let given = [("bjp_delay".to_string(), d.to_string()), ("bjp_jitter".to_string(), j.to_string())];
-            kind.values_from_text(&given, ROOM)
+            kind.values_from_text(&given, limit)
         };
+        let values = |d: &str, j: &str| values_for(d, j, ROOM);
         assert!(values("10", "10").is_ok());
         assert_eq!(
             values("10", "12").unwrap_err(),
             "bjp_jitter: got Number(12.0); expected at most bjp_delay (10): BJP's jitter bound Δ ≤ D (thesis §5.3.1)"
         );
-        assert!(values("10", "0").unwrap_err().starts_with("bjp_jitter: got Number(0.0); expected at least 1"));
+        // By default Δ is half the buffer and D = Δ; a buffer too small for one slot is refused.
+        let twenty = Limit::Packets(20);
+        assert_eq!(BjpKind::resolve(&values_for("0", "0", Limit::Packets(21)).unwrap(), Limit::Packets(21)), Ok((10, 10)));
+        assert_eq!(BjpKind::resolve(&values_for("12", "0", twenty).unwrap(), twenty), Ok((12, 10)));
+        assert_eq!(
+            kind.values_from_text(&[], Limit::Packets(1)).unwrap_err(),
+            "bjp_jitter: got Number(0.0); expected a jitter bound of at least 1 packet time: by default half the \
+             buffer, but a buffer of 1 packets leaves none"
+        );
+        // D given below the default Δ (half of 100 packets) breaks Δ ≤ D.
+        assert!(values("4", "0").unwrap_err().starts_with("bjp_jitter: got Number(50.0); expected at most bjp_delay (4)"));
         assert!(values("2.5", "1").unwrap_err().starts_with("bjp_delay: got Number(2.5); expected a whole number"));
         // Built for a link, D and Δ are packet times of its typical packet at its rate.
         let link = LinkInfo { rate: RATE, delay: us(5), limit: ROOM, packet: 1000 };

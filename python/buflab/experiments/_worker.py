@@ -8,13 +8,18 @@ It must not know plans or files: one scenario text in, one summary out.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import sys
 from typing import Any
 
 from buflab.analysis.bumps import bump_metrics
-from buflab.engine import run_engine
+from buflab.analysis.network import network_metrics
+from buflab.engine import core, run_engine
+
+# Topologies whose runs add the network figures (`buflab.analysis.network.network_metrics`).
+GRAPHS = ("network", "tree", "layered")
 
 # linux/prctl.h: the signal a process gets when its parent dies.
 PR_SET_PDEATHSIG = 1
@@ -37,9 +42,17 @@ def start_worker(parent: int) -> None:
 def run_summary(scenario_text: str) -> dict[str, Any]:
     """One run, keeping only the summary (a sweep stores nothing else); runs with bumps add
     their counts (`buflab.analysis.bumps.bump_metrics`), runs with downloads their
-    completion-time and throughput metrics (`buflab.analysis.transfers.sweep_metrics`)."""
+    completion-time and throughput metrics (`buflab.analysis.transfers.sweep_metrics`), runs
+    of a network, a tree or a layered network the drop rates per router and end to end and
+    TCP's effective utilization (`buflab.analysis.network.network_metrics`)."""
     raw = run_engine(scenario_text)
     summary = raw["summary"]
+    if (json.loads(scenario_text).get("network") or {}).get("topology") in GRAPHS:
+        facts = core().traffic_facts(scenario_text)
+        ingress = [link["ingress"] for link in facts["links"]]
+        metrics = network_metrics(raw["links"], ingress, raw["flows"], facts["entries"])
+        # A figure the run has no data for (no TCP flows for θ) is left out, not a column of nan.
+        summary.update({key: value for key, value in metrics.items() if value == value})
     if raw.get("bumps") and raw["bumps"].get("name"):
         summary.update(bump_metrics(raw["bumps"]))
     if raw.get("transfers") and raw["transfers"].get("flow"):

@@ -122,6 +122,11 @@ pub struct TrafficFacts {
     pub links: Vec<LinkShares>,
     /// The name of the summary link among them (None on the switch).
     pub summary: Option<String>,
+    /// The most links any flow's route crosses: the n of thesis ch. 5 (0 on the switch).
+    pub longest_route: usize,
+    /// Per entry, the names of the links its first flow's route crosses, in order (empty on
+    /// the switch): where to watch one flow go through the network.
+    pub first_routes: Vec<Vec<String>>,
 }
 
 /// A monitored link and the share of each traffic entry's traffic that crosses it.
@@ -131,6 +136,10 @@ pub struct LinkShares {
     pub rate: Rate,
     /// Per entry, as [`EntryFacts::link_share`] is for the summary link.
     pub shares: Vec<f64>,
+    /// Every packet arriving at it has just entered the network: it is the first link of the
+    /// routes that cross it (a tree's leaves, a layered network's first column). Its arrivals,
+    /// summed over such links, count what entered, for an end-to-end drop rate.
+    pub ingress: bool,
 }
 
 /// One traffic entry as the offered-load model reads it.
@@ -186,7 +195,16 @@ impl TrafficFacts {
             .map(|l| {
                 let link = &graph.links[l as usize];
                 let shares = s.traffic.iter().zip(&s.placements).map(|(t, p)| share_on(p, t, l)).collect();
-                LinkShares { name: link.name.clone(), rate: link.spec.rate, shares }
+                let routes = s.placements.iter().flat_map(|p| &p.routes);
+                let (mut first, mut later) = (false, false);
+                for r in routes {
+                    match r.links.iter().position(|&x| x == l) {
+                        Some(0) => first = true,
+                        Some(_) => later = true,
+                        None => {}
+                    }
+                }
+                LinkShares { name: link.name.clone(), rate: link.spec.rate, shares, ingress: first && !later }
             })
             .collect();
         let access = match network.machines {
@@ -198,6 +216,16 @@ impl TrafficFacts {
             network.machines as f64 * (network.nic_rate.bits_per_s() as f64).min(classes)
         });
         let summary = network.summary_link().map(|l| graph.links[l as usize].name.clone());
+        let longest_route =
+            s.placements.iter().flat_map(|p| &p.routes).map(|r| r.links.len()).max().unwrap_or(0);
+        let first_routes = s
+            .placements
+            .iter()
+            .map(|p| {
+                let links = p.routes.first().map_or(&[][..], |r| &r.links[..]);
+                links.iter().map(|&l| graph.links[l as usize].name.clone()).collect()
+            })
+            .collect();
         TrafficFacts {
             link: network.bottleneck().rate,
             rtt: network.rtt,
@@ -206,6 +234,8 @@ impl TrafficFacts {
             entries,
             links,
             summary,
+            longest_route,
+            first_routes,
         }
     }
 
@@ -216,7 +246,9 @@ impl TrafficFacts {
         let links: Vec<Value> = self
             .links
             .iter()
-            .map(|l| json!({ "name": l.name, "rate_bps": l.rate.bits_per_s() as f64, "shares": l.shares }))
+            .map(|l| {
+                json!({ "name": l.name, "rate_bps": l.rate.bits_per_s() as f64, "shares": l.shares, "ingress": l.ingress })
+            })
             .collect();
         json!({
             "link_bps": self.link.bits_per_s() as f64,
@@ -226,6 +258,8 @@ impl TrafficFacts {
             "entries": entries,
             "links": links,
             "summary_link": self.summary,
+            "longest_route": self.longest_route,
+            "first_routes": self.first_routes,
         })
     }
 }
