@@ -262,6 +262,7 @@ impl BjpKind {
                 let expected = format!(
                     "a jitter bound of at least 1 packet time: by default half the buffer, but {} leaves none",
                     match limit {
+                        Limit::Packets(1) => "a buffer of 1 packet".to_string(),
                         Limit::Packets(b) => format!("a buffer of {b} packets"),
                         Limit::Bytes(_) => "a buffer in bytes".to_string(),
                         Limit::Unlimited => "an unlimited buffer".to_string(),
@@ -439,7 +440,7 @@ mod tests {
         assert_eq!(
             kind.values_from_text(&[], Limit::Packets(1)).unwrap_err(),
             "bjp_jitter: got Number(0.0); expected a jitter bound of at least 1 packet time: by default half the \
-             buffer, but a buffer of 1 packets leaves none"
+             buffer, but a buffer of 1 packet leaves none"
         );
         // D given below the default Δ (half of 100 packets) breaks Δ ≤ D.
         assert!(values("4", "0").unwrap_err().starts_with("bjp_jitter: got Number(50.0); expected at most bjp_delay (4)"));
