@@ -51,7 +51,7 @@ def with_(path: str, value: Any) -> dict[str, Any]:
     ("key", "value", "message"),
     [
         ("network.topology", "parking_lot", "network.topology: got 'parking_lot'"),
-        ("traffic.0.kind", "closed_loop", "traffic.0.kind: got 'closed_loop'"),
+        ("traffic.0.handshake", False, "traffic.0.handshake: got False; expected true"),
         ("traffic.0.cc", "bic", "traffic.0.cc: got 'bic'; expected one of this kernel's"),
         ("network.bottleneck.rate", "10Gbps", "at most 2 Gb/s"),
         (
@@ -65,8 +65,8 @@ def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
     key: str, value: Any, message: str
 ) -> None:
     scenario = with_(key, value)
-    if key == "traffic.0.kind":
-        scenario["traffic"][0] = {"kind": "closed_loop", "users": 2}
+    if key == "traffic.0.handshake":
+        scenario["traffic"][0] = {"kind": "closed_loop", "users": 2, "handshake": False}
     if key == "network.topology":
         scenario["network"]["hops"] = 2
     if value == "optical_fifo":
@@ -97,7 +97,9 @@ def test_the_flows_are_the_simulators_own_draws() -> None:
     assert p.starts_s == flows["start_s"].tolist() and p.rtts_s == flows["rtt_s"].tolist()
     assert p.mss == 1500 - 54 and p.cc == "reno" and p.rate_bps == 20_000_000
     assert any("delayed_ack" in note for note in p.notes), "a mapping is said, not hidden"
-    assert p.access_rate == "10Gbps", "each flow's access link (the default), in the datapath"
+    assert p.access["rate"] == "10Gbps" and p.access["machines"] == 0, (
+        "each flow's access link (the default), in the datapath"
+    )
 
 
 @as_root

@@ -29,6 +29,7 @@ use crate::monitor::{MeasuredWindow, QueueMonitor};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{BumpAt, Scenario};
 use crate::sim::{Hop, Sim};
+use crate::traffic::by_flow::placement;
 use crate::units::{BufferLimit, Rate, Time};
 
 /// The dumbbell's routes: through the bottleneck, or through the cross link for cross traffic.
@@ -74,8 +75,8 @@ impl Routing for Paths {
         } else {
             // The flow's share of propagation delay on a private delay line, then its class
             // queue and its machine's NIC, both shared.
-            let m = (id % self.machines.len() as u64) as usize;
-            let c = (id / self.machines.len() as u64 % self.classes as u64) as usize;
+            let (m, c) = placement(id, self.machines.len() as u32, self.classes);
+            let (m, c) = (m as usize, c as usize);
             let line = sim.add_link(Link::new(Rate::UNBOUNDED, access_delay, BufferLimit::Unlimited));
             let (nic, classes) = &self.machines[m];
             if self.cross_entries[ti] {
