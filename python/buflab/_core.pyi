@@ -70,8 +70,9 @@ def link_facts(scenario_json: str) -> dict[str, Any]:
     `rate_bps`, `rtt_s` (the mean two-way propagation delay), `packet_bytes` (of the first
     long-lived entry crossing the link, else 1000), `flows` (the long-lived flows crossing
     it; per output on the switch) and `wmax_pkts` (that entry's max window in whole
-    segments, or what the access link carries in one mean RTT if less). Raises
-    ScenarioError for invalid input."""
+    segments, or what the access link carries in one mean RTT if less); and
+    `monitored_links`, how many links the run monitors (the rows of its links table).
+    Raises ScenarioError for invalid input."""
 
 def flow_slots(scenario_json: str, entry: int, first: int, count: int) -> dict[str, list[Any]]:
     """The RTTs and placements of flows `first` .. `first + count - 1` of traffic entry

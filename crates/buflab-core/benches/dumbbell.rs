@@ -14,9 +14,9 @@
 //! the median are reported, because on a shared machine other work only ever slows a run
 //! down.
 
-use std::time::Instant;
-
 use buflab_core::scenario::Scenario;
+
+mod common;
 
 fn arg(args: &[String], name: &str, default: u64) -> u64 {
     args.iter()
@@ -80,17 +80,8 @@ fn main() {
     }
     let scenario =
         Scenario::from_value(&v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"));
-    let mut walls = Vec::new();
-    let mut last = None;
-    for _ in 0..repeat {
-        let began = Instant::now();
-        let net = buflab_core::simulate(&scenario);
-        walls.push(began.elapsed().as_secs_f64());
-        last = Some(net);
-    }
-    walls.sort_by(f64::total_cmp);
-    let (best, median) = (walls[0], walls[walls.len() / 2]);
-    let mut net = last.expect("at least one run");
+    let (net, best, median) = common::timed_runs(&scenario, repeat as usize);
+    let mut net = net;
     let pending = net.sim.sched.pending();
     let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;

@@ -84,6 +84,7 @@ disciplines! {
     red::Red as admission,
     drop_head::DropHeadKind as held,
     optical_fifo::OpticalFifoKind as admission,
+    bjp::BjpKind as held,
 }
 
 pub use buflab_base::units::{BufferLimit as Limit, Time};
@@ -174,6 +175,14 @@ pub trait Queued: Copy + 'static {
     fn ect(&self) -> bool;
     /// Sets Congestion Experienced (a `Mark` verdict).
     fn mark_ce(&mut self);
+    /// The time stamp it carries for BJP ([`bjp`]): a global time or a slack, zero until a
+    /// BJP router stamps it. Packets that cannot carry one always read zero, as a packet at
+    /// its first router does.
+    fn stamp(&self) -> Time {
+        Time::ZERO
+    }
+    /// Writes its BJP time stamp as it leaves a BJP router (nothing for packets without one).
+    fn set_stamp(&mut self, _stamp: Time) {}
 }
 
 /// What a discipline answers when the serializer is free.

@@ -235,6 +235,25 @@ def _table(title: str, caption: str, headers: list[str]) -> Table:
     return table
 
 
+def frame_table(frame: pd.DataFrame, title: str) -> Table:
+    """Any table of numbers and names as it is, numbers to 4 significant digits (nan: –)."""
+    table = Table(title=title)
+    for column in frame.columns:
+        numeric = not any(isinstance(value, str) for value in frame[column])
+        table.add_column(str(column), justify="right" if numeric else "left")
+    for row in frame.itertuples(index=False):
+        table.add_row(*(_cell_text(value) for value in row))
+    return table
+
+
+def _cell_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and math.isnan(value):
+        return "–"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> Table:
     """A table from `Result.links`: one row per monitored link (a parking lot's hops); the row
     of `summary_hop`, the link the summary describes, is marked."""

@@ -13,7 +13,7 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -41,6 +41,9 @@ from buflab.cli.console import (
 )
 from buflab.engine.scenario import get_key
 from buflab.engine.units import format_time, parse_time, parse_time_range
+
+if TYPE_CHECKING:  # start-up time: the result module imports pandas
+    from buflab.engine.result import Result
 
 
 @click.command()
@@ -138,12 +141,22 @@ def run(
         summary_port = get_key(result.scenario, "network.switch.summary_port", 1)
         stdout.print(ports_table(result.ports, summary_port))
     elif len(result.links) > 1:
-        summary_hop = get_key(result.scenario, "network.summary_hop", 1)
-        stdout.print(links_table(result.links, summary_hop))
+        stdout.print(links_table(result.links, summary_row(result)))
     if len(result.transfers) > 0:
         stdout.print(transfers_table(by_size_bin(result.transfers)))
     if out is not None:
         stdout.print(f"results in {out}/")
+
+
+def summary_row(result: Result) -> int:
+    """The row (hop, from 1) of the links table that the summary describes: a parking lot's
+    `network.summary_hop`, a graph's `network.summary_link` (the first monitored link by
+    default), or the one link."""
+    name = get_key(result.scenario, "network.summary_link", None)
+    if name is not None:
+        rows = result.links[result.links["name"] == name]
+        return int(rows["hop"].iloc[0]) if len(rows) else 1
+    return int(get_key(result.scenario, "network.summary_hop", 1))
 
 
 def warmup_note(normalized: dict[str, Any], facts: LinkFacts | None = None) -> str | None:

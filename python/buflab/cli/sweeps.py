@@ -26,7 +26,7 @@ from buflab.cli.common import (
     set_option,
     vary_option,
 )
-from buflab.cli.console import progress_bar, stdout
+from buflab.cli.console import frame_table, progress_bar, stdout
 
 
 @click.command()
@@ -101,7 +101,8 @@ def _print_thresholds(view: Any, frame: Any) -> None:
 def _print_written(report: Any, out: Path) -> None:
     outcome = report.outcome
     files = [out / "results.csv", out / "summary.csv", out / "store", *report.figures]
-    files += [out / name for name in ("published.csv", "threshold.csv") if (out / name).exists()]
+    extra = ("published.csv", "threshold.csv", "bounds.csv", "interarrival.csv")
+    files += [out / name for name in extra if (out / name).exists()]
     stdout.print(
         f"{outcome.executed} runs simulated, {outcome.skipped} found in {out / 'runs'}; "
         f"wrote {', '.join(map(str, files))}"
@@ -170,6 +171,9 @@ def reproduce(
     if done.comparisons:
         stdout.print()
         stdout.print(comparison_table(done.comparisons, "published beside buflab"))
+    if done.bounds is not None:
+        stdout.print()
+        stdout.print(frame_table(done.bounds, "bounds beside the measurements (bounds.csv)"))
     if done.paragraph:
         stdout.print()
         stdout.print(done.paragraph)

@@ -9,6 +9,7 @@ It must not know plans or files: scenario texts in, summaries (or each run's err
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import socket
@@ -19,8 +20,12 @@ from typing import Any
 
 from buflab import __version__
 from buflab.analysis.bumps import bump_metrics
+from buflab.analysis.network import network_metrics
 from buflab.analysis.optical import optical_metrics
 from buflab.engine import core, run_engine
+
+# Topologies whose runs add the network figures (`buflab.analysis.network.network_metrics`).
+GRAPHS = ("network", "tree", "layered")
 
 # linux/prctl.h: the signal a process gets when its parent dies.
 PR_SET_PDEATHSIG = 1
@@ -44,9 +49,17 @@ def run_summary(scenario_text: str) -> dict[str, Any]:
     """One run, keeping only the summary (a sweep stores nothing else); runs with bumps add
     their counts (`buflab.analysis.bumps.bump_metrics`), runs with optical FIFOs their
     hardware and counts (`buflab.analysis.optical.optical_metrics`), runs with downloads their
-    completion-time and throughput metrics (`buflab.analysis.transfers.sweep_metrics`)."""
+    completion-time and throughput metrics (`buflab.analysis.transfers.sweep_metrics`), runs
+    of a network, a tree or a layered network the drop rates per router and end to end and
+    TCP's effective utilization (`buflab.analysis.network.network_metrics`)."""
     raw = run_engine(scenario_text)
     summary = raw["summary"]
+    if (json.loads(scenario_text).get("network") or {}).get("topology") in GRAPHS:
+        facts = core().traffic_facts(scenario_text)
+        ingress = [link["ingress"] for link in facts["links"]]
+        metrics = network_metrics(raw["links"], ingress, raw["flows"], facts["entries"])
+        # A figure the run has no data for (no TCP flows for θ) is left out, not a column of nan.
+        summary.update({key: value for key, value in metrics.items() if value == value})
     if raw.get("bumps") and raw["bumps"].get("name"):
         summary.update(bump_metrics(raw["bumps"]))
     if raw.get("optical") and raw["optical"].get("link"):

@@ -23,6 +23,7 @@ from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Overrides
 from buflab.experiments import recipes
 from buflab.experiments.execution import Executor
+from buflab.experiments.network import CHECKS
 from buflab.experiments.report import (
     Comparison,
     Progress,
@@ -47,6 +48,7 @@ class Reproduction:
     comparisons: list[Comparison]
     paragraph: str | None
     thresholds: pd.DataFrame | None = None  # [sweep.threshold]: also OUT/threshold.csv
+    bounds: pd.DataFrame | None = None  # a network recipe's bounds beside its measurements
 
 
 def reproduce(
@@ -77,7 +79,13 @@ def reproduce(
     report.figures.extend(figures)
     reader = READERS.get(stem)
     paragraph = reader(report.view) if reader else None
-    return Reproduction(report, comparisons, paragraph, thresholds)
+    bounds = None
+    check = CHECKS.get(stem)
+    if check is not None:  # thesis ch. 5: each theorem's bound beside the measurements
+        found = check(report.view, out, __version__)
+        paragraph, bounds = found.paragraph, found.bounds
+        report.figures.extend(found.figures)
+    return Reproduction(report, comparisons, paragraph, thresholds, bounds)
 
 
 # --- readers: one paragraph per recipe, computed from the numbers --------------------------

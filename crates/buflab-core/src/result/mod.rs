@@ -4,7 +4,8 @@
 //! them, so a column is written in one place.
 //!
 //! "The bottleneck" of the summary, time series and event log is the network's summary link:
-//! the dumbbell's bottleneck, or the parking lot's `network.summary_hop`. The per-link table
+//! the dumbbell's bottleneck, the parking lot's `network.summary_hop`, or a graph's
+//! `network.summary_link`. The per-link table
 //! has a row for every monitored link, the summary link's computed exactly as the summary is.
 //! On the switch topology the monitored links are the switch's output lines, and the summary's
 //! queue figures that are totals or means cover every output (its doc says which); figures of

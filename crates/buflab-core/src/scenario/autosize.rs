@@ -29,9 +29,7 @@ pub(super) fn read(
     measured: Time,
     asked: &mut Asked,
 ) -> Result<Option<Config>> {
-    let bdp = || {
-        LinkFacts::of(network, &entries.traffic, &entries.spans, &entries.cross, &entries.rtts).bdp_packets()
-    };
+    let bdp = || LinkFacts::of(network, &entries.traffic, &entries.placements, &entries.rtts).bdp_packets();
     let mut au = root.table("autosize", "autosize")?;
     if network.topology == Topology::Switch {
         if let Some(v) = au.raw("target_utilization") {

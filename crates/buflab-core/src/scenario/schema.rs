@@ -59,8 +59,9 @@ pub fn keys() -> &'static [KeyDoc] {
                         }));
                     }
                 }
-                ("network.hop", "queue") => {
+                ("network.hop" | "network.link", "queue") => {
                     keys.push(*k);
+                    let what = if k.section == "network.hop" { "hop" } else { "link" };
                     for d in &kinds {
                         keys.extend(d.params.iter().map(|p| KeyDoc {
                             section: k.section,
@@ -68,7 +69,7 @@ pub fn keys() -> &'static [KeyDoc] {
                             ty: p.ty,
                             default: leak(format!("network.bottleneck.{}", p.key)),
                             doc: leak(format!(
-                                "This hop's `{}` (by default the bottleneck's); {} keys need the hop's queue to be `{}`.",
+                                "This {what}'s `{}` (by default the bottleneck's); {} keys need the {what}'s queue to be `{}`.",
                                 p.key, d.label, d.name
                             )),
                         }));
@@ -93,14 +94,39 @@ keys! {
     "" "autosize" "table" "{}" "The live auto-sizer (thesis ch. 4.3), off unless `autosize.target_utilization` is given; see the `autosize` section.";
     "" "emulation" "table" "{}" "Settings only `buflab emulate` uses (real Linux TCP in network namespaces); see the `emulation` section.";
 
-    "network" "topology" "string" "\"dumbbell\"" "`dumbbell`: N senders, each behind its own access link, share one bottleneck into the receivers; ACKs return over an uncongested reverse path. `parking_lot`: `hops` bottleneck links in series; each traffic entry's `hops` says which of them its flows cross (main flows all, cross flows some), and ACKs return hop by hop over uncongested reverse links. `switch`: the router of thesis ch. 3 (Fig 3.1): each flow's access link joins a multiplexing router at one of the switch's inputs, whose line at the core rate feeds an N×N switch (VOQs, a slotted fabric, output queues); each output line carries its flows to their receivers, and ACKs return over uncongested links. See `network.switch`.";
-    "network" "bottleneck" "table" "required" "Dumbbell and parking lot: the shared link; see `network.bottleneck`. On the parking lot, what every hop is made of unless `network.hop` says otherwise.";
+    "network" "topology" "string" "\"dumbbell\"" "`dumbbell`: N senders, each behind its own access link, share one bottleneck into the receivers; ACKs return over an uncongested reverse path. `parking_lot`: `hops` bottleneck links in series; each traffic entry's `hops` says which of them its flows cross (main flows all, cross flows some), and ACKs return hop by hop over uncongested reverse links. `switch`: the router of thesis ch. 3 (Fig 3.1): each flow's access link joins a multiplexing router at one of the switch's inputs, whose line at the core rate feeds an N×N switch (VOQs, a slotted fabric, output queues); each output line carries its flows to their receivers, and ACKs return over uncongested links. See `network.switch`. `network`: named nodes joined by links, one direction each (`network.node`, `network.link`); each traffic entry gives its flows a route (`route`, or `from` and `to`, or for UDP a `matrix`), and ACKs return over the links the other way. `tree`: the tree of thesis Fig 5.1 (`network.tree`): traffic enters at the leaves and leaves by the root. `layered`: a general network standing for thesis Fig 5.2 (`network.layered`), where flows share part of their routes and diverge. The dumbbell, the parking lot, the tree and the layered network are shapes of the general network: one builder builds them all.";
+    "network" "bottleneck" "table" "required" "Dumbbell and parking lot: the shared link; see `network.bottleneck`. On the parking lot, what every hop is made of unless `network.hop` says otherwise; on a tree or a layered network, what every router's output link is made of. On a `network`, optional: every link's defaults (each `network.link` entry may say otherwise).";
     "network" "hops" "integer" "1" "Parking lot only: the number of hops (bottleneck links in series), 1 to 100.";
     "network" "hop" "array of tables" "[]" "Parking lot only: per-hop overrides, `[[network.hop]]` entries for hops 1, 2, … in order; at most `hops` entries, and hops without one are copies of `network.bottleneck`. See `network.hop`.";
     "network" "summary_hop" "integer" "1" "Parking lot only: the hop (1 = the first) that the run summary, the time series and the event log describe. The `links` table has every hop.";
     "network" "access" "table" "{}" "Each sender's own access link; see `network.access`.";
     "network" "rtt" "time range" "\"100ms\"" "Two-way propagation delay of each flow, drawn uniformly from `lo..hi` per flow (distinct RTTs avoid artificial phase effects). The flow's access links carry what the shared links it crosses (bottleneck, or its hops) leave of half of it.";
-    "network" "loss" "number" "0.0" "Dumbbell and parking lot: probability that the bottleneck (on the parking lot: each hop) drops an arriving data packet independently of the queue (random loss, for the Mathis formula check). Between 0 and 1.";
+    "network" "loss" "number" "0.0" "Dumbbell, parking lot, tree and layered network: probability that the bottleneck (on the parking lot: each hop; on a tree or a layered network: each router's link) drops an arriving data packet independently of the queue (random loss, for the Mathis formula check). Between 0 and 1. On a `network`, each link's own `loss`.";
+    "network" "node" "array of tables or names" "required" "`network` only: its nodes, `[[network.node]]` entries (`name = \"r1\"`) or just names (`node = [\"r1\", \"r2\"]`). Senders and receivers sit at nodes: a flow enters at the first node of its route by its own access link, and its receiver is at the last. See `network.node`.";
+    "network" "link" "array of tables" "required" "`network` only: its links, `[[network.link]]` entries, each one direction from one node to another (`duplex = true` for both). Every monitored link has a row in the `links` table. See `network.link`.";
+    "network" "summary_link" "string" "the first monitored link" "`network`, `tree` and `layered`: the name of the link that the run summary, the time series and the event log describe (on a tree, by default the root's, \"r1->exit\"). The `links` table has every monitored link.";
+    "network" "tree" "table" "{}" "Tree only: its shape; see `network.tree`.";
+    "network" "layered" "table" "{}" "Layered only: its shape; see `network.layered`.";
+
+    "network.node" "name" "string" "required" "The node's name, unique: links and routes name it.";
+
+    "network.link" "from" "string" "required" "The node the link leaves: it is that node's output port, with its own buffer.";
+    "network.link" "to" "string" "required" "The node it reaches.";
+    "network.link" "name" "string" "\"from->to\"" "Its name in the `links` table and for `network.summary_link`, unique; by default `from->to` (\"r1->r2\"). A duplex entry's way back is named `to->from`, or `NAME back` when `name` is given.";
+    "network.link" "rate" "rate" "network.bottleneck.rate" "Its rate (by default `network.bottleneck.rate`, which must then be given).";
+    "network.link" "buffer" "buffer" "network.bottleneck.buffer" "Its buffer, read as `network.bottleneck.buffer` (by default the bottleneck table's, or its documented default).";
+    "network.link" "delay" "time" "network.bottleneck.delay" "Its one-way propagation delay. The links of a route may add up to at most half the smallest RTT.";
+    "network.link" "queue" "string" "network.bottleneck.queue" "Its queue discipline, read as `network.bottleneck.queue` (by default the bottleneck table's).";
+    "network.link" "loss" "number" "0.0" "Probability that it loses an arriving packet before its queue (random loss), between 0 and 1.";
+    "network.link" "monitor" "boolean" "true" "Whether it has a row in the `links` table (and a queue monitor). An unmonitored link with an unlimited buffer and drop-tail is passed through without events, as a shape's ACK links are.";
+    "network.link" "duplex" "boolean" "false" "Also make the link the other way, with the same settings (a compact form for links whose two directions are alike).";
+
+    "network.tree" "depth" "integer" "4" "Levels of routers, 1 to 32 (thesis Fig 5.1): a route from a leaf to the exit crosses `depth` routers, the n of Thm 5.1. Depth 6 with fanout 2 is a binary tree of 63 routers. At most 2,500 routers.";
+    "network.tree" "fanout" "integer" "2" "Children of each router, 1 to 64 (1: a line). Routers are `r1` (the root) to `rN`, level by level, the children of router i being routers f·(i − 1) + 2 … f·i + 1; each has one output link (made of `network.bottleneck`), to its parent, the root's to the node `exit`. A traffic entry without a route spreads its flows over the leaves, flow k at leaf k mod leaves (each flow with its own access link: an ingress port). ACKs return over uncongested links, as on the dumbbell.";
+
+    "network.layered" "stages" "integer" "3" "Columns of routers, 1 to 16: a route crosses `stages` routers (the n of Thm 5.2). Routers are `rS.I` (column S, row I) and the egress nodes `e1` … `eW`.";
+    "network.layered" "width" "integer" "4" "Routers per column, at least 2. Router s.i has two output links (made of `network.bottleneck`): straight to router s+1.i and across to s+1.(i+1 mod width), the last column's to the egress nodes. A traffic entry without a route spreads its flows over the ingress routes: from each row of the first column, one per choice of straight or across at each column (width × 2^stages routes, at most 65,536), so that every link carries the same number of routes, flows sharing a link diverge at the next router, and every link merges flows from two routers. ACKs return over uncongested links.";
+
 
     "network.bottleneck" "rate" "rate" "required" "Bottleneck capacity, e.g. \"100Mbps\".";
     "network.bottleneck" "buffer" "buffer" "\"100pkt\"" "Drop-tail limit: packets (\"125pkt\") or bytes (\"80KB\"). Counts packets waiting, not the one being serialized (as ns-2's drop-tail), so B packets of buffer hold at most B + 1.";
@@ -189,6 +215,10 @@ keys! {
     "emulation" "offloads" "boolean" "false" "`buflab emulate` only: leave the interfaces' offloads on (TSO, GSO, GRO and checksum offloads). Off by default, so that every frame the bottleneck counts is one packet of at most `packet` bytes, as in the simulator; on, the kernel hands the datapath super-packets of up to 64 KB that it counts, serializes and drops as one, the trap of a Mininet setup left at its defaults. The simulator has no offloads and ignores it.";
 
     "traffic" "path" "string" "\"main\"" "Dumbbell only. `main`: through the bottleneck. `cross`: cross traffic (thesis Fig 4.8): it shares its machine's NIC link with the main traffic, then leaves through the `network.cross` link before the bottleneck. Cross traffic skips the class queues (it is not paced, as in IMC §3.1.2). Needs `network.access.machines` > 0.";
+    "traffic" "route" "array of node names" "none" "`network`, `tree` and `layered`: the nodes this entry's flows cross, in order ([\"r1\", \"r2\", \"r3\"]); each pair must be joined by a link (the first link entry between them), and no node may come twice. Instead of `from` and `to`.";
+    "traffic" "from" "string" "none" "`network`, `tree` and `layered`, with `to`: the node the flows enter at; they take the shortest route to `to`: the fewest links, then the least propagation delay, then the first in the order of the link entries (comparing the routes' link entry numbers from the start). A TCP entry's ACKs return, for each link of the route, by the first link entry the other way.";
+    "traffic" "to" "string" "none" "With `from`: the node the flows leave by (their receivers sit there).";
+    "traffic" "matrix" "array of [from, to, weight]" "none" "`udp_poisson` and `udp_cbr` on `network`, `tree` and `layered`: a load matrix, one source per row (`[\"r1\", \"r3\", 2.0]` or `{ from, to, weight }`, weight 1 if left out), each on the shortest route from its `from` to its `to`. With `rate`, a row sends at rate × weight; with `load`, at the rates that give the load factor. `flows` is then the number of rows (leave it out).";
     "traffic" "hops" "integer or hop range" "\"all\"" "Parking lot only: the hops this entry's flows cross, numbered from 1: one hop (`2` or `\"2\"`), a range with both ends included (`\"1..3\"`), or `\"all\"` (the main flows). Flows that cross only some hops are cross traffic: they enter just before their first hop and leave just after their last.";
     "traffic" "flows_per_output" "integer or \"eq3.1\"" "none" "Switch only, `long_lived` entries only, instead of `flows`: N × this many flows in all (N = `network.switch.ports`), so with uniform or diagonal load exactly this many per output. `\"eq3.1\"`: the thesis's 100 % offered load, eq. 3.1 N·W_max/RTT = C, rounded up: C = `network.switch.rate`, RTT the mean of `network.rtt`, W_max the most a flow sends per RTT: its window on the wire (max_window ÷ MSS segments of `packet` bytes), or what its access link carries in one RTT if that is less. 2.5 Gb/s, 100 ms and 64 segments of 1000 B (window-limited behind 25 Mb/s) give 489 per output.";
     "traffic" "rtt" "time range or distribution" "`network.rtt`" "The two-way propagation delay of this entry's flows, one draw per flow, instead of `network.rtt`: a time or range as there (`\"280ms\"`, `\"75ms..125ms\"`: uniform), or a distribution table of times (see the distribution keys), e.g. `{ dist = \"choice\", values = [\"100ms\", \"280ms\"], weights = [1, 1] }` or `{ dist = \"exponential\", mean = \"100ms\" }`. Its smallest value must leave the flows' access links a delay of at least 0 after the shared links they cross.";
@@ -238,8 +268,9 @@ keys! {
     "distribution" "weights" "array of numbers" "equal" "For choice: one non-negative weight per value, not all 0; a value is drawn with probability its weight ÷ their sum.";
     "distribution" "file" "path" "required" "For empirical, instead of `cdf`: a CSV file of `value,probability` rows (values as in `cdf`), relative to the scenario file; the `buflab` command and Python package read it into `cdf`.";
 
-    "traffic.udp" "flows" "integer" "1" "Number of independent sources.";
-    "traffic.udp" "rate" "rate" "required" "Mean rate of each source, packets included on the wire.";
+    "traffic.udp" "flows" "integer" "1" "Number of independent sources (with a `matrix`, one per row). On a tree or a layered network, an entry without a route spreads them over the ingress routes, source k on route k mod their number.";
+    "traffic.udp" "rate" "rate" "required" "Mean rate of each source, packets included on the wire; or give `load`.";
+    "traffic.udp" "load" "number" "none" "Instead of `rate`: the load factor ρ of thesis §5.1, the largest offered load over the links the entry's sources cross: each source's rate is set so that the most loaded link carries `load` of its rate (the other links less), sources sharing the rate equally (or by their `matrix` weights). `buflab load` prints ρ per link.";
     "traffic.udp" "packet" "size" "\"1000B\"" "Packet size on the wire.";
     "traffic.udp" "start" "time range" "\"0s\"" "Start times, uniform over `lo..hi`, drawn per source.";
 }

@@ -52,10 +52,11 @@ pub fn arrivals(seed: u64, ti: usize, per_second: f64, start: Time) -> Arrivals 
     Arrivals::new(ti as u32, per_second, start, rng)
 }
 
-/// UDP flow `id`'s source, its packets on route `route`.
-pub fn udp_source(seed: u64, u: &Udp, id: u64, route: u32) -> UdpSource {
+/// UDP flow `id`, flow `k` of its entry, as a source (at the entry's rate for its `k`-th
+/// flow), its packets on route `route`.
+pub fn udp_source(seed: u64, u: &Udp, k: u32, id: u64, route: u32) -> UdpSource {
     let rng = Rng::stream(seed, Stream::Source, id);
-    UdpSource::new(u.pattern, id as u32, route, u.rate, u.packet, rng)
+    UdpSource::new(u.pattern, id as u32, route, u.rate(k), u.packet, rng)
 }
 
 /// Where flow `id` sits among `machines` server machines of `classes` class queues each (the

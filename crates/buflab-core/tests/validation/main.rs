@@ -8,6 +8,7 @@ mod bbr;
 mod bumps;
 mod cc_scenarios;
 mod disciplines;
+mod graphs;
 mod machines;
 mod optical;
 mod pacing;

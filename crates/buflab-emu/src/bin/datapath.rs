@@ -179,8 +179,10 @@ fn discipline(a: &Args) -> Result<Box<dyn buflab_queue::Discipline<Frame>>, Stri
         names.join(", ")
     ))?;
     let values = kind.values_from_text(&a.params, a.buffer)?;
+    // Frames carry no BJP time stamp: each is at its first BJP router, whatever the delay after.
     let link = buflab_queue::describe::LinkInfo {
         rate: a.rate,
+        delay: Time::ZERO,
         limit: a.buffer,
         packet: a.packet,
         largest: a.packet,

@@ -55,7 +55,10 @@ impl Sources {
             .map(|&(flow, ti)| {
                 let Traffic::Udp(u) = &s.traffic[ti] else { panic!("traffic.{ti} is not UDP") };
                 let payload = u.packet.saturating_sub(HEADERS) as usize;
-                let model = by_flow::udp_source(s.seed, u, flow as u64, 0);
+                // Its number within its entry (the entry's flows take consecutive ids), which
+                // picks its rate from the entry's.
+                let k = plan.flows.iter().filter(|f| f.traffic == ti && f.flow < flow).count() as u32;
+                let model = by_flow::udp_source(s.seed, u, k, flow as u64, 0);
                 Source { flow, fd: None, model, payload, sent: 0, refused: 0 }
             })
             .collect();
