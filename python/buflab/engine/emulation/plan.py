@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from buflab.engine import ScenarioError, core, scenario_json
+from buflab.engine.emulation.testbed import RECEIVER_IP
 from buflab.engine.runner import run as simulate
 from buflab.engine.runner import validate
 from buflab.engine.units import parse_bytes, parse_rate, parse_time
@@ -155,8 +156,6 @@ class Plan:
 
     def traffic_plan(self) -> dict[str, Any]:
         """The traffic generator's `--plan` file (`buflab_emu::traffic::Plan`)."""
-        from buflab.engine.emulation.testbed import RECEIVER_IP
-
         return {
             "scenario": self.scenario,
             "duration_s": self.duration_s,
