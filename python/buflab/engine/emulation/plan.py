@@ -32,12 +32,14 @@ from buflab.engine.units import parse_bytes, parse_rate, parse_time
 MAX_RATE_BPS = 2 * 10**9
 # Linux's congestion controls by the simulator's names; the machine's own list decides.
 CC_NAMES = {"reno": "reno", "cubic": "cubic", "bbr": "bbr"}
-# What the traffic generator keeps up with on this 2-core machine (one core for it and the
-# hosts' kernels, the other the datapath's), measured with `buflab emulate` of closed-loop
-# users (README, "On real Linux TCP"): users (each a state machine, a timer and, while it
-# downloads, a connection), connections opened per second at most (users ÷ their shortest
+# The most the traffic generator is given on a 2-core machine (one core for it and the
+# hosts' kernels, the other the datapath's): users (each a state machine, a timer and, while
+# it downloads, a connection), connections opened per second at most (users ÷ their shortest
 # cycle, a think time and a handshake round trip, plus open-loop arrivals) and UDP datagrams
-# per second.
+# per second. Upper bounds, not yet measured limits: CPU is not what binds first (1,000
+# users starting 430 downloads a second took 7 % of a core), the timing of a machine shared
+# with other work is (that run's timers were late by 3 ms at the median); a run says whether
+# its generator kept time (`generator_faithful`).
 GENERATOR_USERS = 4000
 GENERATOR_CONNECTIONS_PER_S = 3000
 GENERATOR_DATAGRAMS_PER_S = 100_000
