@@ -51,7 +51,7 @@ def with_(path: str, value: Any) -> dict[str, Any]:
     ("key", "value", "message"),
     [
         ("network.topology", "parking_lot", "network.topology: got 'parking_lot'"),
-        ("traffic.0.kind", "closed_loop", "traffic.0.kind: got 'closed_loop'"),
+        ("traffic.0.handshake", False, "traffic.0.handshake: got False; expected true"),
         ("traffic.0.cc", "bic", "traffic.0.cc: got 'bic'; expected one of this kernel's"),
         ("network.bottleneck.rate", "10Gbps", "at most 2 Gb/s"),
         (
@@ -65,8 +65,8 @@ def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
     key: str, value: Any, message: str
 ) -> None:
     scenario = with_(key, value)
-    if key == "traffic.0.kind":
-        scenario["traffic"][0] = {"kind": "closed_loop", "users": 2}
+    if key == "traffic.0.handshake":
+        scenario["traffic"][0] = {"kind": "closed_loop", "users": 2, "handshake": False}
     if key == "network.topology":
         scenario["network"]["hops"] = 2
     if value == "optical_fifo":
@@ -97,7 +97,9 @@ def test_the_flows_are_the_simulators_own_draws() -> None:
     assert p.starts_s == flows["start_s"].tolist() and p.rtts_s == flows["rtt_s"].tolist()
     assert p.mss == 1500 - 54 and p.cc == "reno" and p.rate_bps == 20_000_000
     assert any("delayed_ack" in note for note in p.notes), "a mapping is said, not hidden"
-    assert p.access_rate == "10Gbps", "each flow's access link (the default), in the datapath"
+    assert p.access["rate"] == "10Gbps" and p.access["machines"] == 0, (
+        "each flow's access link (the default), in the datapath"
+    )
 
 
 @as_root
@@ -170,6 +172,67 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) ->
     if shutil.which("tcpdump"):
         read = subprocess.run(["tcpdump", "-nn", "-r", str(pcap)], capture_output=True, text=True)
         assert read.returncode == 0 and len(read.stdout.splitlines()) == len(arriving)
+
+
+USERS: dict[str, Any] = {
+    "name": "closed-loop users on real TCP",
+    "duration": "6s",
+    "warmup": "2s",
+    "network": {"bottleneck": {"rate": "20Mbps", "buffer": "40pkt"}, "rtt": "20ms..60ms"},
+    "traffic": [{"kind": "closed_loop", "users": 20, "start": "0s..1s"}],
+}
+
+
+def _children() -> set[int]:
+    """The processes this one started that are still there (gone once a run has reaped its
+    datapath and traffic generators)."""
+    ours = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():
+            ours.add(int(stat.parent.name))
+    return ours
+
+
+@as_root
+def test_closed_loop_users_download_on_real_connections_and_leave_nothing() -> None:
+    """20 Harpoon-style users for 6 s on Linux TCP (about 12 s in all): every download is a
+    row of the transfers table, in the simulator's columns. Each user's k-th file has exactly
+    the size the simulator's user draws for its k-th (same models, same per-flow streams:
+    checked row by row against a simulated run of the same scenario and seed); a user asks
+    for its next file only after its last one is in (closed loop); every completed download
+    took at least the two round trips of propagation a new connection needs before its first
+    data (handshake, then request), with 1 ms for the host clocks' stamps; no connection
+    failed; and nothing is left afterwards: no namespace, no process."""
+    from buflab.engine.emulation.runner import emulate
+
+    before, started = set(namespaces()), _children()
+    e = emulate(USERS)
+    t = e.transfers
+    simulated = buflab.run(USERS, duration="60s").transfers
+    assert list(t.columns[: len(simulated.columns)]) == list(simulated.columns)
+    assert len(t) >= 20 and set(t["flow"]) == set(range(20)), t
+    assert e.summary["transfers_failed"] == 0 and not t["failed"].any()
+    done = t[t["complete"]]
+    assert len(done) >= 20, "each user finishes at least its first file in 6 s"
+    # Same sizes as the simulator's users: the k-th file of every user, wherever both got to.
+    sim = simulated.set_index(["flow", "conn"])["bytes"]
+    real = t.set_index(["flow", "conn"])["bytes"]
+    both = real.index.intersection(sim.index)
+    assert len(both) == len(real), "the simulator's users got at least as far in 60 s"
+    assert (real.loc[both] == sim.loc[both]).all()
+    rtt = e.flows.set_index("flow")["rtt_s"]
+    for flow, downloads in t.sort_values("conn").groupby("flow"):
+        assert downloads["conn"].tolist() == list(range(1, len(downloads) + 1)), downloads
+        # The next request after the last one's end (think time ≥ 0).
+        ends = downloads["end_s"].to_numpy()[:-1]
+        assert (downloads["start_s"].to_numpy()[1:] >= ends).all(), downloads
+        finished = downloads[downloads["complete"]]
+        assert (finished["fct_s"] >= 2 * rtt[flow] - 1e-3).all(), (rtt[flow], finished)
+    assert set(namespaces()) == before and _children() <= started
 
 
 @as_root

@@ -74,6 +74,12 @@ def link_facts(scenario_json: str) -> dict[str, Any]:
     `monitored_links`, how many links the run monitors (the rows of its links table).
     Raises ScenarioError for invalid input."""
 
+def flow_slots(scenario_json: str, entry: int, first: int, count: int) -> dict[str, list[Any]]:
+    """The RTTs and placements of flows `first` .. `first + count - 1` of traffic entry
+    `entry`, drawn as the simulator draws them for flows of those ids: columns `rtt_s`,
+    `machine` and `class` (-1 without machines), as the flows table's. An emulation's
+    open-loop slots need them before the run."""
+
 def traffic_facts(scenario_json: str) -> dict[str, Any]:
     """What the scenario's traffic offers that link, as the engine read it: `link_bps`,
     `rtt_s` ([low, high]), `access_bps` (what one flow's sender can send at),

@@ -1,4 +1,5 @@
-//! The few header fields the datapath reads or writes in a frame: a TCP segment's ports,
+//! The few header fields the datapath reads or writes in a frame: its IPv4 addresses (which
+//! say its flow, see [`crate::address`]), whether it is UDP, a TCP segment's ports,
 //! sequence number and payload length, whether its IP header is ECN-capable, and setting
 //! Congestion Experienced (RFC 3168 §5) with the IPv4 checksum
 //! updated incrementally (RFC 1624, eq. 3).
@@ -51,6 +52,20 @@ pub fn tcp_ports(frame: &[u8]) -> Option<(u16, u16)> {
     (frame.len() >= at + 4).then(|| {
         (u16::from_be_bytes([frame[at], frame[at + 1]]), u16::from_be_bytes([frame[at + 2], frame[at + 3]]))
     })
+}
+
+/// The (source, destination) addresses of an IPv4 packet, as integers.
+pub fn ipv4_addrs(frame: &[u8]) -> Option<(u32, u32)> {
+    if ethertype(frame)? != 0x0800 || frame.len() < ETH + 20 {
+        return None;
+    }
+    let word = |at: usize| u32::from_be_bytes([frame[at], frame[at + 1], frame[at + 2], frame[at + 3]]);
+    Some((word(ETH + 12), word(ETH + 16)))
+}
+
+/// Whether the frame is an IPv4 UDP datagram.
+pub fn is_udp(frame: &[u8]) -> bool {
+    ethertype(frame) == Some(0x0800) && frame.len() >= ETH + 20 && frame[ETH + 9] == 17
 }
 
 /// The sequence number of an IPv4 TCP segment.
@@ -114,6 +129,10 @@ mod tests {
         // 1500 bytes of IP (0x05dc), 20 of IP header, a 32-byte TCP header (data offset 8).
         f[46] = 8 << 4;
         assert_eq!(tcp_payload_len(&f), Some(1500 - 20 - 32));
+        assert_eq!(ipv4_addrs(&f), Some((0x0a00_0001, 0x0a00_0002)));
+        assert!(!is_udp(&f));
+        f[ETH + 9] = 17;
+        assert!(is_udp(&f) && tcp_ports(&f).is_none());
         // Not IP: untouched, not ECN-capable.
         let mut arp = vec![0u8; 60];
         arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());

@@ -14,7 +14,7 @@
 //! (when a packet *should* start and leave), and the loop then sends each frame when the clock
 //! reaches its time. How late it was is measured ([`fidelity`]), never hidden.
 
-pub mod access;
+pub mod address;
 pub mod afpacket;
 pub mod bottleneck;
 pub mod capture;
@@ -22,8 +22,11 @@ pub mod clock;
 pub mod control;
 pub mod delay_line;
 pub mod fidelity;
+pub mod flows;
 pub mod ip;
+pub mod pipeline;
 pub mod pool;
 pub mod ring;
 pub mod sys;
 pub mod tcp_info;
+pub mod traffic;

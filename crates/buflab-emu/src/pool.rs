@@ -32,13 +32,17 @@ pub struct Frame {
     pub ect: bool,
     /// A discipline marked it Congestion Experienced: set in its IP header before it leaves.
     pub ce: bool,
-    /// Its flow (the scenario's, from its TCP port; the number of flows for frames of none)
-    /// and its TCP sequence number, as the event log records them.
+    /// Its flow (the scenario's, from its flow address; the number of flows for frames of
+    /// none) and its TCP sequence number, as the event log records them.
     pub flow: u32,
     pub seq: u32,
     /// A TCP segment of a flow that carries payload (random loss takes only those, as the
     /// simulator's takes only data packets).
     pub data: bool,
+    /// The route it follows through the links in front of the bottleneck, and the next link
+    /// on it (see [`crate::pipeline`]).
+    pub route: u32,
+    pub hop: u8,
 }
 
 impl Queued for Frame {

@@ -148,6 +148,41 @@ fn traffic_facts<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'p
     to_py(py, &read_scenario(scenario_json)?.traffic_facts().to_json())
 }
 
+/// The RTTs and placements of flows `first..first + count` of traffic entry `entry`, drawn as
+/// the simulator draws them for flows of those ids (`buflab_core::traffic::by_flow`): an
+/// emulation's open-loop slots, which the simulator adds as arrivals come, need theirs before
+/// the run. Columns `rtt_s`, `machine` and `class` (−1 without machines), as the flows table's.
+#[pyfunction]
+fn flow_slots<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    entry: usize,
+    first: u64,
+    count: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    use buflab_core::traffic::by_flow;
+    let s = read_scenario(scenario_json)?;
+    let rtt = s.rtts.get(entry).ok_or_else(|| PyValueError::new_err(format!("no traffic entry {entry}")))?;
+    let net = &s.network;
+    let ids = first..first + count;
+    let rtts: Vec<f64> = ids.clone().map(|id| by_flow::rtt(s.seed, rtt, id).0.secs_f64()).collect();
+    let placed: Vec<(i64, i64)> = ids
+        .map(|id| match net.machines {
+            0 => (-1, -1),
+            m => {
+                let (machine, class) = by_flow::placement(id, m, net.classes);
+                (machine as i64, if s.cross[entry] { -1 } else { class as i64 })
+            }
+        })
+        .collect();
+    let table = serde_json::json!({
+        "rtt_s": rtts,
+        "machine": placed.iter().map(|p| p.0).collect::<Vec<_>>(),
+        "class": placed.iter().map(|p| p.1).collect::<Vec<_>>(),
+    });
+    to_py(py, &table)
+}
+
 fn quantity(kind: &str) -> PyResult<Quantity> {
     Quantity::from_name(kind)
         .ok_or_else(|| PyValueError::new_err(format!("unknown kind of quantity {kind:?}")))
@@ -501,6 +536,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_queue_log, m)?)?;
     m.add_function(wrap_pyfunction!(link_facts, m)?)?;
     m.add_function(wrap_pyfunction!(traffic_facts, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_slots, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(parse_range, m)?)?;
     m.add_function(wrap_pyfunction!(optical_layout, m)?)?;

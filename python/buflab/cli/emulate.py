@@ -48,7 +48,9 @@ _ROWS: list[tuple[str, str, Any]] = [
     ("late_within_10us", "frames sent within 10 µs of their time", format_percent),
     ("late_p99_s", "lateness p99", format_time),
     ("datapath_busy_share", "datapath loop turns that moved a frame", format_percent),
-    ("faithful", "faithful (99 % within 10 µs, no overrun)", str),
+    ("generator_late_p99_s", "traffic generator's timers late, p99", format_time),
+    ("access_drops", "frames dropped by access links or class queues", lambda v: f"{v:,}"),
+    ("faithful", "faithful (99 % within 10 µs, no overrun, generator on time)", str),
     ("kernel_queue_packets", "packets through kernel queues (qdiscs)", lambda v: f"{v:,}"),
 ]
 
@@ -97,8 +99,10 @@ def emulate(
 ) -> None:
     """Run the scenario in FILE on real Linux TCP: hosts in network namespaces, the bottleneck
     in buflab's own datapath (an exact buffer, the simulator's discipline code, each flow's
-    RTT in delay lines). Needs root. For now: the dumbbell with long-lived flows, any
-    queue discipline and random loss; other scenarios are refused, naming the key."""
+    RTT in delay lines). Needs root. The dumbbell with every traffic kind (long-lived
+    flows, closed-loop users, repeated downloads, open-loop arrivals, UDP), sender machines
+    and access classes, any queue discipline and random loss; other scenarios are refused,
+    naming the key."""
     # start-up time: pandas and the emulator only when the command runs
     from buflab.engine.emulation.runner import emulate as run_emulation
     from buflab.engine.emulation.testbed import remove_stale, require_privileges

@@ -137,8 +137,8 @@ EMULATION_SUMMARY_COLUMNS: tuple[dict[str, str], ...] = tuple(
         ),
         (
             "faithful", "bool", "",
-            "At least 99 % of frames within 10 µs and no overrun: the emulation kept its "
-            "timing.",
+            "At least 99 % of frames within 10 µs, no overrun, and the traffic generator "
+            "faithful (generator_faithful): the emulation kept its timing.",
         ),
         (
             "kernel_queue_packets", "int64", "pkt",
@@ -149,6 +149,30 @@ EMULATION_SUMMARY_COLUMNS: tuple[dict[str, str], ...] = tuple(
             "timeouts_known", "bool", "",
             "Whether the kernel reports RTOs (tcpi_total_rto, Linux 6.7 on); if not, the "
             "timeouts columns are 0.",
+        ),
+        (
+            "generator_late_p99_s", "float64", "s",
+            "99th percentile of how late the traffic generator's timers fired (a user's "
+            "request, a UDP datagram, a flow's start), on its slowest host.",
+        ),
+        (
+            "generator_cpu_s", "float64", "s",
+            "CPU time of the traffic generator's processes, every host together.",
+        ),
+        (
+            "generator_faithful", "bool", "",
+            "The traffic generator kept its timing: 99 % of its timers within 1 ms, and no "
+            "open-loop arrival without a flow slot.",
+        ),
+        (
+            "transfers_failed", "int64", "",
+            "Downloads whose connection failed before the file was in (counted, never "
+            "hidden).",
+        ),
+        (
+            "access_drops", "int64", "pkt",
+            "Frames dropped before the bottleneck, by the emulated access links or class "
+            "queues (full), whole run.",
         ),
     )
 )  # fmt: skip

@@ -22,15 +22,9 @@ use crate::sim::{FlowInfo, Hop, Sim};
 use crate::tcp::flow::TcpFlow;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
-use crate::traffic::closed_loop::User;
-use crate::traffic::open_loop::Arrivals;
+use crate::traffic::by_flow::{self, uniform_time};
 use crate::traffic::rtt::Rtt;
-use crate::traffic::udp::UdpSource;
 use crate::units::{BufferLimit, Rate, Time};
-
-fn uniform_time(rng: &mut Rng, lo: Time, hi: Time) -> Time {
-    Time(rng.range_u64(lo.0, hi.0))
-}
 
 /// The access links every flow has of its own, one each way (`network.access`).
 #[derive(Clone, Copy)]
@@ -87,8 +81,7 @@ impl<R: Routing> Slots<R> {
         let traffic = &self.traffic[ti];
         let id = sim.flows.len() as u64;
         let flow = id as u32;
-        let mut rng = Rng::stream(self.seed, Stream::Flow, id);
-        let rtt = self.rtts[ti].draw(&mut rng);
+        let (rtt, mut rng) = by_flow::rtt(self.seed, &self.rtts[ti], id);
         // The scenario checks that the shared links leave a non-negative remainder.
         let access_delay = Time((rtt.0 / 2).saturating_sub(self.routing.path_delay(ti, k).0));
         let (hops, placement) = self.routing.forward(sim, ti, k, id, access_delay);
@@ -104,12 +97,10 @@ impl<R: Routing> Slots<R> {
             payload,
             placement,
         };
-        let user_rng = || Rng::stream(self.seed, Stream::User, id);
         let (tcp, start, jitter, user) = match traffic {
             Traffic::Udp(u) => {
                 let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
-                let src_rng = Rng::stream(self.seed, Stream::Source, id);
-                let src = UdpSource::new(u.pattern, flow, forward, u.rate(k), u.packet, src_rng);
+                let src = by_flow::udp_source(self.seed, u, k, id, forward);
                 return sim.add_flow(
                     info(start, u.packet, ""),
                     Endpoints::Udp(src),
@@ -124,15 +115,10 @@ impl<R: Routing> Slots<R> {
                     Starts::Uniform(r) => uniform_time(&mut rng, r.lo, r.hi),
                     Starts::Ramp(period) => Time((period.0 as u128 * k as u128 / c.users as u128) as u64),
                 };
-                let user =
-                    User::new(ti as u32, c.file_size.clone(), Some(c.think.clone()), c.handshake, user_rng());
-                (c.tcp, start, c.jitter, Some(user))
+                (c.tcp, start, c.jitter, by_flow::user(self.seed, ti, traffic, id))
             }
-            Traffic::OpenLoop(o) => {
-                // Started by an arrival, not at a start time.
-                let user = User::new(ti as u32, o.file_size.clone(), None, o.handshake, user_rng());
-                (o.tcp, Time::MAX, o.jitter, Some(user))
-            }
+            // Started by an arrival, not at a start time.
+            Traffic::OpenLoop(o) => (o.tcp, Time::MAX, o.jitter, by_flow::user(self.seed, ti, traffic, id)),
         };
         let hops = self.routing.backward(sim, ti, k, id, access_delay);
         let hops = self.bumps.ack_route(sim, hops, &own_bumps);
@@ -181,8 +167,7 @@ pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, rou
             slots.add(sim, ti, k);
         }
         if let Traffic::OpenLoop(o) = traffic {
-            let rng = Rng::stream(s.seed, Stream::Source, u64::MAX - ti as u64);
-            sim.add_arrivals(Arrivals::new(ti as u32, o.arrivals_per_s, o.start, rng));
+            sim.add_arrivals(by_flow::arrivals(s.seed, ti, o.arrivals_per_s, o.start));
         }
     }
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {

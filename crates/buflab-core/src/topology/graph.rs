@@ -32,6 +32,7 @@ use crate::monitor::{MeasuredWindow, QueueMonitor};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{BumpAt, Placement, Scenario};
 use crate::sim::{Hop, Sim};
+use crate::traffic::by_flow;
 use crate::units::{BufferLimit, Rate, Time};
 
 /// The routes of every entry's flows through the built links.
@@ -66,8 +67,8 @@ impl Routing for Paths {
         } else {
             // The flow's share of propagation delay on a private delay line, then its class
             // queue and its machine's NIC, both shared.
-            let m = (id % self.machines.len() as u64) as usize;
-            let c = (id / self.machines.len() as u64 % self.classes as u64) as usize;
+            let (m, c) = by_flow::placement(id, self.machines.len() as u32, self.classes);
+            let (m, c) = (m as usize, c as usize);
             let line = sim.add_link(Link::new(Rate::UNBOUNDED, access_delay, BufferLimit::Unlimited));
             let (nic, classes) = &self.machines[m];
             if self.cross_entries[ti] {

@@ -4,6 +4,7 @@
 //! Read first: [`crate::endpoint`] (how sources meet the event loop). Owns the application side of
 //! traffic; must not know TCP's rules or links.
 
+pub mod by_flow;
 pub mod closed_loop;
 pub mod dist;
 pub mod open_loop;

@@ -1,13 +1,15 @@
-//! `buflab-datapath`: the router of an emulation. It bridges two interfaces of its network
-//! namespace: frames from the senders' side (`--left`) go through the bottleneck (a
-//! serializer at `--rate` behind a buffer of `--buffer` run by the discipline `--queue`,
-//! default `droptail`, with its parameters `--param KEY=VALUE` for frames of typically
-//! `--packet` bytes, drawing from `--seed`'s stream; `--loss P` loses data frames before
-//! it) and then a delay line,
-//! frames from the receivers' side through a delay line only. TCP flow i (source port
-//! `--port-base` + i on the senders' side) gets half its round-trip time `--rtts` (seconds,
-//! comma-separated, one per flow) each way; other frames (ARP) get `--delay-fwd` and
-//! `--delay-rev` (default 0). With `--events PATH`, the bottleneck's event log of the whole
+//! `buflab-datapath`: the router of an emulation. It bridges interfaces of its network
+//! namespace: frames from the senders' side (`--left`, one interface per sender machine,
+//! comma-separated) cross the links in front of the bottleneck that the flows file gives them
+//! (`--flows PATH`, see the `flows` module: each flow's access link, or its machine's class
+//! queue and NIC link, and the cross link), then the bottleneck (a serializer at `--rate`
+//! behind a buffer of `--buffer` run by the discipline `--queue`, default `droptail`, with its
+//! parameters `--param KEY=VALUE` for frames of typically `--packet` bytes, drawing from
+//! `--seed`'s stream; `--loss P` loses data frames before it) and then a delay line; frames
+//! from the receivers' side (`--right`) cross a delay line only and go back out of their
+//! flow's machine's interface. Flow i (its sending end at its flow address, see the `address`
+//! module) gets half its round-trip time each way; other frames get `--delay-fwd` and
+//! `--delay-rev` (default 0) and skip the links. With `--events PATH`, the bottleneck's event log of the whole
 //! run goes to PATH (rows of `LogRow::BYTES`, times on the monotonic clock; the report's
 //! `epoch_ps` is the run's time 0 on it); with `--capture PATH` too, every frame that reaches
 //! the bottleneck's queue (the log's enqueues and drops) goes to PATH with its first bytes
@@ -15,14 +17,13 @@
 //! With `--offloads`, the interfaces are taken to keep their offloads: frames are super-packets
 //! of up to 64 KB, read and sent with their vnet headers (`PACKET_VNET_HDR`).
 //! With `--control PATH`, a Unix socket takes commands (`counts`, `buffer LIMIT`, `mark`;
-//! see the `control` module). With `--access-rate`, each flow first crosses an access link of
-//! its own at that rate (the scenario's `network.access.rate`), as in the simulator.
+//! see the `control` module).
 //! It busy-polls until SIGINT or SIGTERM, then prints its counts as one JSON object: over the
 //! whole run, and over the measured window, which SIGUSR1 starts (the end of the warm-up).
 //!
 //! Read first: the crate doc. `buflab emulate` starts it; it is not meant to be run by hand,
 //! but can be: `buflab-datapath --left r0 --right r1 --rate 100Mbps --buffer 100pkt
-//! --port-base 40000 --rtts 0.1,0.08`.
+//! --flows flows.json`.
 
 #![recursion_limit = "256"]
 
@@ -31,15 +32,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use buflab_base::rng::{Rng, Stream};
 use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate, Time};
-use buflab_emu::access::AccessLinks;
 use buflab_emu::afpacket::PacketSocket;
 use buflab_emu::bottleneck::{Bottleneck, LogRow};
 use buflab_emu::capture::Capture;
 use buflab_emu::control::{Command, Control};
 use buflab_emu::delay_line::DelayLines;
 use buflab_emu::fidelity::Lateness;
+use buflab_emu::flows::Flows;
+use buflab_emu::pipeline::Pipeline;
 use buflab_emu::pool::{Frame, Pool, SLOT, SUPER_SLOT};
-use buflab_emu::{clock, ip};
+use buflab_emu::{address, clock, ip};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 static MARK: AtomicBool = AtomicBool::new(false);
@@ -63,15 +65,15 @@ const BATCH: usize = 32;
 const MAX_HOLD: Time = Time::from_us(50);
 
 struct Args {
-    left: String,
+    /// The senders' interfaces, one per machine in machine order.
+    left: Vec<String>,
     right: String,
     rate: Rate,
     buffer: BufferLimit,
     delay_fwd: Time,
     delay_rev: Time,
-    port_base: u16,
-    rtts: Vec<Time>,
-    access_rate: Option<Rate>,
+    /// The flows file (`--flows`), read.
+    flows: serde_json::Value,
     /// The CPU to busy-poll on (`--cpu`), alone if the others are kept off it.
     cpu: Option<usize>,
     events: Option<String>,
@@ -102,25 +104,22 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let time = |key: &str, v: String| parse_time(&v).map_err(|e| format!("{key}: got {v:?}; {}", e.0));
     let buffer = get("--buffer")?;
     let opt = |key: &str| args.iter().position(|a| a == key).and_then(|i| args.get(i + 1)).cloned();
-    let rtts = match opt("--rtts") {
-        None => Vec::new(),
-        Some(v) => v
-            .split(',')
-            .map(|x| x.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0))
-            .map(|s| s.map(|s| Time((s * 1e12).round() as u64)))
-            .collect::<Option<Vec<Time>>>()
-            .ok_or("--rtts: expected seconds, comma-separated")?,
-    };
-    let port_base = match opt("--port-base") {
-        None => 40_000,
-        Some(v) => v.parse().map_err(|_| "--port-base: expected a port number")?,
+    let flows = match opt("--flows") {
+        None => serde_json::json!({
+            "rtt_s": [], "machine": [], "class": [], "cross": [],
+            "access": { "rate": "10Gbps", "buffer": "unlimited", "machines": 0, "classes": 1 },
+        }),
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("--flows: {path}: {e}"))?;
+            serde_json::from_str(&text).map_err(|e| format!("--flows: {path}: {e}"))?
+        }
     };
     let slots = match args.iter().position(|a| a == "--slots") {
         Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()).ok_or("--slots: expected a whole number")?,
         None => 32_768,
     };
     Ok(Args {
-        left: get("--left")?,
+        left: get("--left")?.split(',').map(str::to_string).collect(),
         right: get("--right")?,
         rate: {
             let v = get("--rate")?;
@@ -129,12 +128,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         buffer: parse_buffer(&buffer).map_err(|e| format!("--buffer: got {buffer:?}; {}", e.0))?,
         delay_fwd: opt("--delay-fwd").map_or(Ok(Time::ZERO), |v| time("--delay-fwd", v))?,
         delay_rev: opt("--delay-rev").map_or(Ok(Time::ZERO), |v| time("--delay-rev", v))?,
-        port_base,
-        rtts,
-        access_rate: match opt("--access-rate") {
-            None => None,
-            Some(v) => Some(parse_rate(&v).map_err(|e| format!("--access-rate: got {v:?}; {}", e.0))?),
-        },
+        flows,
         events: opt("--events"),
         capture: opt("--capture"),
         control: opt("--control"),
@@ -239,7 +233,11 @@ fn main() -> ExitCode {
 fn run(a: Args) -> std::io::Result<()> {
     // With offloads on, frames are super-packets of up to 64 KB, each with its vnet header.
     let frame_max = if a.offloads { SUPER_SLOT } else { SLOT };
-    let mut left = PacketSocket::open(&a.left, frame_max, a.offloads)?;
+    let mut left = a
+        .left
+        .iter()
+        .map(|name| PacketSocket::open(name, frame_max, a.offloads))
+        .collect::<std::io::Result<Vec<_>>>()?;
     let mut right = PacketSocket::open(&a.right, frame_max, a.offloads)?;
     // Die with the process that started us (`buflab emulate`), even if it is killed with
     // SIGKILL: a busy-polling datapath must never outlive its run.
@@ -267,13 +265,24 @@ fn run(a: Args) -> std::io::Result<()> {
     // flow is lost with probability `--loss`, before the bottleneck's queue sees it.
     let mut loss = Rng::stream(a.seed, Stream::Loss, 0);
     let (mut lost, mut lost_at_window) = (0u64, 0u64);
+    // The links in front of the bottleneck, and each flow's route through them.
+    let mut front = Pipeline::default();
+    let flows = Flows::read(&a.flows, &mut front).map_err(std::io::Error::other)?;
+    if flows.machines != left.len() {
+        let expected = format!("--left: {} interfaces for {} machines", left.len(), flows.machines);
+        return Err(std::io::Error::other(expected));
+    }
+    let n = flows.len();
     // Half of each flow's RTT on the way there, the rest on the way back.
-    let there: Vec<Time> = a.rtts.iter().map(|r| Time(r.ps() / 2)).collect();
-    let back: Vec<Time> = a.rtts.iter().zip(&there).map(|(r, t)| *r - *t).collect();
+    let there: Vec<Time> = flows.rtts.iter().map(|r| Time(r.ps() / 2)).collect();
+    let back: Vec<Time> = flows.rtts.iter().zip(&there).map(|(r, t)| *r - *t).collect();
     let (mut fwd, mut rev) = (DelayLines::new(&there, a.delay_fwd), DelayLines::new(&back, a.delay_rev));
-    let flow_of = |port: u16| port.checked_sub(a.port_base).map(usize::from).filter(|&i| i < a.rtts.len());
-    let mut access = a.access_rate.map(|r| AccessLinks::new(r, a.rtts.len()));
-    let (mut out, mut dropped) = (Vec::new(), Vec::new());
+    // A frame's flow: its source address going to the receiver, its destination coming back.
+    let flow_of = |addr: u32| address::flow(addr).filter(|&i| i < n);
+    let (mut out, mut dropped, mut done) = (Vec::new(), Vec::new(), Vec::new());
+    // Frames of no flow, which skip the links and the bottleneck (none is expected), and
+    // cross traffic's, which leave by the cross link instead of the bottleneck.
+    let (mut other_frames, mut cross_frames) = (0u64, 0u64);
     let mut scratch = vec![0u8; frame_max];
     let mut out_side = Departures { vnet: a.offloads, ..Departures::default() };
     let mut totals = Totals::default();
@@ -309,7 +318,7 @@ fn run(a: Args) -> std::io::Result<()> {
     // start until told. The log keeps the monotonic clock; what is reported counts from here.
     let mut epoch = start;
 
-    eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left, a.right, a.rate, a.buffer);
+    eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left.join(","), a.right, a.rate, a.buffer);
     while !STOP.load(Ordering::Relaxed) {
         let moved_before = totals.moved() + out_side.sent[0] + out_side.sent[1];
         if let Some(c) = control.as_mut().filter(|_| clock::now() >= next_poll) {
@@ -344,33 +353,35 @@ fn run(a: Args) -> std::io::Result<()> {
                 Err(e) => serde_json::json!({ "error": e }).to_string(),
             })?;
         }
-        // Senders' side: into the bottleneck, each frame stamped as it is read.
-        let got = read_batch(&mut left, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
-            let bytes = pool.slot(f.slot);
-            let flow = ip::tcp_ports(bytes).and_then(|(src, _)| flow_of(src));
-            let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
-            let data = flow.is_some() && ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
-            let f = Frame { ect, seq, data, flow: flow.unwrap_or(a.rtts.len()) as u32, ..f };
-            match access.as_mut() {
-                Some(links) => links.push(flow, t, f),
-                None => {
-                    if a.loss > 0.0 && f.data && loss.bernoulli(a.loss) {
-                        lost += 1;
-                        dropped.push(f);
-                    } else {
-                        if capture_file.is_some() {
-                            capture.record(t, f.len, &pool.slot(f.slot)[..f.len as usize]);
-                        }
-                        bottleneck.arrive(t, f, &mut out, &mut dropped);
+        // Senders' side: each frame, stamped as it is read, onto its flow's route to the
+        // bottleneck (or the cross link).
+        for sock in left.iter_mut() {
+            let got = read_batch(sock, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
+                let bytes = pool.slot(f.slot);
+                let flow = ip::ipv4_addrs(bytes).and_then(|(src, _)| flow_of(src));
+                let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
+                let payload = ip::is_udp(bytes) || ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
+                let f =
+                    Frame { ect, seq, data: flow.is_some() && payload, flow: flow.unwrap_or(n) as u32, ..f };
+                match flow {
+                    Some(i) => front.enter(t, f, flows.route[i], &mut done, &mut dropped),
+                    None => {
+                        other_frames += 1;
+                        fwd.push(None, t, f);
                     }
                 }
-            }
-        })?;
-        totals.received[0] += got;
+            })?;
+            totals.received[0] += got;
+        }
         let now = clock::now();
-        // Frames leaving their access links by now reach the bottleneck, in exit order.
-        while let Some((t, f)) = access.as_mut().and_then(|links| links.pop_due(now)) {
-            if a.loss > 0.0 && f.data && loss.bernoulli(a.loss) {
+        front.run(now, &mut done, &mut dropped);
+        // Frames leaving the links in front by now reach the bottleneck in the order they left
+        // (cross traffic, off its cross link, goes on to its delay line).
+        for (t, f) in done.drain(..) {
+            if !flows.through_bottleneck[f.route as usize] {
+                cross_frames += 1;
+                fwd.push(Some(f.flow as usize), t, f);
+            } else if a.loss > 0.0 && f.data && loss.bernoulli(a.loss) {
                 lost += 1;
                 dropped.push(f);
             } else {
@@ -403,8 +414,7 @@ fn run(a: Args) -> std::io::Result<()> {
             if f.ce {
                 ip::set_ce(pool.slot_mut(f.slot));
             }
-            let flow = ip::tcp_ports(pool.slot(f.slot)).and_then(|(src, _)| flow_of(src));
-            fwd.push(flow, exit, f);
+            fwd.push(Some(f.flow as usize).filter(|&i| i < n), exit, f);
         }
         if let Some(file) = events.as_mut() {
             logged += write_log(file, &mut rows, bottleneck.take_log())?;
@@ -414,14 +424,14 @@ fn run(a: Args) -> std::io::Result<()> {
         }
         // Receivers' side: into the reverse delay line.
         let got = read_batch(&mut right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
-            let flow = ip::tcp_ports(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
-            rev.push(flow, t, f);
+            let flow = ip::ipv4_addrs(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
+            rev.push(flow, t, Frame { flow: flow.unwrap_or(n) as u32, ..f });
         })?;
         totals.received[1] += got;
         // Whatever is due leaves: bottleneck frames first; then returning frames (ACKs), each
         // unless a bottleneck frame falls due before its send would be over (it waits then, at
         // most `MAX_HOLD`).
-        while out_side.send_next(&mut fwd, &right, &mut pool, 0)? {}
+        while out_side.send_next(&mut fwd, std::slice::from_ref(&right), |_| 0, &mut pool, 0)? {}
         loop {
             let now = clock::now();
             let Some(due) = rev.next_due().filter(|&d| d <= now) else { break };
@@ -430,7 +440,9 @@ fn run(a: Args) -> std::io::Result<()> {
                 totals.held_back += 1;
                 break;
             }
-            if !out_side.send_next(&mut rev, &left, &mut pool, 1)? {
+            // A returning frame goes back out of its flow's machine's interface.
+            let machine = |f: &Frame| flows.machine.get(f.flow as usize).map_or(0, |&m| m as usize);
+            if !out_side.send_next(&mut rev, &left, machine, &mut pool, 1)? {
                 break;
             }
         }
@@ -441,7 +453,10 @@ fn run(a: Args) -> std::io::Result<()> {
     }
     let end = clock::now();
     // Frames the kernel could not put in a ring because it was full: overruns too.
-    let ring_drops = left.ring_drops()? + right.ring_drops()?;
+    let mut ring_drops = right.ring_drops()?;
+    for sock in &left {
+        ring_drops += sock.ring_drops()?;
+    }
     totals.overruns += ring_drops;
     bottleneck.advance(end, &mut out, &mut dropped);
     bottleneck.settle(end);
@@ -478,7 +493,9 @@ fn run(a: Args) -> std::io::Result<()> {
         "max_waiting": c.max_waiting, "max_waiting_bytes": c.max_waiting_bytes,
         "waiting_at_end": waiting, "waiting_bytes_at_end": waiting_bytes,
         "in_delay_lines_at_end": fwd.len() + rev.len(),
-        "in_access_links_at_end": access.as_ref().map_or(0, AccessLinks::len),
+        "in_access_links_at_end": front.len(),
+        "access_drops": front_drops(&front),
+        "other_frames": other_frames, "cross_frames": cross_frames,
         "overruns": totals.overruns, "ring_drops": ring_drops, "send_retries": out_side.retries,
         "late_count": out_side.late.count, "late_within_1us": out_side.late.within_us(1),
         "late_within_10us": out_side.late.within_us(10), "late_p99_s": out_side.late.quantile_s(0.99),
@@ -582,12 +599,14 @@ impl Default for Departures {
 }
 
 impl Departures {
-    /// Sends the first frame of `line` if it is due, through `sock`; false if none is due or
-    /// the interface is busy (the frame then stays first, for the next turn).
+    /// Sends the first frame of `line` if it is due, through the socket of `socks` that `pick`
+    /// chooses for it; false if none is due or the interface is busy (the frame then stays
+    /// first, for the next turn).
     fn send_next(
         &mut self,
         line: &mut DelayLines,
-        sock: &PacketSocket,
+        socks: &[PacketSocket],
+        pick: impl Fn(&Frame) -> usize,
         pool: &mut Pool,
         side: usize,
     ) -> std::io::Result<bool> {
@@ -602,7 +621,7 @@ impl Departures {
         } else {
             &pool.slot(f.slot)[..f.len as usize]
         };
-        if !sock.send(bytes)? {
+        if !socks[pick(&f)].send(bytes)? {
             self.retries += 1;
             line.unpop(due, f);
             return Ok(false);
@@ -616,6 +635,11 @@ impl Departures {
         pool.give(f.slot);
         Ok(true)
     }
+}
+
+/// Frames the links in front of the bottleneck dropped (class queues full).
+fn front_drops(front: &Pipeline) -> u64 {
+    (0..).map_while(|l| front.counts_of(l)).map(|c| c.drops).sum()
 }
 
 /// CPU time this process used, user and system, seconds.

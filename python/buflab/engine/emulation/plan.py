@@ -3,19 +3,26 @@
 Read first: `buflab.engine.runner` (`validate` fills in every default, so each key is looked
 at with its value). A scenario the emulator cannot realise yet is refused before anything is
 created, naming the key; a key whose meaning on Linux TCP is only near the model's is mapped
-and the mapping returned as a note, printed with the run — never silently ignored.
+and the mapping returned as a note, printed with the run — never silently ignored. So is a
+scenario beyond what the traffic generator keeps up with on this machine (`GENERATOR_*`,
+measured).
 
-The flows' start times and round-trip times are the simulator's own draws for the scenario's
-seed (a zero-length simulation returns them in its flows table), so that the same scenario
-and seed give the same flows in both.
+The flows' start times, round-trip times and placements (machine, class) are the
+simulator's own draws for the scenario's seed (a zero-length simulation returns them in its
+flows table; an open-loop entry's slots, which the simulator adds as arrivals come, are drawn
+by `_core.flow_slots` for the ids they will take), so that the same scenario and seed give
+the same flows in both; the traffic generator draws file sizes, think times and gaps itself,
+with the simulator's models and streams (the `buflab-emu` crate's `traffic` module).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from buflab.engine import ScenarioError
+from buflab.engine import ScenarioError, core, scenario_json
+from buflab.engine.emulation.testbed import RECEIVER_IP
 from buflab.engine.runner import run as simulate
 from buflab.engine.runner import validate
 from buflab.engine.units import parse_bytes, parse_rate, parse_time
@@ -25,6 +32,26 @@ from buflab.engine.units import parse_bytes, parse_rate, parse_time
 MAX_RATE_BPS = 2 * 10**9
 # Linux's congestion controls by the simulator's names; the machine's own list decides.
 CC_NAMES = {"reno": "reno", "cubic": "cubic", "bbr": "bbr"}
+# The most the traffic generator is given on a 2-core machine (one core for it and the
+# hosts' kernels, the other the datapath's): users (each a state machine, a timer and, while
+# it downloads, a connection), connections opened per second at most (users ÷ their shortest
+# cycle, a think time and a handshake round trip, plus open-loop arrivals) and UDP datagrams
+# per second. Upper bounds, not yet measured limits: CPU is not what binds first (1,000
+# users starting 430 downloads a second took 7 % of a core), the timing of a machine shared
+# with other work is (that run's timers were late by 3 ms at the median); a run says whether
+# its generator kept time (`generator_faithful`).
+GENERATOR_USERS = 4000
+GENERATOR_CONNECTIONS_PER_S = 3000
+GENERATOR_DATAGRAMS_PER_S = 100_000
+# Open-loop flow slots the generator may open (the simulator's are unbounded): RTTs and
+# placements are drawn for this many before the run.
+OPEN_LOOP_SLOTS = 4096
+# The TCP kinds, and the finite-transfer ones (users with a client and a server).
+TCP_KINDS = ("long_lived", "closed_loop", "repeated_downloads", "open_loop")
+USER_KINDS = ("closed_loop", "repeated_downloads", "open_loop")
+UDP_KINDS = ("udp_poisson", "udp_cbr")
+# Frame bytes around a UDP datagram's payload: Ethernet, IPv4, UDP.
+UDP_HEADERS = 14 + 20 + 8
 # The simulator's TCP variants on Linux: SACK is always on there.
 VARIANT_NOTES = {
     "sack": None,
@@ -55,7 +82,8 @@ TRACE_SAMPLE_S = 0.001
 
 @dataclass
 class Plan:
-    """One emulation: the bottleneck, and the flows with their start times and RTTs."""
+    """One emulation: the bottleneck, the links in front of it, and the flows with their
+    start times, RTTs and placements."""
 
     duration_s: float
     warmup_s: float
@@ -70,18 +98,25 @@ class Plan:
     seed: int
     # `emulation.offloads`: TSO, GSO and GRO left on (the datapath then moves super-packets).
     offloads: bool
-    # Each flow's access link, emulated in the datapath (the simulator's private access links).
-    access_rate: str
+    # `network.access`: each flow's access link (machines = 0), or the machines' class
+    # queues and NIC links, emulated in the datapath; the cross link cross traffic leaves by.
+    access: dict[str, Any]
+    cross_link: dict[str, Any] | None
     cc: str
     mss: int
     packet: int
-    starts_s: list[float]
-    rtts_s: list[float]
     # Each flow's identity columns of the flows table (flow, traffic, kind, tcp, cc, rtt_s,
-    # start_s, machine, class, input, output), as the simulator's own table has them.
+    # start_s, machine, class, input, output), as the simulator's own table has them, and
+    # whether it is cross traffic.
     flows: list[dict[str, Any]]
+    cross: list[bool]
     max_window: int
     pacing_bps: int | None
+    # The validated scenario: the traffic generator reads the entries' models from it.
+    scenario: dict[str, Any] = field(default_factory=dict)
+    # The open-loop entry, if any: its index, the flow id of its first slot, and each slot's
+    # identity as the simulator would draw it (`_core.flow_slots`).
+    open_loop: dict[str, Any] | None = None
     # Linux acknowledges every segment at once (TCP_QUICKACK after every read) when the
     # scenario turns delayed ACKs off.
     quickack: bool = False
@@ -89,6 +124,72 @@ class Plan:
     trace_flows: list[int] = field(default_factory=list)
     trace_interval_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def machines(self) -> int:
+        """Sender machines (namespaces): `network.access.machines`, at least one."""
+        return max(1, int(self.access["machines"]))
+
+    @property
+    def starts_s(self) -> list[float]:
+        return [float(f["start_s"]) for f in self.flows]
+
+    @property
+    def rtts_s(self) -> list[float]:
+        return [float(f["rtt_s"]) for f in self.flows]
+
+    def kind_of(self, entry: int) -> str:
+        return str(self.scenario["traffic"][entry]["kind"])
+
+    def flows_file(self) -> dict[str, Any]:
+        """The datapath's `--flows` file: every flow's RTT, machine, class and whether it is
+        cross traffic, open-loop slots included, and the links in front of the bottleneck."""
+        rows = list(self.flows)
+        if self.open_loop is not None:
+            rows += self.open_loop["slots"]
+        return {
+            "rtt_s": [float(f["rtt_s"]) for f in rows],
+            "machine": [max(0, int(f["machine"])) for f in rows],
+            "class": [max(0, int(f["class"])) for f in rows],
+            "cross": [*self.cross, *([False] * (len(rows) - len(self.flows)))],
+            "access": self.access,
+            "cross_link": self.cross_link,
+        }
+
+    def traffic_plan(self) -> dict[str, Any]:
+        """The traffic generator's `--plan` file (`buflab_emu::traffic::Plan`)."""
+        return {
+            "scenario": self.scenario,
+            "duration_s": self.duration_s,
+            "warmup_s": self.warmup_s,
+            "receiver": RECEIVER_IP,
+            "tcp": {
+                "cc": self.cc,
+                "mss": self.mss,
+                "pacing_bps": self.pacing_bps,
+                "window_clamp": self.max_window,
+                "quickack": self.quickack,
+            },
+            "flows": [
+                {
+                    "flow": int(f["flow"]),
+                    "traffic": int(f["traffic"]),
+                    "machine": max(0, int(f["machine"])),
+                    "start_s": float(f["start_s"]),
+                }
+                for f in self.flows
+            ],
+            "open_loop": None
+            if self.open_loop is None
+            else {
+                "traffic": self.open_loop["traffic"],
+                "first": self.open_loop["first"],
+                "slots": len(self.open_loop["slots"]),
+            },
+            "trace": {"flows": self.trace_flows, "interval_s": self.trace_interval_s}
+            if self.trace_flows
+            else None,
+        }
 
 
 def refuse(key: str, value: Any, expected: str) -> ScenarioError:
@@ -118,68 +219,103 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
             "sizes and at any instant, not in a fiber's slots; the optical FIFO runs in the "
             "simulator",
         )
-    if int(net["access"]["machines"]) != 0:
-        raise refuse("network.access.machines", net["access"]["machines"], "0 (one sender host)")
     traffic = s["traffic"]
-    kinds = {t["kind"] for t in traffic}
-    if kinds != {"long_lived"}:
-        bad = next(i for i, t in enumerate(traffic) if t["kind"] != "long_lived")
-        raise refuse(
-            f"traffic.{bad}.kind", traffic[bad]["kind"], '"long_lived" (the others come later)'
-        )
     notes: list[str] = []
-    first = traffic[0]
-    for i, t in enumerate(traffic):
+    tcp_entries = [i for i, t in enumerate(traffic) if t["kind"] in TCP_KINDS]
+    first = traffic[tcp_entries[0]] if tcp_entries else None
+    for i in tcp_entries:
+        t = traffic[i]
         for key in ("cc", "packet", "tcp", "pacing", "max_window", "delayed_ack", "ecn"):
-            if t[key] != first[key]:
+            if first is not None and t[key] != first[key]:
                 raise refuse(
                     f"traffic.{i}.{key}",
                     t[key],
-                    f"{first[key]!r}, as traffic.0 (one setting for all flows, for now)",
+                    f"{first[key]!r}, as traffic.{tcp_entries[0]} (one setting for all TCP "
+                    "flows, for now)",
                 )
         if parse_time(t["jitter"]) != 0:
             raise refuse(f"traffic.{i}.jitter", t["jitter"], '"0s" (real senders have their own)')
-    cc = CC_NAMES.get(first["cc"])
-    if cc is None or cc not in available_cc:
-        raise refuse("traffic.0.cc", first["cc"], f"one of this kernel's {', '.join(available_cc)}")
-    if first["ecn"]:
-        notes.append(
-            "traffic.0.ecn = true: net.ipv4.tcp_ecn = 1 on the senders (RFC 3168 ECN); Linux "
-            "does not count its window reductions, so the flows' ecn_reactions stay 0"
-        )
-    note = VARIANT_NOTES.get(first["tcp"])
-    if first["tcp"] not in VARIANT_NOTES:
-        raise refuse("traffic.0.tcp", first["tcp"], '"sack", "newreno" or "reno"')
-    if note:
-        notes.append(note)
-    if first["delayed_ack"]:
-        notes.append(
-            "traffic.0.delayed_ack = true: Linux's own delayed ACKs (quick ACKs at start, "
-            "then every other segment or its delayed-ACK timer)"
-        )
-    else:
-        notes.append(
-            "traffic.0.delayed_ack = false: the receiver sets TCP_QUICKACK after every read "
-            "(Linux has no switch to turn delayed ACKs off for good)"
-        )
-    pacing = first["pacing"]
-    pacing_bps = None
-    if pacing != "off":
-        notes.append(
-            f'traffic.0.pacing = "{pacing}": Linux\'s internal pacing '
-            "(its own rate, 2× or 1.2× cwnd/srtt)"
-        )
-        pacing_bps = 0
-    notes.append(
-        f"traffic.0.max_window = {first['max_window']}: the receiver's window clamp "
-        "(TCP_WINDOW_CLAMP); Linux sizes its own buffers below it"
-    )
-    packet = int(parse_bytes(first["packet"]))
-    mss = packet - HEADERS
-    if mss < 88:
+        if t["kind"] in USER_KINDS and not t.get("handshake", True):
+            raise refuse(
+                f"traffic.{i}.handshake",
+                False,
+                "true (a Linux connection opens with its handshake)",
+            )
+        if t.get("ack_pacing"):
+            raise refuse(f"traffic.{i}.ack_pacing", True, "false (Linux does not pace ACKs)")
+    for i, t in enumerate(traffic):
+        if t["kind"] in UDP_KINDS and parse_bytes(t["packet"]) <= UDP_HEADERS:
+            raise refuse(
+                f"traffic.{i}.packet",
+                t["packet"],
+                f"more than {UDP_HEADERS} B (a datagram's Ethernet, IPv4 and UDP headers)",
+            )
+    open_entries = [i for i, t in enumerate(traffic) if t["kind"] == "open_loop"]
+    if len(open_entries) > 1:
         raise refuse(
-            "traffic.0.packet", first["packet"], f"at least {88 + HEADERS}B (an MSS of 88 B)"
+            f"traffic.{open_entries[1]}.kind",
+            "open_loop",
+            "one open_loop entry (its slots' RTTs are drawn before the run, in one range of "
+            "flow ids)",
         )
+    cc, mss, packet, pacing_bps, max_window, quickack, ecn = (
+        "reno",
+        1446,
+        1500,
+        None,
+        0,
+        False,
+        False,
+    )
+    if first is not None:
+        cc_name = CC_NAMES.get(first["cc"])
+        if cc_name is None or cc_name not in available_cc:
+            raise refuse(
+                f"traffic.{tcp_entries[0]}.cc",
+                first["cc"],
+                f"one of this kernel's {', '.join(available_cc)}",
+            )
+        cc = cc_name
+        where = f"traffic.{tcp_entries[0]}"
+        ecn = bool(first["ecn"])
+        if ecn:
+            notes.append(
+                f"{where}.ecn = true: net.ipv4.tcp_ecn = 1 on the senders (RFC 3168 ECN); Linux "
+                "does not count its window reductions, so the flows' ecn_reactions stay 0"
+            )
+        if first["tcp"] not in VARIANT_NOTES:
+            raise refuse(f"{where}.tcp", first["tcp"], '"sack", "newreno" or "reno"')
+        note = VARIANT_NOTES[first["tcp"]]
+        if note:
+            notes.append(note.replace("tcp =", f"{where}.tcp =", 1))
+        if first["delayed_ack"]:
+            notes.append(
+                f"{where}.delayed_ack = true: Linux's own delayed ACKs (quick ACKs at start, "
+                "then every other segment or its delayed-ACK timer)"
+            )
+        else:
+            notes.append(
+                f"{where}.delayed_ack = false: the receiver sets TCP_QUICKACK after every read "
+                "(Linux has no switch to turn delayed ACKs off for good)"
+            )
+        quickack = not first["delayed_ack"]
+        if first["pacing"] != "off":
+            notes.append(
+                f'{where}.pacing = "{first["pacing"]}": Linux\'s internal pacing '
+                "(its own rate, 2× or 1.2× cwnd/srtt)"
+            )
+            pacing_bps = 2**63
+        notes.append(
+            f"{where}.max_window = {first['max_window']}: the receiver's window clamp "
+            "(TCP_WINDOW_CLAMP); Linux sizes its own buffers below it"
+        )
+        packet = int(parse_bytes(first["packet"]))
+        mss = packet - HEADERS
+        if mss < 88:
+            raise refuse(
+                f"{where}.packet", first["packet"], f"at least {88 + HEADERS}B (an MSS of 88 B)"
+            )
+        max_window = int(parse_bytes(first["max_window"]))
     offloads = bool(s["emulation"]["offloads"])
     if offloads:
         notes.append(
@@ -189,6 +325,33 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
             "left at its defaults measures, not the model"
         )
     flows = simulate(s, duration="1us", warmup="0s").flows
+    _check_generator(s, len(flows))
+    open_loop = None
+    if open_entries:
+        entry = open_entries[0]
+        drawn = core().flow_slots(scenario_json(s), entry, len(flows), OPEN_LOOP_SLOTS)
+        slots = [
+            {
+                "flow": len(flows) + k,
+                "traffic": entry,
+                "kind": "open_loop",
+                "tcp": str(traffic[entry]["tcp"]),
+                "cc": str(traffic[entry]["cc"]),
+                "rtt_s": float(drawn["rtt_s"][k]),
+                "start_s": float("inf"),
+                "machine": int(drawn["machine"][k]),
+                "class": int(drawn["class"][k]),
+                "input": -1,
+                "output": -1,
+            }
+            for k in range(OPEN_LOOP_SLOTS)
+        ]
+        open_loop = {"traffic": entry, "first": len(flows), "slots": slots}
+        notes.append(
+            f"traffic.{entry}: open-loop arrivals take at most {OPEN_LOOP_SLOTS:,} flow slots "
+            "(the simulator's are unbounded); arrivals that find none are counted "
+            "(no_slot in the summary's report)"
+        )
     traced = s["monitor"]["trace_flows"]
     trace_flows = list(range(len(flows))) if traced == "all" else [int(i) for i in traced]
     trace_interval = parse_time(s["monitor"]["trace_interval"])
@@ -198,28 +361,79 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
             'monitor.trace_interval = "0s": a real socket\'s state is sampled, not followed '
             f"change by change; every {TRACE_SAMPLE_S * 1e3:g} ms"
         )
+    access = net["access"]
+    cross = [bool(traffic[int(t)]["path"] == "cross") for t in flows["traffic"]]
     return Plan(
         queue=b["queue"],
         queue_params={k: v for k, v in b.items() if k.startswith(f"{b['queue']}_")},
         loss=float(net.get("loss", 0.0)),
-        ecn=bool(first["ecn"]),
+        ecn=ecn,
         seed=int(s["seed"]),
         offloads=offloads,
         duration_s=parse_time(s["duration"]),
         warmup_s=parse_time(s["warmup"]),
         rate_bps=int(parse_rate(b["rate"])),
         buffer=str(b["buffer"]),
-        access_rate=str(net["access"]["rate"]),
+        access={
+            "rate": str(access["rate"]),
+            "buffer": str(access["buffer"]),
+            "machines": int(access["machines"]),
+            "classes": int(access["classes"]),
+            "nic": str(access["nic"]),
+        },
+        cross_link={"rate": str(net["cross"]["rate"]), "buffer": str(net["cross"]["buffer"])}
+        if any(cross)
+        else None,
         cc=cc,
         mss=mss,
         packet=packet,
-        starts_s=[float(x) for x in flows["start_s"]],
-        rtts_s=[float(x) for x in flows["rtt_s"]],
         flows=flows[list(IDENTITY)].to_dict("records"),
-        max_window=int(parse_bytes(first["max_window"])),
+        cross=cross,
+        max_window=max_window,
         pacing_bps=pacing_bps,
-        quickack=not first["delayed_ack"],
+        scenario=s,
+        open_loop=open_loop,
+        quickack=quickack,
         trace_flows=trace_flows,
         trace_interval_s=trace_interval,
         notes=notes,
     )
+
+
+def _check_generator(s: dict[str, Any], flows: int) -> None:
+    """Refuses a scenario beyond what the traffic generator keeps up with here, naming the
+    entry and the measured limit."""
+    facts = core().traffic_facts(scenario_json(s))["entries"]
+    users = connections = datagrams = 0.0
+    for i, (t, f) in enumerate(zip(s["traffic"], facts, strict=True)):
+        kind = t["kind"]
+        if kind in ("closed_loop", "repeated_downloads"):
+            users += f["flows"]
+            # Each cycle takes at least its think time and a handshake's round trip.
+            cycle = f["think"]["mean"] + f["rtt"]["lo"]
+            connections += f["flows"] / cycle if cycle > 0 else math.inf
+            if users > GENERATOR_USERS:
+                raise refuse(
+                    f"traffic.{i}.users",
+                    t["users"],
+                    f"at most {GENERATOR_USERS:,} users in all, what the traffic generator "
+                    "keeps up with on this machine",
+                )
+        elif kind == "open_loop":
+            connections += f["arrivals_per_s"]
+        elif kind in UDP_KINDS:
+            datagrams += f["flows"] * f["rate_bps"] / (8 * f["packet_bytes"])
+        if connections > GENERATOR_CONNECTIONS_PER_S:
+            raise refuse(
+                f"traffic.{i}",
+                f"{connections:,.0f} connections per second at most",
+                f"at most {GENERATOR_CONNECTIONS_PER_S:,} per second in all, what the traffic "
+                "generator opens on this machine",
+            )
+        if datagrams > GENERATOR_DATAGRAMS_PER_S:
+            raise refuse(
+                f"traffic.{i}.rate",
+                t["rate"],
+                f"at most {GENERATOR_DATAGRAMS_PER_S:,} datagrams per second in all, what the "
+                "traffic generator sends on this machine",
+            )

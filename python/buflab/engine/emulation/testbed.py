@@ -1,7 +1,10 @@
-"""The network namespaces of one emulation run: a sender host, a router whose datapath bridges
-its two interfaces, and a receiver host, joined by veth pairs.
+"""The network namespaces of one emulation run: the sender machines, a router whose datapath
+bridges their interfaces to the receiver's, and a receiver host, joined by veth pairs.
 
-    snd ──veth── rtr (buflab-datapath: bottleneck, delay lines) ──veth── rcv
+    snd  ──veth──┐
+    snd1 ──veth──┤ rtr (buflab-datapath: access links or class queues and NICs,
+    …            │      the bottleneck, delay lines) ──veth── rcv
+    sndM ──veth──┘
 
 Every name carries the run's prefix, `bl` and the process id (`bl4242-snd`, interfaces
 `bl4242s0`), so that a run removes exactly its own, and the next run can tell which ones a
@@ -9,6 +12,13 @@ killed run left (its process is gone) and remove those. Nothing touches the host
 interfaces: the veth pairs are created straight into the run's namespaces. Offloads (TSO,
 GSO, GRO, checksums) are off unless asked: with them on, the kernel hands the datapath 64 KB
 super-packets instead of the 1500-byte frames the buffer counts.
+
+Addresses: every flow's sending end has its own address in `FLOW_NET` (see the `address`
+module of the `buflab-emu` crate); each sender machine takes the whole network as local
+(`ip route add local FLOW_NET dev lo`, "AnyIP": no address per flow), and the receiver
+routes it to them. The machines share one address and one MAC on their own links (the
+datapath bridges them to the receiver, which sees one gateway), and every neighbour entry is
+static, so no ARP crosses the datapath; IPv6 is off, so nothing else does either.
 """
 
 from __future__ import annotations
@@ -26,6 +36,13 @@ from buflab.engine import Error
 PREFIX = "bl"
 SENDER_IP = "10.200.0.1"
 RECEIVER_IP = "10.200.0.2"
+# The flows' network (`buflab_emu::address::FLOW_NET`): flow i's sending end is at its
+# address + 1 + i.
+FLOW_NET = "10.201.0.0/16"
+# Locally administered MACs: every sender machine's (the one gateway the receiver sees), and
+# the receiver's.
+SENDER_MAC = "02:00:0a:c8:00:01"
+RECEIVER_MAC = "02:00:0a:c8:00:02"
 OFFLOADS = ("tso", "gso", "gro", "tx", "rx")
 
 
@@ -38,6 +55,20 @@ def _ip(*args: str) -> None:
     done = subprocess.run(["ip", *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise EmulationError(f"ip {' '.join(args)}: {done.stderr.strip() or 'failed'}")
+
+
+def _veth(dev: str, ns: str, mac: str, peer: str, peer_ns: str) -> None:
+    """A veth pair straight into two namespaces, `dev` (with address `mac`) in `ns` and `peer`
+    in `peer_ns`."""
+    _ip(
+        "link", "add", dev, "netns", ns, "address", mac,
+        "type", "veth", "peer", "name", peer, "netns", peer_ns,
+    )  # fmt: skip
+
+
+def _neighbour(ns: str, ip: str, mac: str, dev: str) -> None:
+    """A static neighbour entry: `ip` is at `mac` on `dev` in `ns`, never asked for."""
+    _ip("-n", ns, "neigh", "add", ip, "lladdr", mac, "dev", dev, "nud", "permanent")
 
 
 def require_privileges() -> None:
@@ -85,7 +116,7 @@ def remove_stale() -> list[str]:
     their names. Removing a namespace removes its veth ends, and so the pairs."""
     removed = []
     for name in namespaces():
-        found = re.fullmatch(rf"{PREFIX}(\d+)-(snd|rtr|rcv)", name)
+        found = re.fullmatch(rf"{PREFIX}(\d+)-(snd\d*|rtr|rcv)", name)
         if found and not _alive(int(found.group(1))):
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
             removed.append(name)
@@ -99,14 +130,20 @@ class Testbed:
 
     prefix: str
     offloads: bool = False
+    machines: int = 1
 
     @classmethod
-    def for_this_process(cls, offloads: bool = False) -> Testbed:
-        return cls(f"{PREFIX}{os.getpid()}", offloads)
+    def for_this_process(cls, offloads: bool = False, machines: int = 1) -> Testbed:
+        return cls(f"{PREFIX}{os.getpid()}", offloads, max(1, machines))
+
+    @property
+    def senders(self) -> list[str]:
+        """The sender machines' namespaces, machine 0 first."""
+        return [f"{self.prefix}-snd{m or ''}" for m in range(self.machines)]
 
     @property
     def sender(self) -> str:
-        return f"{self.prefix}-snd"
+        return self.senders[0]
 
     @property
     def router(self) -> str:
@@ -117,60 +154,45 @@ class Testbed:
         return f"{self.prefix}-rcv"
 
     @property
-    def router_ports(self) -> tuple[str, str]:
-        """The router's interfaces: toward the sender, toward the receiver."""
-        return f"{self.prefix}r0", f"{self.prefix}r1"
+    def router_ports(self) -> tuple[list[str], str]:
+        """The router's interfaces: toward each sender machine, toward the receiver."""
+        return [f"{self.prefix}m{m}" for m in range(self.machines)], f"{self.prefix}r1"
 
     def create(self) -> Testbed:
         self.remove()
         p = self.prefix
-        for ns in (self.sender, self.router, self.receiver):
+        for ns in (*self.senders, self.router, self.receiver):
             _ip("netns", "add", ns)
             _ip("-n", ns, "link", "set", "lo", "up")
-        left, right = self.router_ports
-        _ip(
-            "link",
-            "add",
-            f"{p}s0",
-            "netns",
-            self.sender,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            left,
-            "netns",
-            self.router,
-        )
-        _ip(
-            "link",
-            "add",
-            f"{p}d0",
-            "netns",
-            self.receiver,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            right,
-            "netns",
-            self.router,
-        )
-        _ip("-n", self.sender, "addr", "add", f"{SENDER_IP}/24", "dev", f"{p}s0")
+            # No IPv6: nothing but the scenario's packets crosses the datapath.
+            self.write_in(ns, "/proc/sys/net/ipv6/conf/all/disable_ipv6", "1")
+            self.write_in(ns, "/proc/sys/net/ipv6/conf/default/disable_ipv6", "1")
+        lefts, right = self.router_ports
+        hosts = [
+            (ns, f"{p}s{m}", left)
+            for m, (ns, left) in enumerate(zip(self.senders, lefts, strict=True))
+        ]
+        for ns, dev, left in hosts:
+            _veth(dev, ns, SENDER_MAC, left, self.router)
+        _veth(f"{p}d0", self.receiver, RECEIVER_MAC, right, self.router)
+        for ns, dev, _ in hosts:
+            _ip("-n", ns, "addr", "add", f"{SENDER_IP}/24", "dev", dev)
         _ip("-n", self.receiver, "addr", "add", f"{RECEIVER_IP}/24", "dev", f"{p}d0")
-        for ns, dev in (
-            (self.sender, f"{p}s0"),
-            (self.receiver, f"{p}d0"),
-            (self.router, left),
-            (self.router, right),
-        ):
+        links = [(ns, dev) for ns, dev, _ in hosts] + [(self.receiver, f"{p}d0")]
+        for ns, dev in links + [(self.router, port) for port in (*lefts, right)]:
             _ip("-n", ns, "link", "set", dev, "up")
             if not self.offloads:
                 self._offloads_off(ns, dev)
-        for dev in (left, right):
+        for dev in (*lefts, right):
             # The datapath reads frames addressed to the far host, not to the router.
             _ip("-n", self.router, "link", "set", dev, "promisc", "on")
-        for ns, dev in ((self.sender, f"{p}s0"), (self.receiver, f"{p}d0")):
+        for ns, dev, _ in hosts:
+            # Every flow address is local to every machine (each binds only its own flows').
+            _ip("-n", ns, "route", "add", "local", FLOW_NET, "dev", "lo")
+            _neighbour(ns, RECEIVER_IP, RECEIVER_MAC, dev)
+        _ip("-n", self.receiver, "route", "add", FLOW_NET, "via", SENDER_IP)
+        _neighbour(self.receiver, SENDER_IP, SENDER_MAC, f"{p}d0")
+        for ns, dev in links:
             self._receive_elsewhere(ns, dev)
         return self
 
@@ -203,13 +225,18 @@ class Testbed:
         if done.returncode != 0:
             raise EmulationError(f"ethtool -K {dev}: {done.stderr.strip() or 'failed'}")
 
+    def sysctl_everywhere(self, path: str, value: str) -> None:
+        """Writes `value` to `path` in every host namespace (senders and receiver)."""
+        for ns in (*self.senders, self.receiver):
+            self.write_in(ns, path, value)
+
     def kernel_queues(self) -> dict[str, Any]:
         """The kernel queueing disciplines on every interface of the run, and what passed
         through them: with only `noqueue` (a veth's default) nothing waited in a kernel queue,
         so the datapath's buffer is the only one on the path."""
         kinds: set[str] = set()
         packets = backlog = 0
-        for ns in (self.sender, self.router, self.receiver):
+        for ns in (*self.senders, self.router, self.receiver):
             done = subprocess.run(
                 ["ip", "netns", "exec", ns, "tc", "-s", "-j", "qdisc", "show"],
                 capture_output=True,
@@ -222,7 +249,7 @@ class Testbed:
         return {"kinds": sorted(kinds), "packets": packets, "backlog_bytes": backlog}
 
     def remove(self) -> None:
-        for ns in (self.sender, self.router, self.receiver):
+        for ns in (*self.senders, self.router, self.receiver):
             if ns in namespaces():
                 subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
@@ -231,7 +258,13 @@ class Testbed:
         return ["ip", "netns", "exec", ns, *argv]
 
     def __enter__(self) -> Testbed:
-        return self.create()
+        try:
+            return self.create()
+        except BaseException:
+            # Interrupted or failed half-way (Ctrl-C while the namespaces are being set up):
+            # what was created goes, as after a run.
+            self.remove()
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
