@@ -6,9 +6,11 @@
 //! second and peak memory.
 //!
 //! Run: `cargo bench -p buflab-core --bench dumbbell` (add `-- --flows N --seconds S --repeat R`
-//! to vary, and `--bump PACER` to put a pacing bump on every access link: `delay` on the rate
-//! it measures over 16 packets, or `token_bucket`, `modified_token_bucket`, `token_thread` at
-//! 10 Mb/s, as the `tiny_bump` recipe's). The scenario runs R times (default 5); the best and
+//! to vary, `--tcp VARIANT` to run another loss recovery than `newreno` (`linux` runs the
+//! Linux profile, with its own defaults: delayed ACKs, IW10, 100 µs host jitter), and
+//! `--bump PACER` to put a pacing bump on every access link: `delay` on the rate it measures
+//! over 16 packets, or `token_bucket`, `modified_token_bucket`, `token_thread` at 10 Mb/s, as
+//! the `tiny_bump` recipe's). The scenario runs R times (default 5); the best and
 //! the median are reported, because on a shared machine other work only ever slows a run
 //! down.
 
@@ -46,8 +48,14 @@ fn bump(args: &[String]) -> Option<serde_json::Value> {
     })
 }
 
+/// The value of option `name`, if given.
+fn text<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(String::as_str)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let tcp = text(&args, "--tcp").unwrap_or("newreno");
     let flows = arg(&args, "--flows", 1000);
     let seconds = arg(&args, "--seconds", 20);
     let repeat = arg(&args, "--repeat", 5).max(1);
@@ -62,14 +70,14 @@ fn main() {
             "rtt": "75ms..125ms",
         },
         "traffic": [ {
-            "kind": "long_lived", "flows": flows, "tcp": "newreno",
+            "kind": "long_lived", "flows": flows, "tcp": tcp,
             "packet": "1500B", "max_window": "20MB", "start": "0s..1s",
         } ],
     });
     if let Some(b) = &bump {
         v["network"]["bump"] = serde_json::json!([b]);
     }
-    let scenario = Scenario::from_value(&v).expect("benchmark scenario is valid");
+    let scenario = Scenario::from_value(&v).unwrap_or_else(|e| panic!("--tcp {tcp}: {e}"));
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat {
@@ -84,7 +92,7 @@ fn main() {
     let pending = net.sim.sched.pending();
     let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;
-    println!("scenario: 1Gbps bottleneck, 100pkt buffer, {flows} NewReno flows, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
+    println!("scenario: 1Gbps bottleneck, 100pkt buffer, {flows} flows tcp={tcp} cc=reno, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
     if let Some(b) = &bump {
         println!("bump on every access link: {b}");
     }

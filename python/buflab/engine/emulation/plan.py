@@ -25,8 +25,10 @@ from buflab.engine.units import parse_bytes, parse_rate, parse_time
 MAX_RATE_BPS = 2 * 10**9
 # Linux's congestion controls by the simulator's names; the machine's own list decides.
 CC_NAMES = {"reno": "reno", "cubic": "cubic", "bbr": "bbr"}
-# The simulator's TCP variants on Linux: SACK is always on there.
+# The simulator's TCP variants on Linux: SACK is always on there, and `linux` is the model of
+# what runs there.
 VARIANT_NOTES = {
+    "linux": None,
     "sack": None,
     "newreno": 'tcp = "newreno": Linux always negotiates SACK; runs as NewReno with SACK',
     "reno": 'tcp = "reno": Linux always negotiates SACK; runs as NewReno with SACK',
@@ -129,7 +131,7 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
                     t[key],
                     f"{first[key]!r}, as traffic.0 (one setting for all flows, for now)",
                 )
-        if parse_time(t["jitter"]) != 0:
+        if parse_time(t["jitter"]) != 0 and t["tcp"] != "linux":
             raise refuse(f"traffic.{i}.jitter", t["jitter"], '"0s" (real senders have their own)')
     cc = CC_NAMES.get(first["cc"])
     if cc is None or cc not in available_cc:
@@ -141,9 +143,19 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         )
     note = VARIANT_NOTES.get(first["tcp"])
     if first["tcp"] not in VARIANT_NOTES:
-        raise refuse("traffic.0.tcp", first["tcp"], '"sack", "newreno" or "reno"')
+        raise refuse("traffic.0.tcp", first["tcp"], '"linux", "sack", "newreno" or "reno"')
     if note:
         notes.append(note)
+    if first["tcp"] == "linux" and parse_time(first["jitter"]) != 0:
+        notes.append(
+            f"traffic.0.jitter = {first['jitter']}: the model's stand-in for host timing noise; "
+            "the real hosts have their own, nothing is added"
+        )
+    if first.get("slow_start") == "hystart++":
+        notes.append(
+            'traffic.0.slow_start = "hystart++": Linux has no HyStart++; its CUBIC runs '
+            "HyStart (tcp_cubic.c), its Reno none"
+        )
     if first["delayed_ack"]:
         notes.append(
             "traffic.0.delayed_ack = true: Linux's own delayed ACKs (quick ACKs at start, "
