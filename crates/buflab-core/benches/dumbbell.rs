@@ -7,7 +7,9 @@
 //!
 //! Run: `cargo bench -p buflab-core --bench dumbbell` (add `-- --flows N --seconds S --repeat R`
 //! to vary, `--tcp VARIANT` to run another loss recovery than `newreno` (`linux` runs the
-//! Linux profile, with its own defaults: delayed ACKs, IW10, 100 µs host jitter), and
+//! Linux profile, with its own defaults: delayed ACKs, IW10, 100 µs host jitter), `--set
+//! KEY=VALUE` to change another key of the traffic entry (repeatable; the value is JSON, or a
+//! string: `--set delayed_ack=false --set jitter=0s`), and
 //! `--bump PACER` to put a pacing bump on every access link: `delay` on the rate it measures
 //! over 16 packets, or `token_bucket`, `modified_token_bucket`, `token_thread` at 10 Mb/s, as
 //! the `tiny_bump` recipe's). The scenario runs R times (default 5); the best and
@@ -77,7 +79,17 @@ fn main() {
     if let Some(b) = &bump {
         v["network"]["bump"] = serde_json::json!([b]);
     }
-    let scenario = Scenario::from_value(&v).unwrap_or_else(|e| panic!("--tcp {tcp}: {e}"));
+    for (i, a) in args.iter().enumerate() {
+        if a != "--set" {
+            continue;
+        }
+        let Some((key, value)) = args.get(i + 1).and_then(|kv| kv.split_once('=')) else {
+            panic!("--set takes KEY=VALUE (a key of the traffic entry)")
+        };
+        let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::from(value));
+        v["traffic"][0][key] = value;
+    }
+    let scenario = Scenario::from_value(&v).unwrap_or_else(|e| panic!("{e}"));
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat {
@@ -93,6 +105,7 @@ fn main() {
     let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;
     println!("scenario: 1Gbps bottleneck, 100pkt buffer, {flows} flows tcp={tcp} cc=reno, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
+    println!("traffic entry          {}", v["traffic"][0]);
     if let Some(b) = &bump {
         println!("bump on every access link: {b}");
     }

@@ -83,7 +83,7 @@ pub struct TcpReceiver {
     ack_pacer: Option<Box<AckPacer>>,
     /// Linux's delayed and quick ACKs (see [`super::quickack`]), for a `linux` flow with
     /// delayed ACKs; None: RFC 1122's rule with the fixed `delay`.
-    quick: Option<Box<QuickAck>>,
+    quick: Option<QuickAck>,
 }
 
 impl TcpReceiver {
@@ -123,7 +123,7 @@ impl TcpReceiver {
     /// handshake measured). Only with delayed ACKs on.
     pub fn set_linux_acks(&mut self, rtt: Time) {
         if self.delayed {
-            self.quick = Some(Box::new(QuickAck::new(self.window, self.delay, rtt)));
+            self.quick = Some(QuickAck::new(self.window, self.delay, rtt));
         }
     }
 

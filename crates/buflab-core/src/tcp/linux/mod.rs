@@ -114,8 +114,9 @@ pub struct LinuxState {
     /// Since when the window has not limited the sender (RFC 9438 §4.2's application-limited
     /// period, reported to the controller when it ends).
     pub app_limited_since: Option<Time>,
-    /// HyStart or HyStart++ (`slow_start`), None for standard slow start.
-    pub hystart: Option<HyStart>,
+    /// HyStart or HyStart++ (`slow_start`), None for standard slow start (boxed: most flows
+    /// spend little of their time in slow start).
+    pub hystart: Option<Box<HyStart>>,
 }
 
 impl LinuxState {
@@ -134,7 +135,7 @@ impl LinuxState {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             app_limited_since: None,
-            hystart: HyStart::new(cfg.slow_start, cfg.pacing != Pacing::Off),
+            hystart: HyStart::new(cfg.slow_start, cfg.pacing != Pacing::Off).map(Box::new),
         }
     }
 }

@@ -31,8 +31,9 @@
 //! - §6.3, `tcp_rack_mark_lost`: the reordering timer is armed for that remainder plus
 //!   `TCP_TIMEOUT_MIN_US` (2 ms) in whole jiffies.
 
-use super::sent::{sent_after, SentQueue, Stamp, LOST, RETRANS};
+use super::sent::{sent_after, Judgement, SentQueue, Stamp};
 use crate::tcp::rto::linux::to_jiffies;
+use crate::tcp::sack::option::SackBlock;
 use crate::units::Time;
 
 /// RFC 6675's DupThresh, Linux's `tp->reordering` default (`sysctl_tcp_reordering` = 3).
@@ -92,38 +93,30 @@ impl Rack {
         srtt.map_or(quarter, |s| quarter.min(s))
     }
 
-    /// §6.2 step 5: marks lost the segments of `q` sent before RACK.xmit_ts whose time is up.
-    /// Returns how many it marked and, if others wait, the longest remainder (§6.3).
-    pub fn detect_loss(&self, q: &mut SentQueue, now: Time, reo_wnd: Time) -> (u32, Option<Time>) {
+    /// §6.2 step 5: marks lost the segments of `q` sent before RACK.xmit_ts whose time is up,
+    /// RACK.rtt + reo_wnd after they were sent. `sacked` are the SACKed ranges of `q` (the
+    /// scoreboard's). Returns how many it marked and, if others wait, the longest remainder
+    /// (§6.3).
+    pub fn detect_loss(
+        &self,
+        q: &mut SentQueue,
+        sacked: &[SackBlock],
+        now: Time,
+        reo_wnd: Time,
+    ) -> (u32, Option<Time>) {
         let Some(latest) = self.latest else { return (0, None) };
-        let mut marked = Vec::new();
-        let mut wait: Option<Time> = None;
-        for (seq, s) in q.unsacked_from(q.una()) {
-            // Marked lost and not resent since: nothing to decide.
-            if s.flags & (LOST | RETRANS) == LOST {
-                continue;
-            }
+        q.judge_losses(sacked, |s| {
             if !sent_after(latest, s.stamp()) {
-                // Sent after the latest delivery. Segments never resent leave in sequence
-                // order, so no later one was sent before it; a resent one may have been.
-                if s.is(super::sent::EVER_RETRANS) {
-                    continue;
-                }
-                break;
+                return Judgement::Later;
             }
             // remaining = RACK.rtt + reo_wnd − (now − xmit), in picoseconds.
             let due = s.xmit + self.rtt + reo_wnd;
             if due <= now {
-                marked.push(seq);
+                Judgement::Lost
             } else {
-                let left = due - now;
-                wait = Some(wait.map_or(left, |w| w.max(left)));
+                Judgement::Wait(due - now)
             }
-        }
-        for &seq in &marked {
-            q.mark_lost(seq);
-        }
-        (marked.len() as u32, wait)
+        })
     }
 }
 
@@ -137,7 +130,7 @@ pub fn reorder_timeout(left: Time) -> Time {
 mod tests {
     //! Segments 0..10 sent 1 ms apart (segment s at s ms); the tests deliver some and ask RACK.
     use super::*;
-    use crate::tcp::linux::sent::SACKED;
+    use crate::tcp::linux::sent::{EVER_RETRANS, LOST, SACKED};
 
     fn ms(x: u64) -> Time {
         Time::from_ms(x)
@@ -151,11 +144,31 @@ mod tests {
         q
     }
 
+    /// The SACKed ranges of `q`, as the scoreboard keeps them.
+    fn ranges(q: &SentQueue) -> Vec<SackBlock> {
+        let mut v: Vec<SackBlock> = Vec::new();
+        for seq in q.una()..q.high() {
+            if q.get(seq).is(SACKED) {
+                match v.last_mut() {
+                    Some(r) if r.end == seq => r.end += 1,
+                    _ => v.push(SackBlock::new(seq, seq + 1)),
+                }
+            }
+        }
+        v
+    }
+
+    /// RACK's loss detection on `q` (with its SACKed ranges).
+    fn detect(r: &Rack, q: &mut SentQueue, now: Time, reo_wnd: Time) -> (u32, Option<Time>) {
+        let sacked = ranges(q);
+        r.detect_loss(q, &sacked, now, reo_wnd)
+    }
+
     /// SACKs `seqs` at `now` and advances RACK on the latest of them.
     fn sack(q: &mut SentQueue, r: &mut Rack, now: Time, seqs: &[u32]) {
         for &s in seqs {
             let before = q.mark_sacked(s);
-            r.note_delivered(s, before.is(super::super::sent::EVER_RETRANS));
+            r.note_delivered(s, before.is(EVER_RETRANS));
         }
         let &last = seqs.iter().max().unwrap();
         r.advance(now, Some(ms(100)), q.get(last).stamp(), false);
@@ -184,10 +197,10 @@ mod tests {
         let (mut q, mut r) = (queue(), Rack::default());
         sack(&mut q, &mut r, ms(101), &[1]);
         assert_eq!(r.rtt, ms(100));
-        assert_eq!(r.detect_loss(&mut q, ms(101), ms(25)), (0, Some(ms(24))));
+        assert_eq!(detect(&r, &mut q, ms(101), ms(25)), (0, Some(ms(24))));
         // The reordering timer: 24 + 2 ms, in whole 4-ms jiffies.
         assert_eq!(reorder_timeout(ms(24)), ms(28));
-        assert_eq!(r.detect_loss(&mut q, ms(125), ms(25)), (1, None));
+        assert_eq!(detect(&r, &mut q, ms(125), ms(25)), (1, None));
         assert!(q.get(0).is(LOST));
         // Segments sent after the latest delivered one are not judged: 2..9 stay.
         assert_eq!(q.lost_out, 1);
@@ -201,7 +214,7 @@ mod tests {
         sack(&mut q, &mut r, ms(105), &[1, 3, 4, 5]);
         let wnd = r.reo_wnd(false, q.sacked_out, Some(ms(100)), Some(ms(100)));
         assert_eq!(wnd, Time::ZERO);
-        assert_eq!(r.detect_loss(&mut q, ms(105), wnd), (2, None));
+        assert_eq!(detect(&r, &mut q, ms(105), wnd), (2, None));
         assert!(q.get(0).is(LOST) && q.get(2).is(LOST) && !q.get(6).is(LOST));
         assert!(q.get(1).is(SACKED));
     }
@@ -217,7 +230,7 @@ mod tests {
         q.on_sent(10, ms(160), false, false);
         sack(&mut q, &mut r, ms(260), &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         assert_eq!(q.retrans_out, 1);
-        assert_eq!(r.detect_loss(&mut q, ms(260), Time::ZERO), (1, None));
+        assert_eq!(detect(&r, &mut q, ms(260), Time::ZERO), (1, None));
         assert_eq!((q.lost_out, q.retrans_out), (1, 0));
         assert_eq!(q.next_lost(0), Some(0));
     }

@@ -250,7 +250,8 @@ impl TcpSender {
         l.rack.advanced = false;
         let recovering = l.ca >= CaState::Recovery;
         let reo_wnd = l.rack.reo_wnd(recovering, l.q.sacked_out, l.min_rtt, srtt);
-        let (_, wait) = l.rack.detect_loss(&mut l.q, now, reo_wnd);
+        let sacked = self.sack.as_deref().expect("a linux sender keeps a scoreboard").sb.ranges();
+        let (_, wait) = l.rack.detect_loss(&mut l.q, sacked, now, reo_wnd);
         match wait {
             Some(left) => {
                 self.rto_deadline = Some(now + reorder_timeout(left));
@@ -433,6 +434,10 @@ impl TcpSender {
             from = seq + 1;
         }
         let mut sent = 0;
+        // `tcp_event_new_data_sent` rearms the RTO when nothing was outstanding or a probe
+        // timer was pending; the probe timer armed after the burst replaces it where allowed.
+        let l = lx(&mut self.linux);
+        let rearm = l.q.packets_out() == 0 || l.timer == TimerKind::Probe;
         while self.snd_max < self.limit
             && self.snd_max - self.snd_una < self.cfg.max_window
             && lx(&mut self.linux).q.in_flight() < cwnd
@@ -461,24 +466,18 @@ impl TcpSender {
                 l.cwnd_usage_seq = self.snd_max;
             }
         }
-        if sent > 0 {
-            self.linux_schedule_probe(now, false);
+        if sent > 0 && !self.linux_schedule_probe(now, false) && rearm {
+            self.linux_rearm_rto(now);
         }
     }
 
-    /// New segment `snd_max` leaves (`tcp_event_new_data_sent`: the RTO starts if nothing was
-    /// outstanding, or replaces a probe timer, measured from the head).
+    /// New segment `snd_max` leaves.
     fn linux_send_new(&mut self, now: Time, out: &mut Vec<Packet>) {
         let seq = self.snd_max;
         self.snd_max += 1;
         self.snd_nxt = self.snd_max;
         self.emit(now, seq, false, out);
-        let l = lx(&mut self.linux);
-        let prior_packets = l.q.packets_out();
-        l.q.on_sent(seq, now, false, false);
-        if prior_packets == 0 || l.timer == TimerKind::Probe {
-            self.linux_rearm_rto(now);
-        }
+        lx(&mut self.linux).q.on_sent(seq, now, false, false);
     }
 
     /// Resends lost segment `seq` (`tcp_retransmit_skb`).
@@ -519,7 +518,8 @@ impl TcpSender {
         let l = lx(&mut self.linux);
         let recovering = l.ca >= CaState::Recovery;
         let reo_wnd = l.rack.reo_wnd(recovering, l.q.sacked_out, l.min_rtt, srtt);
-        let (lost, _) = l.rack.detect_loss(&mut l.q, now, reo_wnd);
+        let sacked = self.sack.as_deref().expect("a linux sender keeps a scoreboard").sb.ranges();
+        let (lost, _) = l.rack.detect_loss(&mut l.q, sacked, now, reo_wnd);
         if lost > 0 {
             if l.ca != CaState::Recovery {
                 self.count(now, |s| s.fast_retransmits += 1);
@@ -551,6 +551,7 @@ impl TcpSender {
             return self.linux_rearm_rto(now);
         }
         let resent = if self.snd_max < self.limit && self.snd_max - self.snd_una < self.cfg.max_window {
+            // (The RTO is restarted from now below, as after `tcp_event_new_data_sent`.)
             self.linux_send_new(now, out);
             if matches!(lx(&mut self.linux).ca, CaState::Cwr | CaState::Recovery) {
                 lx(&mut self.linux).prr.on_sent(1);

@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 
+use crate::tcp::sack::option::SackBlock;
 use crate::units::Time;
 
 /// Reported delivered by a SACK block (`TCPCB_SACKED_ACKED`).
@@ -22,6 +23,19 @@ pub const LOST: u8 = 2;
 pub const RETRANS: u8 = 4;
 /// It has been sent more than once (`TCPCB_EVER_RETRANS`): an ACK of it is ambiguous.
 pub const EVER_RETRANS: u8 = 8;
+/// It is on the list of resent segments whose last transmission RACK still judges.
+const LISTED: u8 = 16;
+
+/// RACK's verdict on one segment (see [`SentQueue::judge_losses`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judgement {
+    /// Lost now.
+    Lost,
+    /// Lost in this long unless delivered first.
+    Wait(Time),
+    /// Sent after the latest delivery: not judged.
+    Later,
+}
 
 /// When a segment last left: the time (Linux `skb_mstamp`), then the sender's count of
 /// transmissions, which orders the segments one instant sent (see [`sent_after`]).
@@ -81,6 +95,16 @@ pub struct SentQueue {
     pub lost_total: u64,
     /// Transmissions so far (orders the [`Stamp`]s).
     sends: u32,
+    /// Resent segments whose last transmission may still be judged by RACK (marked `LISTED`),
+    /// in the order of those transmissions; entries that left the queue or were SACKed or
+    /// marked lost are dropped as met.
+    resent: Vec<u32>,
+    /// Every segment below it is SACKed, marked lost or resent: RACK's scan of segments sent
+    /// once starts there.
+    clean_from: u32,
+    /// No segment below it is marked lost without a resend in flight (`next_lost` starts
+    /// there; Linux's `retransmit_skb_hint`).
+    lost_hint: u32,
 }
 
 impl SentQueue {
@@ -127,19 +151,39 @@ impl SentQueue {
             s.flags |= RETRANS;
             self.retrans_out += 1;
         }
+        if s.flags & LISTED == 0 {
+            s.flags |= LISTED;
+            self.resent.push(seq);
+        }
     }
 
     /// The cumulative ACK moves to `ack`: the records below it go.
     pub fn advance(&mut self, ack: u32) -> Acked {
         let mut a = Acked::default();
-        while self.una < ack {
-            let Some(s) = self.segs.pop_front() else { break };
-            let seq = self.una;
-            self.una += 1;
-            if a.head.is_none() {
+        let n = ack.saturating_sub(self.una).min(self.segs.len() as u32);
+        for (i, s) in self.segs.drain(..n as usize).enumerate() {
+            let seq = self.una + i as u32;
+            if i == 0 {
                 a.head = Some(s);
             }
-            self.unmark(s);
+            if s.flags == 0 {
+                // Sent once, never SACKed, marked or resent: the common case, in sending order.
+                a.delivered += 1;
+                a.first_clean.get_or_insert(s.xmit);
+                a.last_clean = Some(s.xmit);
+                if a.latest.is_none_or(|(t, _, _)| sent_after(s.stamp(), t)) {
+                    a.latest = Some((s.stamp(), seq, false));
+                }
+                continue;
+            }
+            if s.is(SACKED) {
+                self.sacked_out -= 1;
+            } else if s.is(LOST) {
+                self.lost_out -= 1;
+            }
+            if s.is(RETRANS) {
+                self.retrans_out -= 1;
+            }
             if s.is(SACKED) {
                 continue;
             }
@@ -155,19 +199,11 @@ impl SentQueue {
             }
         }
         self.una = self.una.max(ack);
+        if !self.resent.is_empty() {
+            let una = self.una;
+            self.resent.retain(|&s| s >= una);
+        }
         a
-    }
-
-    /// Takes the counts of a record that leaves the queue.
-    fn unmark(&mut self, s: Seg) {
-        if s.is(SACKED) {
-            self.sacked_out -= 1;
-        } else if s.is(LOST) {
-            self.lost_out -= 1;
-        }
-        if s.is(RETRANS) {
-            self.retrans_out -= 1;
-        }
     }
 
     /// Segment `seq` is SACKed for the first time: returns its record as it was.
@@ -205,22 +241,113 @@ impl SentQueue {
             self.lost_out += 1;
             self.lost_total += 1;
         }
+        self.lost_hint = self.lost_hint.min(seq);
+    }
+
+    /// RFC 8985 §6.2 step 5's candidates, each put to `judge` (Linux walks its time-sorted
+    /// list): every unSACKed segment not marked lost without a resend in flight, in two runs
+    /// that each keep the order of transmission — those resent, and those sent once (in
+    /// sequence order) — each up to the first that `judge` finds sent after the latest
+    /// delivery (every later one in its run was too). `sacked`
+    /// are the queue's SACKed ranges (the scoreboard's), skipped whole. Marks lost what
+    /// `judge` finds lost; returns how many, and the longest wait of the others.
+    pub fn judge_losses(
+        &mut self,
+        sacked: &[SackBlock],
+        mut judge: impl FnMut(Seg) -> Judgement,
+    ) -> (u32, Option<Time>) {
+        let (mut marked, mut wait) = (0, None::<Time>);
+        // The resent segments, in the order they were resent (each joins the list's end when
+        // it leaves), up to the first resent after the latest delivery. Entries that can no
+        // longer be judged leave the list; the others keep their order.
+        let (mut kept, mut k) = (0, 0);
+        while k < self.resent.len() {
+            let seq = self.resent[k];
+            let judged = seq >= self.una && {
+                let s = self.get(seq);
+                s.flags & SACKED == 0 && s.flags & (LOST | RETRANS) != LOST
+            };
+            let verdict = if judged { judge(self.get(seq)) } else { Judgement::Lost };
+            if verdict == Judgement::Later {
+                break;
+            }
+            k += 1;
+            if let Judgement::Wait(t) = verdict {
+                wait = Some(wait.map_or(t, |w| w.max(t)));
+                self.resent[kept] = seq;
+                kept += 1;
+                continue;
+            }
+            if judged {
+                self.mark_lost(seq);
+                marked += 1;
+            }
+            // Off the list: gone, SACKed, or lost without a resend in flight.
+            if seq >= self.una {
+                self.segs[(seq - self.una) as usize].flags &= !LISTED;
+            }
+        }
+        self.resent.drain(kept..k);
+        let (mut seq, high) = (self.clean_from.max(self.una), self.high());
+        let mut clean_from = seq;
+        let first = sacked.partition_point(|r| r.end <= seq);
+        let mut ranges = sacked[first..].iter().peekable();
+        'scan: while seq < high {
+            let stop = match ranges.peek() {
+                Some(r) if r.start <= seq => {
+                    if clean_from == seq {
+                        clean_from = r.end;
+                    }
+                    seq = r.end;
+                    ranges.next();
+                    continue;
+                }
+                Some(r) => r.start.min(high),
+                None => high,
+            };
+            while seq < stop {
+                let s = self.get(seq);
+                let at_mark = clean_from == seq;
+                seq += 1;
+                if s.flags & (LOST | EVER_RETRANS) != 0 {
+                    if at_mark {
+                        clean_from = seq;
+                    }
+                    continue;
+                }
+                match judge(s) {
+                    Judgement::Later => break 'scan,
+                    Judgement::Lost => {
+                        self.mark_lost(seq - 1);
+                        marked += 1;
+                        if at_mark {
+                            clean_from = seq;
+                        }
+                    }
+                    Judgement::Wait(t) => wait = Some(wait.map_or(t, |w| w.max(t))),
+                }
+            }
+        }
+        self.clean_from = clean_from;
+        (marked, wait)
     }
 
     /// The first segment at or after `from` marked lost whose retransmission is not in flight
     /// (`tcp_xmit_retransmit_queue`'s next candidate), if any.
-    pub fn next_lost(&self, from: u32) -> Option<u32> {
+    pub fn next_lost(&mut self, from: u32) -> Option<u32> {
         if self.retrans_out >= self.lost_out {
             // Every lost segment's resend is in flight already.
             return None;
         }
-        let start = from.max(self.una);
+        let start = from.max(self.lost_hint).max(self.una);
         let skip = (start - self.una) as usize;
-        self.segs
-            .iter()
-            .skip(skip)
-            .position(|s| s.flags & (LOST | RETRANS | SACKED) == LOST)
-            .map(|i| start + i as u32)
+        let found = self.segs.iter().skip(skip).position(|s| s.flags & (LOST | RETRANS | SACKED) == LOST);
+        let found = found.map(|i| start + i as u32);
+        if from <= self.lost_hint {
+            // Nothing to resend below `found` (or anywhere, if none).
+            self.lost_hint = found.unwrap_or(self.high());
+        }
+        found
     }
 
     /// The unSACKed segments of `from..high()` in order, with their records.
@@ -301,12 +428,41 @@ mod tests {
             (a.first_clean, a.last_clean, a.any_resent),
             (Some(Time::from_ms(1)), Some(Time::from_ms(3)), true)
         );
-        assert_eq!(
-            a.head,
-            Some(Seg { xmit: Time::from_ms(9), order: 7, flags: LOST | RETRANS | EVER_RETRANS })
-        );
+        let head = a.head.map(|s| (s.xmit, s.order, s.flags & !LISTED));
+        assert_eq!(head, Some((Time::from_ms(9), 7, LOST | RETRANS | EVER_RETRANS)));
         assert_eq!(a.latest, Some(((Time::from_ms(9), 7), 0, true)));
         assert_eq!((q.una(), q.high(), q.sacked_out, q.lost_out, q.retrans_out), (4, 6, 0, 0, 0));
         assert_eq!(q.in_flight(), 2);
+    }
+    #[test]
+    fn rack_is_asked_about_resent_segments_in_resend_order_and_once_sent_ones_in_sequence() {
+        // 0..8 sent at 0..7 ms; 1 and 2 lost and resent at 10 and 11 ms, 3 SACKed. The judge
+        // says "later" for anything sent at or after 11 ms: the resent 1 is judged, the resent
+        // 2 stops the first run; 0, 4, 5 ... are judged in order up to 7 (sent at 7 ms, before).
+        let mut q = queue(8);
+        q.mark_lost(1);
+        q.mark_lost(2);
+        q.on_sent(1, Time::from_ms(10), true, true);
+        q.on_sent(2, Time::from_ms(11), true, true);
+        q.mark_sacked(3);
+        let mut asked = Vec::new();
+        let sacked = [SackBlock::new(3, 4)];
+        let (marked, wait) = q.judge_losses(&sacked, |s| {
+            asked.push(s.xmit);
+            if s.xmit >= Time::from_ms(11) {
+                Judgement::Later
+            } else if s.xmit < Time::from_ms(5) {
+                Judgement::Lost
+            } else {
+                Judgement::Wait(Time::from_ms(1))
+            }
+        });
+        let ms: Vec<u64> = asked.iter().map(|t| t.0 / 1_000_000_000).collect();
+        assert_eq!(ms, vec![10, 11, 0, 4, 5, 6, 7]);
+        // 0 and 4 are lost (sent before 5 ms); the resend of 1 (10 ms) and 5..7 wait.
+        assert_eq!((marked, wait), (2, Some(Time::from_ms(1))));
+        assert!(q.get(0).is(LOST) && q.get(4).is(LOST) && !q.get(5).is(LOST));
+        // The scan of once-sent segments now starts past 0..4, all lost, resent or SACKed.
+        assert_eq!(q.clean_from, 5);
     }
 }
