@@ -117,6 +117,20 @@ pub struct LinuxState {
     /// HyStart or HyStart++ (`slow_start`), None for standard slow start (boxed: most flows
     /// spend little of their time in slow start).
     pub hystart: Option<Box<HyStart>>,
+    /// What the mechanisms did over the connection (for tests and inspection).
+    pub counts: Counts,
+}
+
+/// Events of the Linux sender's mechanisms, counted over a connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Tail loss probes sent, and those whose ACK showed they repaired a loss.
+    pub probes: u64,
+    pub probe_repairs: u64,
+    /// RACK's reordering timer fired, and found losses.
+    pub reorder_timeouts: u64,
+    /// Recoveries entered (fast, by RACK), and entered from the Loss state.
+    pub recoveries: u64,
 }
 
 impl LinuxState {
@@ -136,6 +150,7 @@ impl LinuxState {
             cwnd_usage_seq: 0,
             app_limited_since: None,
             hystart: HyStart::new(cfg.slow_start, cfg.pacing != Pacing::Off).map(Box::new),
+            counts: Counts::default(),
         }
     }
 }

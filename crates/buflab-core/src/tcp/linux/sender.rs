@@ -230,6 +230,7 @@ impl TcpSender {
             return armed;
         }
         // `tcp_enter_recovery`.
+        lx(&mut self.linux).counts.recoveries += 1;
         self.count(now, |s| s.fast_retransmits += 1);
         if lx(&mut self.linux).ca != CaState::Cwr {
             self.linux_begin_reduction(now);
@@ -291,6 +292,7 @@ impl TcpSender {
     /// `tcp_process_tlp_ack` found the probe repaired a loss: one window reduction (CWR
     /// entered and left at once), state Open or Disorder.
     fn linux_probe_repaired_loss(&mut self, now: Time) {
+        lx(&mut self.linux).counts.probe_repairs += 1;
         self.count(now, |s| s.fast_retransmits += 1);
         self.linux_begin_reduction(now);
         self.linux_end_reduction();
@@ -520,8 +522,10 @@ impl TcpSender {
         let reo_wnd = l.rack.reo_wnd(recovering, l.q.sacked_out, l.min_rtt, srtt);
         let sacked = self.sack.as_deref().expect("a linux sender keeps a scoreboard").sb.ranges();
         let (lost, _) = l.rack.detect_loss(&mut l.q, sacked, now, reo_wnd);
+        l.counts.reorder_timeouts += 1;
         if lost > 0 {
             if l.ca != CaState::Recovery {
+                l.counts.recoveries += 1;
                 self.count(now, |s| s.fast_retransmits += 1);
                 if lx(&mut self.linux).ca != CaState::Cwr {
                     self.linux_begin_reduction(now);
@@ -565,7 +569,9 @@ impl TcpSender {
             true
         };
         let high = self.snd_max;
-        lx(&mut self.linux).tlp.on_probe(high, resent);
+        let l = lx(&mut self.linux);
+        l.tlp.on_probe(high, resent);
+        l.counts.probes += 1;
         self.linux_restart_rto(now);
     }
 
