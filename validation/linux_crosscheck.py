@@ -11,7 +11,11 @@ namespaces behind the simulator's own bottleneck code):
   packets, 30 s with 10 s of warm-up, buffers 10 … 1,250 packets (RTT·C = 833);
 - `grid`: 155 Mb/s, 1 Gb/s access, RTT 75–125 ms, 1500 B, starts over 10 s, 100, 200 and 400
   flows at buffers of 0.5, 1 and 2 × RTT·C/√N (RTT·C = 1,292 packets), 60 s with 20 s of
-  warm-up.
+  warm-up;
+- `star`: the equal-RTT star of a Mininet course reproduction, 62.5 Mb/s, 1 Gb/s access, every
+  RTT exactly 87 ms (and, beside it, 80–94 ms), 1500 B, starts over 2 s, 60 s with 20 s of
+  warm-up, 100 and 200 flows at 24 and 48 packets, Reno and CUBIC (the course used BIC, which
+  this kernel lacks): real hosts' timing noise against the model's `jitter`.
 
     sudo .venv/bin/python validation/linux_crosscheck.py --points dumbbell
     sudo .venv/bin/python validation/linux_crosscheck.py --points grid
@@ -110,17 +114,60 @@ def grid_points() -> list[dict[str, Any]]:
     return points
 
 
+def star_points() -> list[dict[str, Any]]:
+    points = []
+    for rtt in ("87ms", "80ms..94ms"):
+        for n in (100, 200):
+            for b in (24, 48):
+                tree = {
+                    "name": "linux-crosscheck-star",
+                    "duration": "60s",
+                    "warmup": "20s",
+                    "network": {
+                        "topology": "dumbbell",
+                        "bottleneck": {"rate": "62.5Mbps", "buffer": f"{b}pkt"},
+                        "access": {"rate": "1Gbps"},
+                        "rtt": rtt,
+                    },
+                    "traffic": [
+                        {"kind": "long_lived", "flows": n, "packet": "1500B", "start": "0s..2s"}
+                    ],
+                }
+                label = f"RTT {rtt}, {n} flows, {b} pkt"
+                points.append({"point": label, "flows": n, "buffer_pkts": b, "tree": tree})
+    return points
+
+
+# The star's variants: the linux profile with its own host jitter (100 µs), none, and 1 ms,
+# and the RFC-era SACK sender without jitter; Reno and CUBIC each.
+STAR_SIM_VARIANTS = [
+    (f"{tcp} {cc}{suffix}", tcp, cc, *jitter)
+    for cc in ("reno", "cubic")
+    for tcp, suffix, jitter in (
+        ("linux", "", ()),
+        ("linux", ", jitter 0", ("0s",)),
+        ("linux", ", jitter 1ms", ("1ms",)),
+        ("sack", "", ()),
+    )
+]
+STAR_EMU_VARIANTS = EMU_VARIANTS
+
+
 def _copy(tree: dict[str, Any]) -> dict[str, Any]:
     import copy
 
     return copy.deepcopy(tree)
 
 
-def with_variant(tree: dict[str, Any], tcp: str, cc: str, seed: int) -> dict[str, Any]:
+def with_variant(
+    tree: dict[str, Any], tcp: str, cc: str, seed: int, jitter: str | None = None
+) -> dict[str, Any]:
     t = _copy(tree)
     t["seed"] = seed
     t["traffic"][0]["tcp"] = tcp
     t["traffic"][0]["cc"] = cc
+    if jitter is not None:
+        t["traffic"][0]["jitter"] = jitter
     return t
 
 
@@ -217,7 +264,7 @@ def table(runs: dict[tuple[str, str, str, str], dict[str, Any]], name: str) -> s
     """One markdown table per set: a row per point and variant, emulation first."""
     rows = [r for r in runs.values() if r["set"] == name]
     points = list(dict.fromkeys(r["point"] for r in rows))
-    order = [v[0] for v in EMU_VARIANTS] + [v[0] for v in SIM_VARIANTS]
+    order = list(dict.fromkeys(v[0] for v in (*EMU_VARIANTS, *SIM_VARIANTS, *STAR_SIM_VARIANTS)))
     lines = [
         "| point | variant | utilization % | drop % | timeouts/s | retransmits/drop | fidelity |",
         "| :--- | :--- | ---: | ---: | ---: | ---: | :--- |",
@@ -242,7 +289,7 @@ def table(runs: dict[tuple[str, str, str, str], dict[str, Any]], name: str) -> s
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--points", choices=["dumbbell", "grid"], default="dumbbell")
+    parser.add_argument("--points", choices=["dumbbell", "grid", "star"], default="dumbbell")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sim-only", action="store_true", help="leave out the emulations")
     parser.add_argument("--emu-only", action="store_true", help="leave out the simulations")
@@ -255,20 +302,25 @@ def main(argv: list[str]) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     csv_path = args.out / "runs.csv"
     runs = read_runs(csv_path)
-    points = dumbbell_points() if args.points == "dumbbell" else grid_points()
+    points = {"dumbbell": dumbbell_points, "grid": grid_points, "star": star_points}[args.points]()
+    sims, emus = (
+        (STAR_SIM_VARIANTS, STAR_EMU_VARIANTS)
+        if args.points == "star"
+        else (SIM_VARIANTS, EMU_VARIANTS)
+    )
     todo = []
     for p in points:
         if args.only and args.only not in p["point"]:
             continue
         if not args.emu_only:
-            todo += [(p, "simulated", v) for v in SIM_VARIANTS]
+            todo += [(p, "simulated", v) for v in sims]
         if not args.sim_only:
-            todo += [(p, "emulated", v) for v in EMU_VARIANTS]
-    for p, side, (label, tcp, cc) in todo:
+            todo += [(p, "emulated", v) for v in emus]
+    for p, side, (label, tcp, cc, *jitter) in todo:
         row = {"set": args.points, "point": p["point"], "side": side, "variant": label}
         if key_of(row) in runs and int(runs[key_of(row)]["seed"]) == args.seed:
             continue
-        tree = with_variant(p["tree"], tcp, cc, args.seed)
+        tree = with_variant(p["tree"], tcp, cc, args.seed, *jitter)
         print(f"{p['point']}: {label} ({side})", flush=True)
         result = simulate(tree) if side == "simulated" else emulate(tree, args)
         row.update(flows=p["flows"], buffer_pkts=p["buffer_pkts"], seed=args.seed, **result)
