@@ -107,7 +107,7 @@ def test_traces_prints_a_run_and_draws_it_in_its_directory(
     assert {"traces.png", "traces.svg"} <= {path.name for path in run.iterdir()}
     svg = (run / "traces.svg").read_text()
     assert "tiny-run, flow 0" in svg and "tiny-run, flow 1" in svg
-    assert "scenario tiny · seed 1" in svg
+    assert "scenario tiny · 10 Mb/s bottleneck · 4 flows" in svg and "seed 1" in svg
 
 
 def test_labels_name_the_runs_in_the_table_and_the_figure(

@@ -13,7 +13,7 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -42,6 +42,9 @@ from buflab.cli.console import (
 )
 from buflab.engine.scenario import get_key
 from buflab.engine.units import format_time, parse_time, parse_time_range
+
+if TYPE_CHECKING:  # start-up time: the result module imports pandas
+    from buflab.engine.result import Result
 
 
 @click.command()
@@ -72,9 +75,11 @@ def run(
     --point picks."""
     # start-up time: results are pandas tables, imported only when a run is made
     from buflab.analysis.transfers import by_size_bin
+    from buflab.engine.pcap import PCAP_FILE, write_simulated
     from buflab.engine.runner import prepare
     from buflab.engine.runner import run as run_scenario
     from buflab.engine.wall_time import announcement, estimate
+    from buflab.experiments.store import RunStore, store_one
 
     # The event log streams straight into OUT, so a long run's log never sits in memory.
     events_to = out / "events.parquet" if out is not None else None
@@ -85,6 +90,8 @@ def run(
         # Without a destination the log would be kept in memory and thrown away (gigabytes
         # for a long fast run).
         raise BadInput("monitor.events = true: give --out, where the event log goes")
+    # A store in OUT that this buflab cannot extend is refused before the run, not after it.
+    store = RunStore(out) if out is not None else None
     # A long run says so up front, with the time it should take, and shows its progress.
     # The scenario is read and validated once (seconds on a file of 100,000 traffic entries).
     ready = prepare(scenario)
@@ -104,20 +111,29 @@ def run(
         # Nothing half-done is written: a streamed event log stays `events.parquet.partial`.
         click.echo("interrupted: the run was stopped; no results were written", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    if out is not None:
+    if out is not None and store is not None:
         result.to_dir(out, csv=csv)
+        store_one(store, ready.normalized, result.summary)
+        if ready.normalized["monitor"]["pcap"]:
+            # The capture is the event log's arrivals, with synthesized headers.
+            captured = write_simulated(
+                out / "events.parquet", out / PCAP_FILE, result.flows, ready.normalized["traffic"]
+            )
+            stdout.print(f"{captured:,} packets captured in {out / PCAP_FILE}")
         if len(result.traces) > 0 or len(result.rates) > 0:
             # start-up time: matplotlib only when there is a figure to draw
-            from buflab.plots import footer_text
+            from buflab.plots import Setting, footer_text
             from buflab.plots.rates import write_rate_figure
             from buflab.plots.traces import write_trace_figure
 
             summary = result.summary
-            footer = footer_text(str(summary["name"]), [int(summary["seed"])], __version__)
-            write_trace_figure({str(summary["name"]): result.traces}, out, footer)
+            setting = Setting.of([ready.normalized])
+            footer = footer_text(str(summary["name"]), [int(summary["seed"])], __version__, setting)
+            warmup_s = float(summary["warmup_s"])
+            write_trace_figure({"": result.traces}, out, footer, warmup_s=warmup_s)
             end_s = float(summary["duration_s"])
             bottleneck_bps = float(summary["bottleneck_rate_bps"])
-            write_rate_figure(result.rates, end_s, bottleneck_bps, out, footer)
+            write_rate_figure(result.rates, end_s, bottleneck_bps, out, footer, warmup_s)
     if as_json:
         click.echo(json.dumps(result.summary))
         return
@@ -128,12 +144,22 @@ def run(
         summary_port = get_key(result.scenario, "network.switch.summary_port", 1)
         stdout.print(ports_table(result.ports, summary_port))
     elif len(result.links) > 1:
-        summary_hop = get_key(result.scenario, "network.summary_hop", 1)
-        stdout.print(links_table(result.links, summary_hop))
+        stdout.print(links_table(result.links, summary_row(result)))
     if len(result.transfers) > 0:
         stdout.print(transfers_table(by_size_bin(result.transfers)))
     if out is not None:
         stdout.print(f"results in {out}/")
+
+
+def summary_row(result: Result) -> int:
+    """The row (hop, from 1) of the links table that the summary describes: a parking lot's
+    `network.summary_hop`, a graph's `network.summary_link` (the first monitored link by
+    default), or the one link."""
+    name = get_key(result.scenario, "network.summary_link", None)
+    if name is not None:
+        rows = result.links[result.links["name"] == name]
+        return int(rows["hop"].iloc[0]) if len(rows) else 1
+    return int(get_key(result.scenario, "network.summary_hop", 1))
 
 
 def warmup_note(normalized: dict[str, Any], facts: LinkFacts | None = None) -> str | None:
@@ -194,7 +220,7 @@ def analyze(
 
     from buflab.analysis.queue import analyze as analyze_log
     from buflab.analysis.queue import cdf_frame, check_summary
-    from buflab.plots import footer_text
+    from buflab.plots import Setting, footer_text
     from buflab.plots.queue import save_analysis_figure
 
     names = _run_names(runs, labels)
@@ -222,7 +248,9 @@ def analyze(
     cdf_frame(analyses).to_csv(out / "cdfs.csv", index=False)
     facts = [a.facts for a in analyses.values()]
     scenarios = ", ".join(dict.fromkeys(f.scenario for f in facts))
-    footer = footer_text(scenarios, sorted({f.seed for f in facts}), __version__)
+    read = [Path(run) / "scenario.json" for run in runs]
+    setting = Setting.of([json.loads(p.read_text()) for p in read if p.exists()])
+    footer = footer_text(scenarios, sorted({f.seed for f in facts}), __version__, setting)
     paths = save_analysis_figure(analyses, out, footer)
     stdout.print(f"CDFs in {out / 'cdfs.csv'}; plots {', '.join(str(p) for p in paths)}")
 
@@ -255,11 +283,11 @@ def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> 
     # start-up time: pandas and matplotlib only when the command runs
     import pandas as pd
 
-    from buflab.plots import footer_text
+    from buflab.plots import Setting, footer_text
     from buflab.plots.traces import write_trace_figure
 
     names = _run_names(runs, labels)
-    frames, summaries = {}, {}
+    frames, summaries, scenarios_read = {}, {}, []
     for name, run in zip(names, runs, strict=True):
         path = Path(run) / "traces.parquet"
         if not Path(run).is_dir():
@@ -271,6 +299,9 @@ def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> 
         frames[name] = pd.read_parquet(path)
         summary_file = Path(run) / "summary.json"
         summaries[name] = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+        scenario_file = Path(run) / "scenario.json"
+        if scenario_file.exists():
+            scenarios_read.append(json.loads(scenario_file.read_text()))
     stdout.print(traces_table(frames, summaries))
     out = out or (
         Path(runs[0]) if len(runs) == 1 and Path(runs[0]).is_dir() else Path("out/traces")
@@ -278,5 +309,10 @@ def traces(runs: tuple[str, ...], labels: tuple[str, ...], out: Path | None) -> 
     out.mkdir(parents=True, exist_ok=True)
     scenarios = ", ".join(dict.fromkeys(str(s.get("name", "?")) for s in summaries.values()))
     seeds = sorted({int(s["seed"]) for s in summaries.values() if "seed" in s})
-    paths = write_trace_figure(frames, out, footer_text(scenarios, seeds, __version__))
+    setting = Setting.of(scenarios_read) if scenarios_read else None
+    warmups = {float(s["warmup_s"]) for s in summaries.values() if "warmup_s" in s}
+    # One warm-up shared by every run is shaded; runs that differ are left unshaded.
+    warmup_s = warmups.pop() if len(warmups) == 1 else 0.0
+    footer = footer_text(scenarios, seeds, __version__, setting)
+    paths = write_trace_figure(frames, out, footer, warmup_s=warmup_s)
     stdout.print(f"plots {', '.join(str(p) for p in paths)}")

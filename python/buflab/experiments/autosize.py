@@ -132,6 +132,9 @@ def figure(result: Result, version: str) -> Figure:
     from matplotlib.patches import Patch
 
     from buflab import plots
+    from buflab.analysis import theory
+    from buflab.plots.labels import Unit
+    from buflab.plots.ticks import plain_linear, plain_log
 
     plt = plots.plt
     steps = result.autosize
@@ -151,20 +154,32 @@ def figure(result: Result, version: str) -> Figure:
     if times and times[-1] < duration:
         xs.append(duration)
         ys.append(ys[-1])
-    top.step(xs, ys, where="post", color="tab:blue", linewidth=1.6, label="buffer limit")
+    # Above the answer and the rules, which it meets once it settles.
+    top.step(xs, ys, where="post", color="tab:blue", linewidth=1.6, label="buffer limit", zorder=3)
     answer = summary.get("autosize_buffer_pkts")
     if answer is not None:
         top.axhline(
             answer,
-            color="dimgray",
-            linestyle="--",
-            linewidth=1.0,
+            color="tab:orange",
+            linewidth=1.2,
             label=f"answer (median of convergences): {answer:,} pkt",
         )
+    # The rules of thumb for the scenario, in the style of every figure, for scale.
+    facts = theory.LinkFacts.from_scenario(scenario)
+    bdp = theory.bdp_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes)
+    rules = [("rtt_c", bdp, "")]
+    if facts.flows > 1:
+        rules.append(("sqrt_n", bdp / math.sqrt(facts.flows), f"N = {facts.flows:,}"))
+    for rule, size, detail in rules:
+        top.axhline(size, label=plots.rule_label(rule, size, detail), **plots.rule_style(rule))
     top.set_ylabel("buffer (packets)")
-    if ys and max(ys) / max(min(ys), 1) > 20:
+    shown = [*ys, *(size for _, size, _ in rules)]
+    if shown and max(shown) / max(min(shown), 1) > 10:
         top.set_yscale("log")
-    top.set_ylim(bottom=0 if top.get_yscale() == "linear" else None)
+        plain_log(top.yaxis, Unit("packets"))
+    else:
+        top.set_ylim(bottom=0)
+        plain_linear(top.yaxis, Unit("packets"))
 
     colors = ["tab:green" if passed else "tab:red" for passed in steps["passed"]]
     middles = [t - interval / 2 for t in times]
@@ -180,7 +195,8 @@ def figure(result: Result, version: str) -> Figure:
         )
     bottom.scatter(middles, utilization, c=colors, s=18, zorder=3)
     bottom.axhline(100 * target, color="black", linewidth=1.0)
-    bottom.axhline(100 * threshold, color="black", linestyle=":", linewidth=1.0)
+    # What passes, as a band: a dashed or dotted line here would read as a rule of thumb.
+    bottom.axhspan(100 * threshold, 100.5, color="tab:green", alpha=0.08, linewidth=0)
     bottom.set_ylabel("utilization per interval (%)")
     bottom.set_xlabel("time (s)")
     low = min([*utilization, 100 * threshold]) if utilization else 100 * threshold
@@ -193,22 +209,20 @@ def figure(result: Result, version: str) -> Figure:
     handles = [
         *top.get_legend_handles_labels()[0],
         Line2D([], [], color="black", linewidth=1.0, label=f"target {100 * target:.4g} %"),
-        Line2D([], [], color="black", linestyle=":", label=f"pass ≥ {100 * threshold:.4g} %"),
+        Patch(color="tab:green", alpha=0.08, label=f"a step passes: ≥ {100 * threshold:.4g} %"),
         Line2D([], [], marker="o", color="tab:green", linestyle="", label="step passed"),
         Line2D([], [], marker="o", color="tab:red", linestyle="", label="step failed"),
     ]
+    notes = ["One run: each step's utilization is measured over one interval, no seeds to average."]
     if warmup > 0:
         handles.append(Patch(color="gray", alpha=0.12, label="warm-up"))
-    plots.legend_below(fig, handles, [h.get_label() for h in handles], 0.02, ncol=4)
-    top.set_title(
-        f"{summary.get('name', '')}: live auto-sizer, {interval:g} s steps, "
-        f"target {100 * target:.4g} % utilization"
-    )
-    footer = plots.footer_text(str(summary.get("name", "")), [int(summary.get("seed", 0))], version)
-    plots.add_footer(fig, footer)
-    rows = math.ceil(len(handles) / 4)
-    fig.tight_layout(rect=(0, 0.04 + 0.03 * rows, 1, 1))
-    return fig
+        notes.append(f"Shaded: the warm-up ({warmup:g} s), before the first step.")
+    top.set_title(f"Live auto-sizer: {interval:g} s steps, target {100 * target:.4g} % utilization")
+    setting = plots.Setting.of([scenario])
+    seed = [int(summary.get("seed", 0))]
+    footer = plots.footer_text(str(summary.get("name", "")), seed, version, setting)
+    labels = [h.get_label() for h in handles]
+    return plots.finish(fig, footer, handles, labels, notes, ncol=3)
 
 
 def save_figure(result: Result, out: str | Path, version: str) -> list[Path]:

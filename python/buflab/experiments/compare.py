@@ -17,14 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from buflab.engine.emulation.runner import emulate
 from buflab.engine.files import write_atomically
 from buflab.engine.result import Result
 from buflab.engine.runner import run as simulate
+from buflab.engine.runner import validate
+from buflab.experiments.store import SIMULATOR, RunStore, linux_engine, store_one
 from buflab.experiments.sweep import Plan, Vary
-from buflab.plots import add_footer, plt, save
+from buflab.plots import finish, labels, plt, save
+from buflab.plots.ticks import plain_linear
 
+SIMULATED, EMULATED = "buflab (simulated)", "Linux TCP (emulated)"
 # The summary figures both ways report, by name (`timeouts_per_s` is the summary's timeouts
 # over its measured time: how often a flow fell back on its retransmission timer).
 FIGURES = (
@@ -76,57 +81,72 @@ def compare(
 
 
 def compare_figure(frame: pd.DataFrame, key: str | None, title: str, footer: str) -> plt.Figure:
-    """Utilization and drop rate against `key` (or per point), simulated and real."""
+    """Utilization and drop rate against `key` (or per point), simulated and real: points,
+    not lines, since each point is its own experiment (and a key's values may be names)."""
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
-    xs = list(range(len(frame))) if key is None else [str(x) for x in frame[key]]
-    for ax, name, label in (
-        (top, "utilization", "utilization (%)"),
-        (bottom, "drop_rate", "drop rate (%)"),
-    ):
-        ax.plot(xs, frame[f"sim_{name}"] * 100, "o-", label="buflab (simulated)")
-        ax.plot(xs, frame[f"real_{name}"] * 100, "s--", label="Linux TCP (emulated)")
-        ax.set_ylabel(label)
+    xs = list(range(len(frame)))
+    for ax, name in ((top, "utilization"), (bottom, "drop_rate")):
+        ax.plot([x - 0.05 for x in xs], frame[f"sim_{name}"] * 100, "o", label=SIMULATED)
+        ax.plot([x + 0.05 for x in xs], frame[f"real_{name}"] * 100, "s", label=EMULATED)
+        ax.set_ylabel(labels.metric_axis(name, []).label)
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
+        plain_linear(ax.yaxis)
     top.set_title(title)
-    top.legend(loc="lower right")
-    bottom.set_xlabel(key or "point")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    add_footer(fig, footer)
-    return fig
+    names = [str(k + 1) for k in xs] if key is None else list(map(labels.value_text, frame[key]))
+    bottom.set_xticks(xs, names)
+    bottom.set_xlim(-0.5, len(xs) - 0.5)
+    bottom.set_xlabel("point" if key is None else labels.axis_label(key, labels.Unit("")))
+    handles, texts = top.get_legend_handles_labels()
+    notes = [
+        "Each point: one run each way with the same seed (no seeds to average, no error bars)."
+    ]
+    return finish(fig, footer, handles, texts, notes)
 
 
 def detail_figure(sim: Result, real: Result, title: str, footer: str) -> plt.Figure:
     """One point both ways: the bottleneck's utilization and mean queue per
     `monitor.interval` over the run, and each flow's goodput over the measured window."""
     fig, (util, queue, goodput) = plt.subplots(3, 1, figsize=(8, 9))
-    for result, style, label in ((sim, "-", "buflab (simulated)"), (real, "--", "Linux TCP")):
+    for result, style, label in ((sim, "-", SIMULATED), (real, "--", EMULATED)):
         ts = result.timeseries
         util.plot(ts["time_s"], ts["utilization"] * 100, style, label=label)
-        queue.plot(ts["time_s"], ts["queue_pkts"], style, label=label)
+        queue.plot(ts["time_s"], ts["queue_pkts"], style)
         flows = result.flows.sort_values("flow")
         marker = "o" if result is sim else "s"
-        goodput.plot(flows["flow"], flows["goodput_bps"] / 1e6, marker, label=label, alpha=0.7)
+        goodput.plot(flows["flow"], flows["goodput_bps"] / 1e6, marker, alpha=0.7)
     warmup = float(sim.summary["warmup_s"])
     for ax in (util, queue):
-        ax.axvline(warmup, color="gray", lw=0.8, ls=":")
-        ax.set_xlabel("time (s); warm-up ends at the dotted line")
+        if warmup > 0:
+            ax.axvspan(0, warmup, color="gray", alpha=0.12, linewidth=0)
+        ax.set_xlabel("time (s)")
         ax.grid(True, alpha=0.3)
     util.set_ylabel("utilization (%)")
     util.set_ylim(0, 105)
     util.set_title(title)
-    util.legend(loc="lower right")
-    queue.set_ylabel("mean queue (pkt)")
+    queue.set_ylabel("mean queue (packets)")
     queue.set_ylim(bottom=0)
     goodput.set_xlabel("flow")
+    goodput.xaxis.set_major_locator(MaxNLocator(integer=True))
     goodput.set_ylabel("goodput (Mb/s)")
     top = max(sim.flows["goodput_bps"].max(), real.flows["goodput_bps"].max()) / 1e6
-    goodput.set_ylim(0, top * 1.3 if top > 0 else 1)  # room for the legend above the points
+    goodput.set_ylim(0, top * 1.1 if top > 0 else 1)
     goodput.grid(True, alpha=0.3)
-    goodput.legend(loc="upper center", ncol=2)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    add_footer(fig, footer)
-    return fig
+    handles, texts = util.get_legend_handles_labels()
+    notes = ["Goodput: each flow's over the measured window; circles simulated, squares Linux."]
+    if warmup > 0:
+        notes.append(f"Shaded: the warm-up ({warmup:g} s), which the summary figures leave out.")
+    return finish(fig, footer, handles, texts, notes)
+
+
+def store_compared(out: Path, kept: Sequence[tuple[dict[str, Any], Result, Result]]) -> None:
+    """Both runs of every point as rows of OUT's run store, each with what ran it (the same
+    scenario in the simulator and on Linux is two runs, two keys)."""
+    store = RunStore(out)
+    for _, sim, real in kept:
+        for result, engine in ((sim, SIMULATOR), (real, linux_engine())):
+            normalized = validate(result.scenario)
+            store_one(store, normalized, result.summary, command="compare", engine=engine)
 
 
 def write_compare(

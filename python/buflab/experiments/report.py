@@ -25,9 +25,11 @@ from buflab.analysis import theory
 from buflab.engine import core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides
 from buflab.engine.units import format_rate, format_time, parse_rate
+from buflab.experiments import traced
+from buflab.experiments.execution import Executor
 from buflab.experiments.recipes import DEFAULT_METRICS, Published, SweepHeader
 from buflab.experiments.sweep import Plan, SweepOutcome, run_sweep
-from buflab.plots import Line, Mark
+from buflab.plots import Line, Mark, labels
 
 # Varied keys that change RTT·C or N, so one mark could not stand for every line.
 _CHANGES_BDP = ("network.bottleneck.rate", "network.rtt", "traffic")
@@ -62,20 +64,39 @@ class SweepView:
             return float(list(self.plan.varies[0].values).index(value))
         return plots.axis_value(value)[0]
 
-    def groups(self) -> list[tuple[str, pd.DataFrame]]:
-        """(label, rows sorted by x) for each combination of the non-x varied keys."""
+    def groups(
+        self, label: Callable[[str, Any], str] | None = None
+    ) -> list[tuple[str, pd.DataFrame]]:
+        """(label, rows sorted by x) for each combination of the non-x varied keys; `label`
+        names a value of a key (by default the header's `label`, as tables show it)."""
+        label = label or self.header.label
         frame = self.summary.assign(_x=[self.x_position(v) for v in self.summary[self.x_key]])
         if not self.line_keys:
             return [("", frame.sort_values("_x"))]
         result = []
         for values, rows in frame.groupby(self.line_keys, sort=False):
             values = values if isinstance(values, tuple) else (values,)
-            label = ", ".join(
-                self.header.label(key, value)
-                for key, value in zip(self.line_keys, values, strict=True)
+            text = ", ".join(
+                label(key, value) for key, value in zip(self.line_keys, values, strict=True)
             )
-            result.append((label, rows.sort_values("_x")))
+            result.append((text, rows.sort_values("_x")))
         return result
+
+    def figure_label(self, key: str, value: Any) -> str:
+        """A varied value in a figure's legend: the recipe's label, a case's name, else the
+        key and value in words ("access 1 Gb/s", "400 flows")."""
+        recipe = self.header.labels.get(key, {}).get(str(value))
+        if recipe is not None:
+            return recipe
+        if any(vary.key == key and vary.cases is not None for vary in self.plan.varies):
+            return str(value)
+        return labels.legend_label(key, value)
+
+    def tick_label(self, value: Any) -> str:
+        """A categorical x value at its tick: the recipe's label, else the value in words (the
+        axis names the key)."""
+        recipe = self.header.labels.get(self.x_key, {}).get(str(value))
+        return recipe if recipe is not None else labels.value_text(value)
 
     def drop_metric(self) -> str:
         """The drop rate to plot: the first the header names, so a VOQ recipe, whose losses
@@ -89,6 +110,7 @@ class SweepView:
         return self.header.plot or ("utilization", self.drop_metric())
 
     def lines(self) -> list[Line]:
+        """The figure's curves, one per group, labelled in words (`figure_label`)."""
         top, bottom = self.panel_metrics()
         return [
             Line(
@@ -99,22 +121,15 @@ class SweepView:
                 bottom=rows[f"{bottom}_mean"].tolist(),
                 bottom_ci=rows[f"{bottom}_ci95"].tolist(),
             )
-            for label, rows in self.groups()
+            for label, rows in self.groups(self.figure_label)
         ]
 
-    def panel(self, metric: str) -> plots.Panel:
-        """The axis a metric is drawn on: fractions in percent (utilization up to 100 %),
-        times in the unit their largest mean reads best in, the rest as they are."""
-        label = metric_label(metric)
-        if metric in _FRACTIONS or metric.endswith("_fraction"):
-            return plots.Panel(f"{label} (%)", 100, 102 if metric == "utilization" else None)
-        if metric.endswith("_s"):
-            largest = float(self.summary[f"{metric}_mean"].abs().max())
-            for unit, scale in (("µs", 1e6), ("ms", 1e3)):
-                if largest * scale < 1000:
-                    return plots.Panel(f"{label} ({unit})", scale)
-            return plots.Panel(f"{label} (s)")
-        return plots.Panel(label)
+    def panel(self, metric: str) -> plots.MetricAxis:
+        """The axis a metric is drawn on (`labels.metric_axis`): in words, fractions in
+        percent, times and rates in the unit their largest mean reads best in."""
+        column = f"{metric}_mean"
+        values = self.summary[column].tolist() if column in self.summary else []
+        return labels.metric_axis(metric, values)
 
     def table(self, title: str) -> Table:
         """Rows: x values; per line: the header's metrics (utilization and drop rate unless
@@ -311,21 +326,17 @@ def theory_marks(view: SweepView, base: Scenario) -> list[Mark]:
     marks = []
     if not any(key.startswith(_CHANGES_BDP) for key in view.line_keys):
         bdp = theory.bdp_packets(facts.rate_bps, facts.rtt_s, facts.packet_bytes)
-        marks.append(Mark(bdp * scale, f"RTT·C = {bdp:,.0f} pkt"))
+        marks.append(Mark(bdp * scale, plots.rule_label("rtt_c", bdp), "rtt_c"))
         if facts.flows > 1:
             small = bdp / math.sqrt(facts.flows)
-            marks.append(Mark(small * scale, f"RTT·C/√N = {small:,.0f} pkt"))
+            label = plots.rule_label("sqrt_n", small, f"N = {facts.flows:,}")
+            marks.append(Mark(small * scale, label, "sqrt_n"))
     settings = view.header.theory
     if settings is not None:
         wmax = _slowest_access_facts(view.plan, normalised).wmax_pkts
         tiny = theory.tiny_buffer_for_utilization(wmax, settings.load, settings.utilization)
-        marks.append(
-            Mark(
-                tiny * scale,
-                f"eq. 2.1 = {tiny:.0f} pkt (W={wmax:.0f}, ρ={settings.load:g}, "
-                f"θρ={settings.utilization:g})",
-            )
-        )
+        detail = f"W = {wmax:,.0f}, ρ = {settings.load:g}, θρ = {settings.utilization:g}"
+        marks.append(Mark(tiny * scale, plots.rule_label("eq21", tiny, detail), "eq21"))
     return marks
 
 
@@ -341,21 +352,44 @@ def _slowest_access_facts(plan: Plan, normalised: Scenario) -> theory.LinkFacts:
 def write_figure(
     view: SweepView, marks: list[Mark], out: Path, stem: str, title: str, version: str
 ) -> list[Path]:
-    kind = view.x_kind()
-    unit = plots.AXIS_UNITS.get(kind or "", "")
-    x_label = f"{view.x_key} ({unit})" if unit else view.x_key
+    """OUT/`stem`.png and .svg: the sweep's two panels against its first varied key, in
+    words and units, the error bars explained and the footer naming the runs' setting."""
     values = view.plan.varies[0].values
     xs = [view.x_position(v) for v in values]
-    footer = plots.footer_text(
-        str(view.plan.base.get("name", "unnamed")), view.plan.seeds(), version
-    )
-    names = [view.header.label(view.x_key, value) for value in values]
-    ticks = list(zip(xs, names, strict=True)) if view.is_categorical() else None
-    log_x = ticks is None and plots.use_log_x(view.x_key, xs)
+    kind = view.x_kind()
+    unit = plots.Unit("") if view.is_categorical() else labels.unit_for(kind, xs)
+    x_label = labels.axis_label(view.x_key, unit)
+    ticks = None
+    if view.is_categorical():
+        ticks = [(x, view.tick_label(value)) for x, value in zip(xs, values, strict=True)]
+    log_x = ticks is None and plots.use_log_x(xs)
     top, bottom = view.panel_metrics()
     panels = (view.panel(top), view.panel(bottom))
-    fig = plots.sweep_figure(view.lines(), x_label, log_x, marks, footer, title, ticks, panels)
+    notes = [plots.bars_note(view.plan.runs_per_point)]
+    fig = plots.sweep_figure(
+        view.lines(),
+        x_label,
+        log_x,
+        marks,
+        sweep_footer(view.plan, version),
+        title,
+        ticks,
+        panels,
+        unit,
+        notes,
+    )
     return plots.save(fig, out, stem)
+
+
+def sweep_footer(plan: Plan, version: str) -> str:
+    """The footer of a sweep's figures: its scenario, the setting over all its points (a
+    swept rate reads as its range), its seeds and the version."""
+    first_seed = {}  # one run per point: the seeds change no setting
+    for run in plan.runs:
+        first_seed.setdefault(tuple(map(str, run.point.values())), run.scenario)
+    setting = plots.Setting.of(first_seed.values())
+    name = str(plan.base.get("name", "unnamed"))
+    return plots.footer_text(name, plan.seeds(), version, setting)
 
 
 def point_value(view: SweepView, line_label: str, x: Any, metric: str) -> float:
@@ -378,8 +412,9 @@ class SweepReport:
 
 
 # How a caller shows a sweep's progress: given a description, a context that yields the
-# `on_progress(done, total)` of `run_sweep` (the command line's progress bar) or None.
-Progress = Callable[[str], AbstractContextManager[Callable[[int, int], None] | None]]
+# `on_progress(done, total, seconds_left)` of `run_sweep` (the command line's progress bar)
+# or None.
+Progress = Callable[[str], AbstractContextManager[Callable[..., None] | None]]
 
 
 def run_and_report(
@@ -390,16 +425,26 @@ def run_and_report(
     stem: str,
     title: str,
     progress: Progress | None = None,
+    executor: Executor | str | None = None,
+    command: str = "sweep",
 ) -> SweepReport:
-    """Run the plan, its progress shown by `progress` (nothing shown without), then draw
-    `stem`.png/.svg in OUT.
+    """Run the plan on `executor` (`run_sweep`'s: None for the process pool of `jobs`), its
+    progress shown by `progress` (nothing shown without), then draw `stem`.png/.svg in OUT,
+    and with a scenario that traces flows their figures (`traced`: one more run per point,
+    STEM_traces.png).
 
     Raises SweepInterrupted on Ctrl-C (finished runs and the CSV tables are kept)."""
     with (progress or _unshown)(f"{stem}: {len(plan.runs)} runs") as update:
-        outcome = run_sweep(plan, out, jobs, update)
+        outcome = run_sweep(plan, out, jobs, update, executor=executor, command=command)
     view = SweepView(plan, header, outcome.summary)
     marks = theory_marks(view, plan.base)
     figures = write_figure(view, marks, out, stem, title, __version__)
+    if traced.traces_wanted(view):
+        # A scenario that traces flows promises their figures (P1, P2): one run per point.
+        points = len(traced.first_runs(view))
+        with (progress or _unshown)(f"{stem}: traces, {points} runs") as update:
+            kept = traced.run_traced(view, out, update)
+        figures += traced.draw_traces(view, kept, out, stem, title, __version__)
     return SweepReport(outcome, view, marks, figures)
 
 

@@ -19,13 +19,15 @@ import numpy as np
 import pandas as pd
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
-from matplotlib.ticker import ScalarFormatter
+from matplotlib.ticker import NullLocator
 from rich.table import Table
 
 from buflab import plots
 from buflab.engine.files import write_atomically
 from buflab.experiments.recipes import short_key
-from buflab.experiments.report import SweepView, format_metric, metric_label
+from buflab.experiments.report import SweepView, format_metric, metric_label, sweep_footer
+from buflab.plots import labels
+from buflab.plots.ticks import plain_linear
 
 
 def threshold_frame(view: SweepView) -> pd.DataFrame | None:
@@ -85,11 +87,14 @@ def threshold_figure(view: SweepView, frame: pd.DataFrame, version: str) -> Figu
     found = frame.dropna(subset=["minimum"])
     missing = frame[frame["minimum"].isna() & frame["largest_run"].notna()]
     fig, axes = plt.subplots(figsize=(8, 5.5))
-    x_name = short_key(view.x_key)
-    series = [("minimum", f"smallest {x_name}", "o")]
+    x_words = labels.key_words(view.x_key).axis
+    kinds = {plots.axis_value(v)[1] for v in view.plan.varies[0].values}
+    x_unit = labels.unit_for(kinds.pop() if len(kinds) == 1 else None, [1.0])
+    series = [("minimum", f"smallest {x_words}", "o")]
     if threshold.times is not None:
         product = f"minimum_times_{short_key(threshold.times)}"
-        series.append((product, f"{x_name} × {short_key(threshold.times)}", "s"))
+        times_words = labels.key_words(threshold.times).axis
+        series.append((product, f"{x_words} × {times_words}", "s"))
     for column, label, marker in series:
         ys = [plots.axis_value(y)[0] for y in found[column]]
         axes.plot(found[line_key], ys, marker=marker, linewidth=2, label=label)
@@ -101,26 +106,30 @@ def threshold_figure(view: SweepView, frame: pd.DataFrame, version: str) -> Figu
             marker="^",
             markerfacecolor="none",
             color="dimgray",
-            label=f"target not reached up to {x_name} (more needed)",
+            label=f"target not reached up to this {x_words} (more needed)",
         )
     xs = [float(x) for x in frame[line_key]]
     if min(xs) > 0 and max(xs) / min(xs) > 4:
         axes.set_xscale("log", base=2)
-        axes.xaxis.set_major_formatter(ScalarFormatter())
-    axes.set_xticks(xs)
-    axes.set_xlabel(line_key)
+    axes.set_xticks(xs, [labels.number_text(x) for x in xs])
+    axes.xaxis.set_minor_locator(NullLocator())
+    axes.set_xlabel(labels.axis_label(line_key, labels.Unit("")))
+    target = format_metric(threshold.metric, threshold.target, 3)
     axes.set_ylabel(
-        f"{x_name} for {metric_label(threshold.metric)} ≥ "
-        f"{format_metric(threshold.metric, threshold.target, 3)}"
+        f"{x_words}{x_unit.bracket()} for {labels.metric_words(threshold.metric)} ≥ {target}"
     )
     axes.set_ylim(bottom=0)
+    plain_linear(axes.yaxis, x_unit)
     axes.grid(True, alpha=0.3)
-    axes.legend(fontsize=8)
-    name = str(view.plan.base.get("name", "unnamed"))
-    axes.set_title(f"{name}: threshold by {short_key(line_key)}", fontsize=10)
-    plots.add_footer(fig, plots.footer_text(name, view.plan.seeds(), version))
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    return fig
+    axes.set_title(f"Smallest {x_words} reaching {target}, by {labels.key_words(line_key).axis}")
+    runs = view.plan.runs_per_point
+    metric = labels.metric_words(threshold.metric)
+    notes = [
+        f"Each point: the smallest swept {x_words} whose mean {metric} over {runs} "
+        f"seed{'s' if runs > 1 else ''} reaches {target} (the sweep's grid is its resolution)."
+    ]
+    handles, texts = axes.get_legend_handles_labels()
+    return plots.finish(fig, sweep_footer(view.plan, version), handles, texts, notes)
 
 
 def threshold_table(view: SweepView, frame: pd.DataFrame) -> Table:

@@ -1,14 +1,17 @@
-"""The plots layer, and what every figure shares: the sweep figure (utilization and drop rate
-against the first varied key), axes from unit strings, the legend below, the footer, saving.
+"""The plots layer, and what every figure shares: the sweep figure (two metrics against the
+first varied key), the rules of thumb drawn in one style everywhere, saving.
 
-Figures are drawn with the Agg backend (files only, no display needed) and saved as PNG
-and SVG. Every figure carries a footer naming the scenario, the seeds and the buflab version,
-so a figure found later still says what made it.
+Figures are drawn with the Agg backend (files only, no display needed) and saved as PNG and
+SVG. What every figure carries below its axes (the legend, notes saying how to read the error
+bars, the footer naming the scenario, the bottleneck, the traffic, the simulated time, the
+seeds and the buflab version) is laid out by `caption.finish`; axes and legends speak words
+and units (`labels`) and plain numbers (`ticks`).
 
 The layer's other modules draw what the analysis layer computes: `traces` (per-flow TCP
-traces) and `queue` (the event log's CDFs). The layer stands on the engine and analysis
-layers; it must not know how the numbers it draws were produced (sweeps, searches) or how
-the command line prints them: the experiments draw their own figures with these helpers.
+traces), `queue` (the event log's distributions) and `rates` (QCN reaction points). The layer
+stands on the engine and analysis layers; it must not know how the numbers it draws were
+produced (sweeps, searches) or how the command line prints them: the experiments draw their
+own figures with these helpers.
 """
 
 from __future__ import annotations
@@ -24,21 +27,63 @@ import matplotlib
 matplotlib.use("Agg")  # before pyplot: sweeps run headless, on servers and in CI
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import ScalarFormatter  # noqa: E402
 
-from buflab.engine.lazy import listing, submodule
+from buflab.engine.lazy import listing, submodule  # noqa: E402
 from buflab.engine.units import KINDS, UnitError, parse_quantity  # noqa: E402
 
-AXIS_UNITS = {"packets": "packets", "bytes": "bytes", "rate": "bit/s", "time": "s"}
+# `finish`, `footer_text`, `Setting` and `bars_note` are what the figures of the other layers
+# use from here (`plots.finish`, `plots.footer_text`).
+from buflab.plots.caption import SAVE_DPI, finish  # noqa: E402
+from buflab.plots.caption import Setting as Setting  # noqa: E402
+from buflab.plots.caption import bars_note as bars_note  # noqa: E402
+from buflab.plots.caption import footer_text as footer_text  # noqa: E402
+from buflab.plots.labels import PLAIN, MetricAxis, Unit  # noqa: E402
+from buflab.plots.ticks import plain_linear, plain_log  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a rule of thumb is drawn in every figure: its name and its dash pattern (grey, so
+    that the data's colours stay the data's)."""
+
+    name: str
+    linestyle: str
+
+
+# The rules of thumb (buflab.analysis.theory), one line style each, in every figure: the
+# sweep's, the search's, the curve's and the auto-sizer's.
+RULES = {
+    "rtt_c": Rule("RTT·C", ":"),
+    "sqrt_n": Rule("RTT·C/√N", "--"),
+    "eq21": Rule("eq. 2.1", "-."),
+}
+RULE_COLOUR = "0.3"
+RULE_WIDTH = 1.4
+
+
+def rule_style(rule: str) -> dict[str, Any]:
+    """Keyword arguments drawing `rule` (a key of RULES) as every figure draws it."""
+    return {"color": RULE_COLOUR, "linestyle": RULES[rule].linestyle, "linewidth": RULE_WIDTH}
+
+
+def rule_label(rule: str, packets: float | None = None, detail: str = "") -> str:
+    """A rule's legend entry: "RTT·C = 1,250 pkt", "RTT·C/√N = 125 pkt (N = 100)"; without
+    a size, its name (a curve of sizes)."""
+    name = RULES[rule].name
+    size = "" if packets is None else f" = {packets:,.0f} pkt"
+    return f"{name}{size}{f' ({detail})' if detail else ''}"
 
 
 @dataclass(frozen=True)
 class Mark:
-    """A vertical reference line, e.g. a theoretical buffer size, in x-axis units."""
+    """A vertical reference line in x-axis units: a rule of thumb (`rule`, a key of RULES)
+    or, without one, another reference drawn in a plain grey dash-dot-dot."""
 
     x: float
     label: str
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -54,16 +99,6 @@ class Line:
     bottom_ci: Sequence[float]
 
 
-@dataclass
-class Panel:
-    """A panel's axis: its label, what the values are multiplied by to plot them, and the top
-    of the y axis (None: as the data need; the bottom is 0)."""
-
-    label: str
-    scale: float = 1.0
-    y_max: float | None = None
-
-
 def axis_value(value: object) -> tuple[float, str | None]:
     """A varied value as a number for the x axis, and the kind of unit it was written in."""
     if isinstance(value, bool):
@@ -77,11 +112,17 @@ def axis_value(value: object) -> tuple[float, str | None]:
     return quantity.value, quantity.kind
 
 
-def use_log_x(key: str, xs: Sequence[float]) -> bool:
-    """Buffer sizes spanning more than a decade read best on a log axis."""
+def use_log_x(xs: Sequence[float]) -> bool:
+    """Positive values spanning more than a decade (buffers of 1 to 12,500 packets, access
+    links of 20 Mb/s to 1 Gb/s) read best on a log axis: on a linear one all but the largest
+    crowd at its left edge."""
     positive = [x for x in xs if x > 0]
-    is_buffer = key.rsplit(".", 1)[-1] == "buffer"
-    return is_buffer and len(positive) == len(xs) and max(positive) / min(positive) > 10
+    return len(positive) == len(xs) > 1 and max(positive) / min(positive) > 10
+
+
+# Categorical points of several lines sit side by side around their tick, this far apart (in
+# tick spacings), so their error bars do not hide one another.
+_DODGE = 0.08
 
 
 def sweep_figure(
@@ -92,52 +133,67 @@ def sweep_figure(
     footer: str,
     title: str,
     x_ticks: Sequence[tuple[float, str]] | None = None,
-    panels: tuple[Panel, Panel] = (Panel("utilization (%)", 100, 102), Panel("drop rate (%)", 100)),
+    panels: tuple[MetricAxis, MetricAxis] = (
+        MetricAxis("utilization (%)", 100, 102),
+        MetricAxis("drop rate (%)", 100),
+    ),
+    x_unit: Unit = PLAIN,
+    notes: Sequence[str] = (),
 ) -> Figure:
-    """`x_ticks` (position, label) names categorical x values (a recipe's cases); `panels`
-    say what the lines' top and bottom values are (by default utilization and drop rate)."""
+    """Two panels against x: `panels` say what the lines' top and bottom values are (by
+    default utilization and drop rate). `x_ticks` (position, label) names categorical x
+    values (a recipe's cases): their points are drawn apart, not joined by lines, since
+    nothing lies between two cases. `x_unit` is the unit the x values (base units) are shown
+    in; `notes` go under the legend (how to read the error bars, say)."""
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 8))
-    for line in lines:
+    categorical = bool(x_ticks)
+    for k, line in enumerate(lines):
+        shift = _DODGE * (k - (len(lines) - 1) / 2) if categorical else 0.0
         for axes, means, half_widths, panel in (
             (top, line.top, line.top_ci, panels[0]),
             (bottom, line.bottom, line.bottom_ci, panels[1]),
         ):
             axes.errorbar(
-                line.x,
+                [x + shift for x in line.x],
                 [panel.scale * value for value in means],
                 yerr=_bars(half_widths, panel.scale),
                 marker="o",
+                linestyle="none" if categorical else "-",
                 capsize=3,
+                color=f"C{k % 10}",
                 label=line.label or None,
             )
     for axes, panel in ((top, panels[0]), (bottom, panels[1])):
         axes.set_ylabel(panel.label)
         axes.set_ylim(0, panel.y_max)
+        plain_linear(axes.yaxis)
     bottom.set_xlabel(x_label)
     for axes in (top, bottom):
         if log_x:
             axes.set_xscale("log")
-            # Buffer sizes read better as 1, 10, 100 than as powers of ten.
-            axes.xaxis.set_major_formatter(ScalarFormatter())
         axes.grid(True, which="major", alpha=0.3)
-        for mark, style in zip(marks, _MARK_STYLES, strict=False):
-            axes.axvline(mark.x, color="dimgray", linestyle=style, linewidth=1.2, label=mark.label)
-    if x_ticks:
-        bottom.set_xticks([x for x, _ in x_ticks], [label for _, label in x_ticks], fontsize=8)
+        draw_marks(axes, marks)
+    if categorical:
+        assert x_ticks is not None
+        bottom.set_xticks([x for x, _ in x_ticks], [label for _, label in x_ticks])
+        bottom.set_xlim(min(x for x, _ in x_ticks) - 0.5, max(x for x, _ in x_ticks) + 0.5)
+    elif log_x:
+        plain_log(bottom.xaxis, x_unit)
+    else:
+        plain_linear(bottom.xaxis, x_unit)
     top.set_title(title)
-    # The legend (curves and theory lines) sits below the plots, where it hides no data.
     handles, labels = top.get_legend_handles_labels()
-    legend_height = 0.0
-    if handles:
-        legend_height = 0.03 * math.ceil(len(handles) / 2) + 0.02
-    legend_below(fig, handles, labels, 0.025)
-    add_footer(fig, footer)
-    fig.tight_layout(rect=(0, 0.03 + legend_height, 1, 1))
-    return fig
+    return finish(fig, footer, handles, labels, notes)
 
 
-# Distinct dash patterns, so the theory lines tell apart in the legend without colour.
-_MARK_STYLES = ["--", ":", "-.", (0, (5, 2, 1, 2, 1, 2))]
+def draw_marks(axes: Axes, marks: Sequence[Mark]) -> None:
+    """Vertical lines at the marks, each rule of thumb in its own style (`RULES`)."""
+    for mark in marks:
+        if mark.rule:
+            style = rule_style(mark.rule)
+        else:
+            style = {"color": RULE_COLOUR, "linestyle": (0, (5, 2, 1, 2, 1, 2)), "linewidth": 1.2}
+        axes.axvline(mark.x, label=mark.label, **style)
 
 
 def _bars(half_widths: Sequence[float], scale: float) -> list[float] | None:
@@ -145,47 +201,13 @@ def _bars(half_widths: Sequence[float], scale: float) -> list[float] | None:
     return bars if any(bars) else None
 
 
-def legend_below(
-    fig: Figure, handles: Sequence[Any], labels: Sequence[str], bottom: float, ncol: int = 2
-) -> None:
-    """The figure's legend centred below the plots, at height `bottom`, where it hides no
-    data (nothing without handles)."""
-    if handles:
-        fig.legend(
-            handles,
-            labels,
-            loc="lower center",
-            ncol=ncol,
-            fontsize=8,
-            frameon=False,
-            bbox_to_anchor=(0.5, bottom),
-        )
-
-
-def add_footer(fig: Figure, footer: str) -> None:
-    """The line every figure carries at its foot (`footer_text`)."""
-    fig.text(0.01, 0.005, footer, fontsize=7, color="gray", va="bottom")
-
-
 def save(fig: Figure, out: Path, stem: str) -> list[Path]:
     """Write `stem`.png and `stem`.svg into `out`; returns the paths."""
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
     for path in paths:
-        fig.savefig(path, dpi=150)
+        fig.savefig(path, dpi=SAVE_DPI)
     plt.close(fig)
     return paths
-
-
-def footer_text(scenario_name: str, seeds: Sequence[int], version: str) -> str:
-    if not seeds:
-        seed_text = "none"
-    elif len(seeds) == 1:
-        return f"scenario {scenario_name} · seed {seeds[0]} · buflab {version}"
-    elif list(seeds) == list(range(seeds[0], seeds[-1] + 1)):
-        seed_text = f"{seeds[0]}–{seeds[-1]}"
-    else:
-        seed_text = ", ".join(map(str, seeds))
-    return f"scenario {scenario_name} · seeds {seed_text} · buflab {version}"
 
 
 def __getattr__(name: str) -> Any:

@@ -15,13 +15,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from buflab.plots import add_footer, legend_below, plt, save
+from buflab.engine.units import format_rate
+from buflab.plots import finish, plt, save
+from buflab.plots.ticks import plain_linear
 
 
 def rate_figure(
-    rates: pd.DataFrame, end_s: float, bottleneck_bps: float, footer: str
+    rates: pd.DataFrame, end_s: float, bottleneck_bps: float, footer: str, warmup_s: float = 0.0
 ) -> plt.Figure:
-    """Each class's rate over time (Mb/s), and their sum beside the bottleneck's rate."""
+    """Each class's rate over time (Mb/s), and their sum beside the bottleneck's rate; the
+    warm-up, which the run's statistics leave out, shaded."""
     fig, (ax, ax_sum) = plt.subplots(
         2, 1, figsize=(10, 7), sharex=True, gridspec_kw={"height_ratios": [3, 1]}
     )
@@ -44,26 +47,40 @@ def rate_figure(
         )
         ax_sum.step(grid, total, where="post", color="black", lw=1.0, label="sum of rates")
     if bottleneck_bps > 0:
-        ax_sum.axhline(bottleneck_bps / 1e6, color="grey", ls="--", lw=1.0, label="bottleneck")
+        ax_sum.axhline(
+            bottleneck_bps / 1e6,
+            color="grey",
+            lw=1.0,
+            label=f"bottleneck rate ({format_rate(bottleneck_bps)})",
+        )
     ax.set_ylabel("reaction point rate (Mb/s)")
     ax.set_ylim(bottom=0)
+    ax.set_title("Rate of each source's reaction point", fontsize=10)
     ax_sum.set_ylabel("sum (Mb/s)")
     ax_sum.set_ylim(bottom=0)
     ax_sum.set_xlabel("time (s)")
     ax_sum.legend(loc="lower right", fontsize="small")
+    notes = []
     for a in (ax, ax_sum):
         a.grid(True, alpha=0.3)
         a.set_xlim(0, end_s)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    legend_below(fig, handles, labels, bottom=0.02, ncol=min(6, max(1, len(labels))))
-    add_footer(fig, footer)
-    return fig
+        plain_linear(a.yaxis)
+        if warmup_s > 0:
+            a.axvspan(0, warmup_s, color="gray", alpha=0.12, linewidth=0)
+    if warmup_s > 0:
+        notes.append(f"Shaded: the warm-up ({warmup_s:g} s), left out of the summary statistics.")
+    return finish(fig, footer, handles, labels, notes, ncol=min(6, max(1, len(labels))))
 
 
 def write_rate_figure(
-    rates: pd.DataFrame, end_s: float, bottleneck_bps: float, out: Path, footer: str
+    rates: pd.DataFrame,
+    end_s: float,
+    bottleneck_bps: float,
+    out: Path,
+    footer: str,
+    warmup_s: float = 0.0,
 ) -> list[Path]:
     """rates.png and rates.svg in `out`; nothing without a rate change."""
     if len(rates) == 0:
         return []
-    return save(rate_figure(rates, end_s, bottleneck_bps, footer), out, "rates")
+    return save(rate_figure(rates, end_s, bottleneck_bps, footer, warmup_s), out, "rates")

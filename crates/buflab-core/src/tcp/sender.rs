@@ -298,6 +298,7 @@ impl TcpSender {
             hop: 0,
             kind: Kind::Data,
             flags: flags::SYN,
+            stamp: Time::ZERO,
         });
         self.rto_deadline = Some(now + self.rtt.rto());
     }
@@ -349,6 +350,7 @@ impl TcpSender {
             hop: 0,
             kind: Kind::Data,
             flags: f,
+            stamp: Time::ZERO,
         });
         // RFC 6298 §5.1: start the timer when sending data if it is not running (the Linux
         // sender arms its timer itself).

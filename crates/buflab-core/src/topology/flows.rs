@@ -51,23 +51,25 @@ impl Access {
     }
 }
 
-/// How a topology routes the flows of each traffic entry.
+/// How a topology routes the flows of each traffic entry (flow `k` of entry `ti` is flow
+/// `id` of the network).
 pub(super) trait Routing {
-    /// One-way propagation delay of the shared links that entry `ti`'s data crosses.
-    fn path_delay(&self, ti: usize) -> Time;
-    /// The hops of the data route of flow `id` of entry `ti` (its private links built), whose
+    /// One-way propagation delay of the shared links that flow `k` of entry `ti` crosses.
+    fn path_delay(&self, ti: usize, k: u32) -> Time;
+    /// The hops of the data route of flow `k` of entry `ti` (its private links built), whose
     /// access links delay by `access_delay` each way, starting on its own access link; and the
     /// flow's (machine, class) placement.
     fn forward(
         &self,
         sim: &mut Sim,
         ti: usize,
+        k: u32,
         id: u64,
         access_delay: Time,
     ) -> (Vec<Hop>, Option<(i64, i64)>);
-    /// The hops of the ACK route of TCP flow `id` of entry `ti`, ending on its reverse access
+    /// The hops of the ACK route of TCP flow `k` of entry `ti`, ending on its reverse access
     /// link.
-    fn backward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> Vec<Hop>;
+    fn backward(&self, sim: &mut Sim, ti: usize, k: u32, id: u64, access_delay: Time) -> Vec<Hop>;
 }
 
 /// Everything needed to add a flow: at build time, or during the run for open-loop arrivals.
@@ -88,8 +90,8 @@ impl<R: Routing> Slots<R> {
         let mut rng = Rng::stream(self.seed, Stream::Flow, id);
         let rtt = self.rtts[ti].draw(&mut rng);
         // The scenario checks that the shared links leave a non-negative remainder.
-        let access_delay = Time((rtt.0 / 2).saturating_sub(self.routing.path_delay(ti).0));
-        let (hops, placement) = self.routing.forward(sim, ti, id, access_delay);
+        let access_delay = Time((rtt.0 / 2).saturating_sub(self.routing.path_delay(ti, k).0));
+        let (hops, placement) = self.routing.forward(sim, ti, k, id, access_delay);
         let (hops, own_bumps) = self.bumps.data_route(sim, hops, flow, ti as u16);
         let forward = sim.add_route(&hops);
         let jitter_rng = Rng::stream(self.seed, Stream::Jitter, id);
@@ -107,7 +109,7 @@ impl<R: Routing> Slots<R> {
             Traffic::Udp(u) => {
                 let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
                 let src_rng = Rng::stream(self.seed, Stream::Source, id);
-                let src = UdpSource::new(u.pattern, flow, forward, u.rate, u.packet, src_rng);
+                let src = UdpSource::new(u.pattern, flow, forward, u.rate(k), u.packet, src_rng);
                 return sim.add_flow(
                     info(start, u.packet, ""),
                     Endpoints::Udp(src),
@@ -132,7 +134,7 @@ impl<R: Routing> Slots<R> {
                 (o.tcp, Time::MAX, o.jitter, Some(user))
             }
         };
-        let hops = self.routing.backward(sim, ti, id, access_delay);
+        let hops = self.routing.backward(sim, ti, k, id, access_delay);
         let hops = self.bumps.ack_route(sim, hops, &own_bumps);
         let backward = sim.add_route(&hops);
         let mut receiver = TcpReceiver::new(
@@ -187,7 +189,13 @@ pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, rou
         }
     }
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
-        // Open-loop flows are added while the run goes on, as they arrive.
-        sim.set_spawner(Box::new(move |sim: &mut Sim, ti: u32| slots.add(sim, ti as usize, 0)));
+        // Open-loop flows are added while the run goes on, as they arrive, numbered per entry
+        // (flow k takes its entry's route k).
+        let mut arrived = vec![0u32; s.traffic.len()];
+        sim.set_spawner(Box::new(move |sim: &mut Sim, ti: u32| {
+            let k = arrived[ti as usize];
+            arrived[ti as usize] += 1;
+            slots.add(sim, ti as usize, k)
+        }));
     }
 }
