@@ -225,6 +225,21 @@ def test_a_misspelt_key_is_named_before_the_key_it_leaves_missing(
     assert str(error.value) == message
 
 
+def test_a_megabyte_value_is_echoed_by_its_start() -> None:
+    """Hardening issue, defect 10: a value was echoed in full, making error lines of 1–2 MB.
+    The engine cuts a shown value to its first 60 characters and says how long it was."""
+    huge = "1" * 1_000_000 + "pkt"
+    with pytest.raises(ScenarioError) as error:
+        buflab.validate(
+            {"duration": "1s", "network": {"bottleneck": {"rate": "10Mbps", "buffer": huge}}}
+        )
+    message = str(error.value)
+    assert message.startswith('network.bottleneck.buffer: got "111'), message
+    assert "… (1000005 characters)" in message, message
+    # The start, the length and what was expected: a line, not a megabyte.
+    assert len(message) < 300, len(message)
+
+
 @pytest.mark.parametrize("source", [3, 2.5, None, b"duration = 1", ["a"]])
 def test_a_source_that_is_no_scenario_is_refused(source: object) -> None:
     """Hardening issue, defect 9: `validate(3)` once read and closed file descriptor 3."""

@@ -140,14 +140,16 @@ def check_tree(view: SweepView, out: Path, version: str) -> NetworkCheck:
 def _curves_by_load(
     frame: pd.DataFrame, measured: str, bound: str, queue: str = "droptail", style: str = "--"
 ) -> list[BoundCurve]:
-    """One curve per load of `frame`: `measured` against the buffer beside `bound`."""
+    """One curve per load of `frame`: `measured` against the buffer beside `bound`; the
+    legend names the discipline unless it is drop-tail, whose markers and lines come first."""
+    tag = "" if queue == "droptail" else f" ({queue.upper()})"
     return [
         BoundCurve(
-            f"measured, ρ = {rho:g}",
+            f"measured{tag}, ρ = {rho:g}",
             group["buffer_pkts"].tolist(),
             group[measured].tolist(),
             group[bound].tolist(),
-            f"bound, ρ = {rho:g}",
+            f"bound{tag}, ρ = {rho:g}",
             k,
             "o" if queue == "droptail" else "s",
             style,

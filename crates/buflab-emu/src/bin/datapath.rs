@@ -344,17 +344,6 @@ fn run(a: Args) -> std::io::Result<()> {
                 Err(e) => serde_json::json!({ "error": e }).to_string(),
             })?;
         }
-        if MARK.swap(false, Ordering::Relaxed) {
-            window_start = clock::now();
-            bottleneck.advance(window_start, &mut out, &mut dropped);
-            bottleneck.settle(window_start);
-            bottleneck.reset_maxima();
-            window_counts = bottleneck.counts;
-            lost_at_window = lost;
-            // The part of the frame in service that falls in the window.
-            carry_in = bottleneck.busy_until().max(window_start) - window_start;
-            out_side.window = [Lateness::default(), Lateness::default()];
-        }
         // Senders' side: into the bottleneck, each frame stamped as it is read.
         let got = read_batch(&mut left, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
             let bytes = pool.slot(f.slot);
@@ -390,6 +379,21 @@ fn run(a: Args) -> std::io::Result<()> {
                 }
                 bottleneck.arrive(t, f, &mut out, &mut dropped);
             }
+        }
+        // The measured window starts here, once every frame that reached the bottleneck by
+        // `now` has (those leaving their access links included): marked earlier, the
+        // bottleneck would log services up to the mark and then arrivals from access links
+        // that fell due before it, and the log would go back in time.
+        if MARK.swap(false, Ordering::Relaxed) {
+            window_start = now;
+            bottleneck.advance(window_start, &mut out, &mut dropped);
+            bottleneck.settle(window_start);
+            bottleneck.reset_maxima();
+            window_counts = bottleneck.counts;
+            lost_at_window = lost;
+            // The part of the frame in service that falls in the window.
+            carry_in = bottleneck.busy_until().max(window_start) - window_start;
+            out_side.window = [Lateness::default(), Lateness::default()];
         }
         bottleneck.advance(now, &mut out, &mut dropped);
         for f in dropped.drain(..) {
