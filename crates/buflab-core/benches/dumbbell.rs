@@ -7,7 +7,11 @@
 //!
 //! Run: `cargo bench -p buflab-core --bench dumbbell` (add `-- --flows N --seconds S --repeat R`
 //! to vary, `--buffer B` for another buffer in packets, `--queue NAME` for another discipline
-//! at the bottleneck (`optical_fifo` with `--buffer 63`: what buffering in fiber costs), and
+//! at the bottleneck (`optical_fifo` with `--buffer 63`: what buffering in fiber costs),
+//! `--tcp VARIANT` to run another loss recovery than `newreno` (`linux` runs the Linux
+//! profile, with its own defaults: delayed ACKs, IW10, 100 µs host jitter), `--set KEY=VALUE`
+//! to change another key of the traffic entry (repeatable; the value is JSON, or a string:
+//! `--set delayed_ack=false --set jitter=0s`), and
 //! `--bump PACER` to put a pacing bump on every access link: `delay` on the rate it measures
 //! over 16 packets, or `token_bucket`, `modified_token_bucket`, `token_thread` at 10 Mb/s, as
 //! the `tiny_bump` recipe's). The scenario runs R times (default 5); the best and
@@ -55,6 +59,7 @@ fn bump(args: &[String]) -> Option<serde_json::Value> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let tcp = text_arg(&args, "--tcp").unwrap_or("newreno");
     let flows = arg(&args, "--flows", 1000);
     let seconds = arg(&args, "--seconds", 20);
     let repeat = arg(&args, "--repeat", 5).max(1);
@@ -71,12 +76,22 @@ fn main() {
             "rtt": "75ms..125ms",
         },
         "traffic": [ {
-            "kind": "long_lived", "flows": flows, "tcp": "newreno",
+            "kind": "long_lived", "flows": flows, "tcp": tcp,
             "packet": "1500B", "max_window": "20MB", "start": "0s..1s",
         } ],
     });
     if let Some(b) = &bump {
         v["network"]["bump"] = serde_json::json!([b]);
+    }
+    for (i, a) in args.iter().enumerate() {
+        if a != "--set" {
+            continue;
+        }
+        let Some((key, value)) = args.get(i + 1).and_then(|kv| kv.split_once('=')) else {
+            panic!("--set takes KEY=VALUE (a key of the traffic entry)")
+        };
+        let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::from(value));
+        v["traffic"][0][key] = value;
     }
     let scenario =
         Scenario::from_value(&v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"));
@@ -85,7 +100,8 @@ fn main() {
     let pending = net.sim.sched.pending();
     let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;
-    println!("scenario: 1Gbps bottleneck, {buffer}pkt {queue} buffer, {flows} NewReno flows, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
+    println!("scenario: 1Gbps bottleneck, {buffer}pkt {queue} buffer, {flows} flows tcp={tcp} cc=reno, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
+    println!("traffic entry          {}", v["traffic"][0]);
     if let Some(b) = &bump {
         println!("bump on every access link: {b}");
     }

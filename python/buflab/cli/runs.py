@@ -23,6 +23,7 @@ from buflab.cli.common import (
     EXIT_INTERRUPTED,
     BadInput,
     check_out_dir,
+    phase_lock_note,
     point_option,
     scenario_of,
     set_option,
@@ -96,6 +97,8 @@ def run(
     ready = prepare(scenario)
     wall = estimate(ready.normalized, ready.link_facts)
     if note := warmup_note(ready.normalized, LinkFacts(**ready.link_facts)):
+        stderr.print(f"note: {note}")
+    if note := phase_lock_note(ready.normalized):
         stderr.print(f"note: {note}")
     try:
         if wall.announced:

@@ -25,12 +25,20 @@ from buflab.cli.common import (
     default_out,
     exit_when_interrupted,
     jobs_option,
+    phase_lock_note,
     runs_executor,
     runs_option,
     scenario_of,
     set_option,
 )
-from buflab.cli.console import answer_lines, autosize_table, probe_line, sizes_table, stdout
+from buflab.cli.console import (
+    answer_lines,
+    autosize_table,
+    probe_line,
+    sizes_table,
+    stderr,
+    stdout,
+)
 from buflab.engine.units import format_percent, format_time
 
 
@@ -101,6 +109,7 @@ def size(
     flows=1,10,100 --vary traffic.0.pacing=off,window), each kept in OUT/KEY2-VALUE2.
     """
     # start-up time: searches import pandas and matplotlib only when the command runs
+    from buflab.engine.runner import validate
     from buflab.experiments import size as api
     from buflab.experiments.sizing import check_target, eq21_notes
     from buflab.experiments.sweep import Vary
@@ -112,6 +121,8 @@ def size(
             "and at most one more (a curve per value)"
         )
     scenario = scenario_of(file, overrides)
+    if note := phase_lock_note(validate(scenario)):
+        stderr.print(f"note: {note} (the base scenario)")
     out = out or default_out("size", file, overrides, varies, key)
     options: dict[str, Any] = {"key": key, "runs": runs or 1, "high": high}
     if precision is not None:

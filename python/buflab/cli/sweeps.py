@@ -21,12 +21,13 @@ from buflab.cli.common import (
     default_out,
     exit_when_interrupted,
     jobs_option,
+    phase_lock_note,
     runs_executor,
     runs_option,
     set_option,
     vary_option,
 )
-from buflab.cli.console import frame_table, progress_bar, stdout
+from buflab.cli.console import frame_table, progress_bar, stderr, stdout
 
 
 @click.command()
@@ -65,7 +66,7 @@ def sweep(
     here or on a cluster. Writes results.csv, summary.csv and sweep.png/svg.
     """
     # start-up time: sweeps import pandas and matplotlib only when the command runs
-    from buflab.engine.runner import load_scenario
+    from buflab.engine.runner import load_scenario, validate
     from buflab.experiments import recipes
     from buflab.experiments.report import run_and_report
     from buflab.experiments.sweep import Vary
@@ -76,6 +77,8 @@ def sweep(
     plan = header.plan(scenario, [Vary.parse(text) for text in varies], runs)
     if not plan.varies:
         raise BadInput("nothing to sweep: give at least one --vary KEY=V1,V2,...")
+    if note := phase_lock_note(validate(scenario)):
+        stderr.print(f"note: {note} (the base scenario)")
     title = f"{Path(file).stem}: utilization and drop rate"
     with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
         report = run_and_report(

@@ -30,8 +30,23 @@ from buflab.plots import finish, labels, plt, save
 from buflab.plots.ticks import plain_linear
 
 SIMULATED, EMULATED = "buflab (simulated)", "Linux TCP (emulated)"
-# The summary figures both ways report, by name.
-FIGURES = ("utilization", "drop_rate", "mean_queue_pkts", "jain_fairness")
+# The summary figures both ways report, by name (`timeouts_per_s` is the summary's timeouts
+# over its measured time: how often a flow fell back on its retransmission timer).
+FIGURES = (
+    "utilization",
+    "drop_rate",
+    "mean_queue_pkts",
+    "jain_fairness",
+    "timeouts_per_s",
+    "retransmits_per_drop",
+)
+
+
+def figure(summary: dict[str, Any], name: str) -> float:
+    """Summary figure `name` of a run, simulated or emulated."""
+    if name == "timeouts_per_s":
+        return float(summary["timeouts"]) / float(summary["measured_s"])
+    return float(summary[name])
 
 
 def compare(
@@ -55,8 +70,8 @@ def compare(
             keep.append((dict(run.point), simulated, real))
         row: dict[str, Any] = dict(run.point)
         for name in FIGURES:
-            row[f"sim_{name}"] = float(sim[name])
-            row[f"real_{name}"] = float(real.summary[name])
+            row[f"sim_{name}"] = figure(sim, name)
+            row[f"real_{name}"] = figure(real.summary, name)
             row[f"diff_{name}"] = row[f"real_{name}"] - row[f"sim_{name}"]
         row["real_faithful"] = bool(real.summary["faithful"])
         row["real_late_within_10us"] = float(real.summary["late_within_10us"])

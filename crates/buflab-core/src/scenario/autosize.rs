@@ -59,7 +59,7 @@ pub(super) fn normalize(table: &mut Value, a: &Config) {
 }
 
 /// A time as a unit string that reads back to exactly the same picoseconds.
-fn exact_time(t: Time) -> String {
+pub(super) fn exact_time(t: Time) -> String {
     let units = [("s", units::PS_PER_S), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)];
     match units.iter().find(|(_, ps)| t.0.is_multiple_of(*ps)) {
         Some((unit, ps)) => format!("{}{unit}", t.0 / ps),

@@ -168,6 +168,7 @@ impl Scenario {
         if let Some(items) = out["traffic"].as_array_mut() {
             for (item, t) in items.iter_mut().zip(&scenario.traffic) {
                 let kind = t.kind();
+                traffic::normalize_tcp(item, t);
                 fill_defaults(item, kind.section(), foreign);
                 fill_defaults(item, "traffic", foreign);
                 if let Some(shared) = kind.shared() {

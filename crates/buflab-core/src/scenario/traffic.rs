@@ -19,6 +19,7 @@ use super::network::{reject_other_topology, ReadNetwork, Topology};
 use super::reader::{error, Asked, Result, ScenarioError, Table};
 use super::switch::{self, PerOutput};
 use super::MAX_FLOWS;
+use crate::tcp::cc::hystart::SlowStart;
 use crate::tcp::cc::CcKind;
 use crate::tcp::pacer::Pacing;
 use crate::tcp::{Recovery, TcpConfig, HEADER_BYTES};
@@ -493,8 +494,14 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
         },
     }
     tcp.min_rto = t.time("min_rto")?;
-    tcp.delayed_ack = t.boolean("delayed_ack")?;
-    tcp.delayed_ack_timeout = t.time("delayed_ack_timeout")?;
+    // The `linux` profile has defaults of its own for these (`tcp::linux::defaults`).
+    let linux = recovery == Recovery::Linux;
+    if !linux || t.given("delayed_ack") {
+        tcp.delayed_ack = t.boolean("delayed_ack")?;
+    }
+    if !linux || t.given("delayed_ack_timeout") {
+        tcp.delayed_ack_timeout = t.time("delayed_ack_timeout")?;
+    }
     if tcp.delayed_ack_timeout >= Time::from_ms(500) || tcp.delayed_ack_timeout == Time::ZERO {
         let got = t.value("delayed_ack_timeout")?;
         let expected = "a positive timeout under 500 ms (RFC 1122 §4.2.3.2)";
@@ -506,8 +513,83 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
     if tcp.cc == CcKind::Bbr {
         check_bbr(t, &tcp)?;
     }
-    let jitter = t.time("jitter")?;
+    read_recovery_keys(t, &mut tcp)?;
+    let jitter = if linux && !t.given("jitter") { crate::tcp::linux::HOST_JITTER } else { t.time("jitter")? };
     Ok((tcp, jitter))
+}
+
+/// The keys whose meaning or default depends on `tcp`: `limited_transmit` (RFC 3042 for
+/// `reno` and `newreno`; `sack` and `linux` always have it), `rto_restart` (`sack` and
+/// `linux`) and `slow_start` (`linux`, which takes an RTT sample from every ACK).
+fn read_recovery_keys(t: &mut Table, tcp: &mut TcpConfig) -> Result<()> {
+    let variant = tcp.recovery.name();
+    if t.given("limited_transmit") {
+        let on = t.boolean("limited_transmit")?;
+        if !on && tcp.recovery.uses_sack() {
+            let got = t.value("limited_transmit")?;
+            let expected = format!(
+                "true with tcp = \"{variant}\" (a SACK sender always sends new data on the first duplicate ACKs: RFC 6675 §5 step 3, Linux's in-flight count)"
+            );
+            return Err(error(&t.key_path("limited_transmit"), &got, &expected));
+        }
+        tcp.limited_transmit = on;
+    }
+    if t.given("rto_restart") {
+        if !tcp.recovery.uses_sack() {
+            let got = t.value("rto_restart")?;
+            let expected = format!(
+                "no `rto_restart` with tcp = \"{variant}\" (RFC 6582 sets when NewReno restarts its timer; the key is for \"sack\" and \"linux\")"
+            );
+            return Err(error(&t.key_path("rto_restart"), &got, &expected));
+        }
+        tcp.rto_restart = t.named("rto_restart")?;
+    }
+    if t.given("slow_start") {
+        tcp.slow_start = t.named("slow_start")?;
+        if tcp.slow_start != SlowStart::Standard {
+            let got = t.value("slow_start")?;
+            if tcp.recovery != Recovery::Linux {
+                let expected = format!(
+                    "\"standard\" with tcp = \"{variant}\" (HyStart needs an RTT sample from every ACK, which only the \"linux\" sender takes)"
+                );
+                return Err(error(&t.key_path("slow_start"), &got, &expected));
+            }
+            if tcp.cc == CcKind::Bbr {
+                let expected = "\"standard\" with cc = \"bbr\" (BBR's Startup ends by its own rule)";
+                return Err(error(&t.key_path("slow_start"), &got, expected));
+            }
+        }
+    } else if tcp.recovery == Recovery::Linux && tcp.cc == CcKind::Cubic {
+        // Linux's CUBIC runs HyStart by default (`tcp_cubic.c`, `hystart = 1`).
+        tcp.slow_start = SlowStart::Hystart;
+    }
+    Ok(())
+}
+
+/// Writes into a traffic entry's echo (`Scenario::normalized`) the keys its `tcp` gives
+/// defaults of its own, as read: before the schema's defaults fill the rest.
+pub(super) fn normalize_tcp(item: &mut Value, t: &Traffic) {
+    let (tcp, jitter) = match t {
+        Traffic::LongLived(l) => (&l.tcp, l.jitter),
+        Traffic::ClosedLoop(c) => (&c.tcp, c.jitter),
+        Traffic::OpenLoop(o) => (&o.tcp, o.jitter),
+        Traffic::Udp(_) => return,
+    };
+    let Some(map) = item.as_object_mut() else { return };
+    let mut put = |key: &str, v: Value| {
+        map.entry(key.to_string()).or_insert(v);
+    };
+    put("limited_transmit", Value::from(tcp.limited_transmit));
+    put("slow_start", Value::from(tcp.slow_start.name()));
+    if tcp.recovery.uses_sack() {
+        put("rto_restart", Value::from(tcp.rto_restart.name()));
+    }
+    if tcp.recovery == Recovery::Linux {
+        put("initial_window", Value::from(tcp.initial_window));
+        put("delayed_ack", Value::from(tcp.delayed_ack));
+        put("delayed_ack_timeout", Value::from(super::autosize::exact_time(tcp.delayed_ack_timeout)));
+        put("jitter", Value::from(super::autosize::exact_time(jitter)));
+    }
 }
 
 /// What BBR does not combine with: another pacing (it always paces at its own rate) and ECN
@@ -743,6 +825,7 @@ mod tests {
     use super::*;
     use crate::scenario::tests::{base, err};
     use crate::scenario::Scenario;
+    use crate::tcp::RtoRestart;
 
     #[test]
     fn cc_selects_the_window_algorithm_and_rejects_others() {
@@ -789,5 +872,107 @@ mod tests {
         let mut v = base();
         v["traffic"][0]["rate"] = json!("10Mbps");
         assert!(err(v).starts_with("traffic.0.rate: unknown key"));
+    }
+    /// The first long-lived entry's settings, with `set` applied to it.
+    fn tcp_of(set: &[(&str, Value)]) -> (TcpConfig, Time) {
+        let mut v = base();
+        for (k, x) in set {
+            v["traffic"][0][*k] = x.clone();
+        }
+        let Traffic::LongLived(l) = &Scenario::from_value(&v).unwrap().traffic[0] else { panic!() };
+        (l.tcp, l.jitter)
+    }
+
+    #[test]
+    fn the_linux_profile_has_a_linux_hosts_defaults_and_keys_still_override_them() {
+        let (tcp, jitter) = tcp_of(&[("tcp", json!("linux"))]);
+        assert_eq!(tcp.recovery, Recovery::Linux);
+        assert_eq!(
+            (tcp.initial_window, tcp.delayed_ack, tcp.delayed_ack_timeout),
+            (10, true, Time::from_ms(40))
+        );
+        assert_eq!((tcp.max_rto, jitter), (Time::from_secs(120), Time::from_us(100)));
+        assert_eq!(
+            (tcp.limited_transmit, tcp.rto_restart, tcp.slow_start),
+            (true, RtoRestart::Head, SlowStart::Standard)
+        );
+        // CUBIC runs HyStart by default, as Linux's does.
+        let (tcp, _) = tcp_of(&[("tcp", json!("linux")), ("cc", json!("cubic"))]);
+        assert_eq!(tcp.slow_start, SlowStart::Hystart);
+        let given = [
+            ("tcp", json!("linux")),
+            ("initial_window", json!(4)),
+            ("delayed_ack", json!(false)),
+            ("jitter", json!("0s")),
+            ("rto_restart", json!("every_retransmission")),
+            ("slow_start", json!("hystart++")),
+        ];
+        let (tcp, jitter) = tcp_of(&given);
+        assert_eq!((tcp.initial_window, tcp.delayed_ack, jitter), (4, false, Time::ZERO));
+        assert_eq!(
+            (tcp.rto_restart, tcp.slow_start),
+            (RtoRestart::EveryRetransmission, SlowStart::HystartPlusPlus)
+        );
+        // The RFC-era variants keep theirs (RFC 3390's 4 segments of 960 B).
+        let (tcp, jitter) = tcp_of(&[("tcp", json!("sack"))]);
+        assert_eq!((tcp.initial_window, tcp.delayed_ack, jitter), (4, false, Time::ZERO));
+        assert_eq!((tcp.limited_transmit, tcp.rto_restart), (true, RtoRestart::EveryRetransmission));
+        let (tcp, _) = tcp_of(&[("limited_transmit", json!(true))]);
+        assert!(tcp.limited_transmit);
+    }
+
+    #[test]
+    fn keys_that_do_not_apply_to_a_variant_are_one_line_each() {
+        let one = |set: &[(&str, Value)]| {
+            let mut v = base();
+            for (k, x) in set {
+                v["traffic"][0][*k] = x.clone();
+            }
+            err(v)
+        };
+        assert_eq!(
+            one(&[("tcp", json!("sack")), ("limited_transmit", json!(false))]),
+            "traffic.0.limited_transmit: got false; expected true with tcp = \"sack\" (a SACK sender always sends \
+             new data on the first duplicate ACKs: RFC 6675 §5 step 3, Linux's in-flight count)"
+        );
+        assert_eq!(
+            one(&[("rto_restart", json!("head"))]),
+            "traffic.0.rto_restart: got \"head\"; expected no `rto_restart` with tcp = \"newreno\" (RFC 6582 sets \
+             when NewReno restarts its timer; the key is for \"sack\" and \"linux\")"
+        );
+        assert_eq!(
+            one(&[("tcp", json!("sack")), ("slow_start", json!("hystart"))]),
+            "traffic.0.slow_start: got \"hystart\"; expected \"standard\" with tcp = \"sack\" (HyStart needs an RTT \
+             sample from every ACK, which only the \"linux\" sender takes)"
+        );
+        assert_eq!(
+            one(&[("tcp", json!("linux")), ("cc", json!("bbr")), ("slow_start", json!("hystart++"))]),
+            "traffic.0.slow_start: got \"hystart++\"; expected \"standard\" with cc = \"bbr\" (BBR's Startup ends by \
+             its own rule)"
+        );
+        assert!(one(&[("slow_start", json!("fast"))])
+            .starts_with("traffic.0.slow_start: got \"fast\"; expected one of"));
+    }
+
+    #[test]
+    fn a_linux_entry_echoes_its_profiles_defaults_and_reads_back_to_itself() {
+        let mut v = base();
+        v["traffic"][0]["tcp"] = json!("linux");
+        v["traffic"][0]["cc"] = json!("cubic");
+        let echo = Scenario::normalized(&v).unwrap();
+        let t = &echo["traffic"][0];
+        assert_eq!(
+            (&t["initial_window"], &t["delayed_ack"], &t["delayed_ack_timeout"]),
+            (&json!(10), &json!(true), &json!("40ms"))
+        );
+        assert_eq!(
+            (&t["jitter"], &t["slow_start"], &t["rto_restart"]),
+            (&json!("100us"), &json!("hystart"), &json!("head"))
+        );
+        assert_eq!(Scenario::normalized(&echo).unwrap(), echo);
+        // A newreno entry's echo has no `rto_restart` (it would be refused).
+        let echo = Scenario::normalized(&base()).unwrap();
+        assert!(echo["traffic"][0].get("rto_restart").is_none());
+        assert_eq!(echo["traffic"][0]["limited_transmit"], json!(false));
     }
 }

@@ -30,12 +30,17 @@
 pub mod ack_pacer;
 pub mod cc;
 pub mod flow;
+pub mod limited_transmit;
+pub mod linux;
 pub mod pacer;
+pub mod quickack;
 pub mod rate;
 pub mod receiver;
 pub mod rto;
 pub mod sack;
 pub mod sender;
+#[cfg(test)]
+pub(crate) mod test_path;
 
 use crate::units::Time;
 
@@ -53,10 +58,38 @@ pub enum Recovery {
     /// RFC 6675 with the SACK option (RFC 2018): the receiver reports the blocks it holds, and
     /// recovery resends every segment the scoreboard shows lost, governed by cwnd − pipe.
     Sack,
+    /// A default Linux 6.x sender and receiver ([`linux`]): SACK with RACK-TLP loss detection
+    /// (RFC 8985), Proportional Rate Reduction (RFC 6937), Linux's RTO and delayed ACKs.
+    Linux,
 }
 
 // The scenario's names (key `tcp` of `traffic.tcp`), also the per-flow table's.
-crate::names::names!(Recovery { NewReno = "newreno", Reno = "reno", Sack = "sack" });
+crate::names::names!(Recovery { NewReno = "newreno", Reno = "reno", Sack = "sack", Linux = "linux" });
+
+impl Recovery {
+    /// Whether the receiver reports SACK blocks and the sender keeps a scoreboard of them.
+    pub fn uses_sack(self) -> bool {
+        matches!(self, Recovery::Sack | Recovery::Linux)
+    }
+}
+
+/// When a SACK sender restarts its retransmission timer besides on each ACK of new data (RFC
+/// 6298 §5.3), while it repairs losses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoRestart {
+    /// On every retransmission sent in loss recovery: RFC 6675 §6's "more careful variant"
+    /// (the `sack` sender's rule).
+    EveryRetransmission,
+    /// When the first unacknowledged segment is resent (Linux `tcp_xmit_retransmit_queue`,
+    /// which rearms the timer for the head of its retransmission queue): the `linux` rule.
+    Head,
+    /// Never: only ACKs of new data restart it (RFC 6298 §5.3 alone, as ns-3 does).
+    AckOnly,
+}
+
+crate::names::names!(RtoRestart {
+    EveryRetransmission = "every_retransmission", Head = "head", AckOnly = "ack_only"
+});
 
 /// Per-flow TCP settings (from the scenario's traffic entry).
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +115,13 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// Receiver-side ACK pacing (see [`ack_pacer`]).
     pub ack_pacing: bool,
+    /// RFC 3042 Limited Transmit for `Reno` and `NewReno` ([`limited_transmit`]); the SACK
+    /// and Linux senders always send new data on the first duplicate ACKs.
+    pub limited_transmit: bool,
+    /// How slow start ends (see [`cc::hystart`]).
+    pub slow_start: cc::hystart::SlowStart,
+    /// The SACK and Linux senders' timer restarts in recovery (see [`RtoRestart`]).
+    pub rto_restart: RtoRestart,
 }
 
 impl TcpConfig {
@@ -95,9 +135,12 @@ impl TcpConfig {
         (4 * mss).min((2 * mss).max(4380)) / mss
     }
 
+    /// The settings of a flow with `packet`-byte packets and `recovery`, before the scenario's
+    /// keys: the RFC-era defaults, or for [`Recovery::Linux`] a default Linux 6.x host's
+    /// ([`linux::defaults`]).
     pub fn default_for(packet: u32, recovery: Recovery) -> TcpConfig {
         let mss = packet - HEADER_BYTES;
-        TcpConfig {
+        let cfg = TcpConfig {
             recovery,
             cc: cc::CcKind::Reno,
             packet,
@@ -112,6 +155,17 @@ impl TcpConfig {
             pacing: pacer::Pacing::Off,
             ecn: false,
             ack_pacing: false,
+            limited_transmit: recovery.uses_sack(),
+            slow_start: cc::hystart::SlowStart::Standard,
+            rto_restart: match recovery {
+                Recovery::Linux => RtoRestart::Head,
+                _ => RtoRestart::EveryRetransmission,
+            },
+        };
+        if recovery == Recovery::Linux {
+            linux::defaults(cfg)
+        } else {
+            cfg
         }
     }
 }

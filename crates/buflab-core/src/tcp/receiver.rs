@@ -18,6 +18,7 @@
 use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
 use crate::tcp::ack_pacer::AckPacer;
+use crate::tcp::quickack::QuickAck;
 use crate::tcp::sack::option::{SackBlock, SackOption, SackReporter};
 use crate::tcp::HEADER_BYTES;
 use crate::units::Time;
@@ -80,6 +81,9 @@ pub struct TcpReceiver {
     sack: Option<Box<SackReporter>>,
     /// ACK pacing (see [`super::ack_pacer`]), if on (boxed, like `sack`).
     ack_pacer: Option<Box<AckPacer>>,
+    /// Linux's delayed and quick ACKs (see [`super::quickack`]), for a `linux` flow with
+    /// delayed ACKs; None: RFC 1122's rule with the fixed `delay`.
+    quick: Option<QuickAck>,
 }
 
 impl TcpReceiver {
@@ -110,6 +114,16 @@ impl TcpReceiver {
             completion_pending: false,
             sack: None,
             ack_pacer: None,
+            quick: None,
+        }
+    }
+
+    /// Acknowledges as a Linux receiver does (see [`super::quickack`]): the delayed-ACK timeout
+    /// given at construction is ATO's floor, `rtt` the path's round-trip time (what its
+    /// handshake measured). Only with delayed ACKs on.
+    pub fn set_linux_acks(&mut self, rtt: Time) {
+        if self.delayed {
+            self.quick = Some(QuickAck::new(self.window, self.delay, rtt));
         }
     }
 
@@ -157,6 +171,9 @@ impl TcpReceiver {
         if let Some(s) = &mut self.sack {
             s.reset();
         }
+        if let Some(q) = &mut self.quick {
+            q.reset();
+        }
         self.send(now, flags::SYN, out);
     }
 
@@ -202,6 +219,9 @@ impl TcpReceiver {
     }
 
     fn ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if let Some(q) = &mut self.quick {
+            q.on_ack_sent();
+        }
         self.unacked = 0;
         self.delack_deadline = None;
         self.ack_now = false;
@@ -217,6 +237,10 @@ impl TcpReceiver {
             self.echo_ce = false;
         }
         if f & flags::CE != 0 {
+            // Linux: the first CE (until CWR) gives two quick ACKs (`tcp_ecn_check_ce`).
+            if let (Some(q), false) = (&mut self.quick, self.echo_ce) {
+                q.enter_with_floor(2);
+            }
             self.echo_ce = true;
             self.ack_now = true;
         }
@@ -258,8 +282,12 @@ impl TcpReceiver {
     pub fn on_data(&mut self, now: Time, seq: u32, out: &mut Vec<Packet>) -> u32 {
         self.stats.arrivals += 1;
         if seq < self.rcv_nxt {
-            // Already have it: RFC 5681 §4.2, answer at once (a duplicate ACK).
+            // Already have it: RFC 5681 §4.2, answer at once (a duplicate ACK); Linux also
+            // enters quick-ACK mode (`tcp_data_queue`, "a retransmit").
             self.stats.duplicates += 1;
+            if let Some(q) = &mut self.quick {
+                q.enter_with_floor(super::quickack::MAX_QUICKACKS);
+            }
             self.ack(now, out);
             return 0;
         }
@@ -297,7 +325,17 @@ impl TcpReceiver {
         if self.rcv_nxt >= self.expect && !self.completed {
             (self.completed, self.completion_pending) = (true, true);
         }
-        if !self.delayed || filled_gap || self.ack_now {
+        if let Some(q) = &mut self.quick {
+            q.on_data(now);
+            self.unacked += 1;
+            // `__tcp_ack_snd_check`: more than one full segment unacknowledged, quick-ACK mode,
+            // or a gap filled (RFC 5681 §4.2); otherwise the adaptive delayed-ACK timer.
+            if self.unacked >= 2 || q.in_quick_mode() || filled_gap || self.ack_now {
+                self.ack(now, out);
+            } else if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + q.delay());
+            }
+        } else if !self.delayed || filled_gap || self.ack_now {
             // RFC 5681 §4.2: a segment that fills a gap is acknowledged immediately; so is a
             // CE segment (module doc).
             self.ack(now, out);
@@ -387,6 +425,9 @@ impl TcpReceiver {
     pub fn check_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         if let Some(d) = self.delack_deadline {
             if d <= now && self.unacked > 0 {
+                if let Some(q) = &mut self.quick {
+                    q.on_timer();
+                }
                 self.ack(now, out);
             }
         }

@@ -1,8 +1,12 @@
 //! Round-trip time estimation and the retransmission timeout, RFC 6298.
 //!
 //! Read first: RFC 6298 §2–5. Owns srtt, rttvar and the backed-off RTO; must not know segments or
-//! timers' events.
+//! timers' events. A `tcp = "linux"` sender computes SRTT and RTTVAR as Linux does instead
+//! ([`linux`]); the backoff (§5.5) and its end on a fresh sample (§5.7) are the same for both.
 
+pub mod linux;
+
+use self::linux::LinuxRtt;
 use crate::units::Time;
 
 #[derive(Clone, Debug)]
@@ -16,6 +20,8 @@ pub struct RttEstimator {
     min_rto: Time,
     max_rto: Time,
     granularity: Time,
+    /// Linux's SRTT and RTTVAR in place of RFC 6298 §2's (None: the RFC's).
+    linux: Option<Box<LinuxRtt>>,
 }
 
 impl RttEstimator {
@@ -29,7 +35,15 @@ impl RttEstimator {
             min_rto,
             max_rto,
             granularity,
+            linux: None,
         }
+    }
+
+    /// An estimator with Linux's rules ([`linux`]): the RTTVAR floor `min_rto`, whole jiffies.
+    pub fn linux(initial_rto: Time, min_rto: Time, max_rto: Time) -> Self {
+        let mut e = RttEstimator::new(initial_rto, min_rto, max_rto, linux::JIFFY);
+        e.linux = Some(Box::new(LinuxRtt::new(min_rto)));
+        e
     }
 
     pub fn srtt(&self) -> Option<Time> {
@@ -39,6 +53,19 @@ impl RttEstimator {
     /// Takes an RTT measurement R. The caller applies Karn's rule (RFC 6298 §3): samples
     /// never come from retransmitted segments.
     pub fn sample(&mut self, r: Time) {
+        self.sample_at(r, 0, 0);
+    }
+
+    /// Takes an RTT measurement R when the cumulative ACK is `una` and the next segment to send
+    /// is `nxt` (which Linux's estimator uses to tell round trips apart; RFC 6298's ignores them).
+    pub fn sample_at(&mut self, r: Time, una: u32, nxt: u32) {
+        if let Some(l) = &mut self.linux {
+            l.sample(r, una, nxt);
+            self.srtt = l.srtt();
+            self.base_rto = l.rto().min(self.max_rto);
+            self.backoff = 0;
+            return;
+        }
         match self.srtt {
             // RFC 6298 §2.2: first measurement.
             None => {

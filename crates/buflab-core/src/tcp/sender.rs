@@ -30,6 +30,7 @@
 //! them to the simulator, which schedules a (lazy) timer event for each.
 
 use super::cc::{Cc, CongestionControl, Window};
+use super::linux::LinuxState;
 use super::pacer::{Pacer, Pacing};
 use super::rate::sender::RateState;
 use super::rto::RttEstimator;
@@ -127,6 +128,11 @@ pub struct TcpSender {
     pub(in crate::tcp) sack: Option<Box<SackRecovery>>,
     /// A controller that runs on delivery-rate samples only: their state (boxed likewise).
     pub(in crate::tcp) rate: Option<Box<RateState>>,
+    /// `Recovery::Linux` only: the Linux sender's state (see [`super::linux`]).
+    pub(in crate::tcp) linux: Option<Box<LinuxState>>,
+    /// Segments Limited Transmit sent (RFC 3042, [`super::limited_transmit`]) since the last
+    /// cumulative ACK, left out of FlightSize when ssthresh is set.
+    pub(in crate::tcp) limited_sent: u32,
 }
 
 impl TcpSender {
@@ -153,7 +159,11 @@ impl TcpSender {
             in_recovery: false,
             recover: None,
             partial_acks: 0,
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity),
+            rtt: if cfg.recovery == Recovery::Linux {
+                RttEstimator::linux(cfg.initial_rto, cfg.min_rto, cfg.max_rto)
+            } else {
+                RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity)
+            },
             timed: None,
             last_rto_una: None,
             rto_deadline: None,
@@ -170,8 +180,10 @@ impl TcpSender {
             window: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
             ecn_high: None,
             cwr_reductions: 0,
-            sack: (cfg.recovery == Recovery::Sack).then(Box::default),
+            sack: cfg.recovery.uses_sack().then(Box::default),
             rate: rate_based.then(|| Box::new(RateState::new(&cfg))),
+            linux: (cfg.recovery == Recovery::Linux).then(|| Box::new(LinuxState::new(&cfg))),
+            limited_sent: 0,
         }
     }
 
@@ -225,7 +237,17 @@ impl TcpSender {
 
     /// Opens the connection: sends the initial window.
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
-        self.send_allowed(now, out);
+        self.send_new_data(now, out);
+    }
+
+    /// Sends what the window allows outside any ACK: the initial window, or the first data
+    /// after a handshake.
+    fn send_new_data(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.is_linux() {
+            self.linux_send(now, out);
+        } else {
+            self.send_allowed(now, out);
+        }
     }
 
     /// The connection it serves now.
@@ -260,7 +282,7 @@ impl TcpSender {
             self.syn_ack_sent = Some(now);
             self.send_syn_ack(now, out);
         } else {
-            self.send_allowed(now, out);
+            self.send_new_data(now, out);
         }
     }
 
@@ -293,7 +315,7 @@ impl TcpSender {
         }
         self.rate_on_established(now, rtt);
         self.rto_deadline = None;
-        self.send_allowed(now, out);
+        self.send_new_data(now, out);
     }
 
     /// Puts segment `seq` on the wire. `retransmit`: it was sent before (decided by the
@@ -303,7 +325,8 @@ impl TcpSender {
             self.count(now, |s| s.retransmits += 1);
             // Karn's rule (RFC 6298 §3): a retransmission spoils the measurement in progress.
             self.timed = None;
-        } else if self.timed.is_none() {
+        } else if self.timed.is_none() && !self.is_linux() {
+            // One timed segment per round trip (the Linux sender samples every ACK instead).
             self.timed = Some((seq, now));
         }
         self.count(now, |s| s.sent += 1);
@@ -329,8 +352,9 @@ impl TcpSender {
             flags: f,
             stamp: Time::ZERO,
         });
-        // RFC 6298 §5.1: start the timer when sending data if it is not running.
-        if self.rto_deadline.is_none() {
+        // RFC 6298 §5.1: start the timer when sending data if it is not running (the Linux
+        // sender arms its timer itself).
+        if self.rto_deadline.is_none() && !self.is_linux() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
     }
@@ -370,6 +394,9 @@ impl TcpSender {
             Phase::SynReceived => return self.establish(now, out),
             Phase::Done => return,
             Phase::Established => {}
+        }
+        if self.is_linux() {
+            return self.linux_on_ack(now, ack, &[], out);
         }
         if self.cfg.recovery == Recovery::Sack {
             // An ACK without SACK option (nothing held above the cumulative ACK).
@@ -460,12 +487,17 @@ impl TcpSender {
                     self.partial_acks += 1;
                     restart_timer = self.partial_acks == 1;
                 }
-                Recovery::Sack => unreachable!("SACK senders take their own path (sack/recovery.rs)"),
+                Recovery::Sack | Recovery::Linux => {
+                    unreachable!(
+                        "SACK and Linux senders take their own paths (sack/recovery.rs, linux/sender.rs)"
+                    )
+                }
             }
         } else {
             self.dupacks = 0;
             self.cc.on_ack(&mut self.w, acked, now, self.rtt.srtt());
         }
+        self.limited_sent = 0;
         self.rearm_timer_on_ack(now, restart_timer);
     }
 
@@ -478,7 +510,8 @@ impl TcpSender {
             return;
         }
         if self.dupacks != 3 {
-            return;
+            // RFC 3042 on the first two (if on).
+            return self.limited_transmit(now, out);
         }
         // RFC 6582 §3.2 step 2: only if the ACK covers more than `recover`, so duplicate ACKs
         // caused by go-back-N after a timeout do not trigger a second reduction (§4). RFC
@@ -488,7 +521,9 @@ impl TcpSender {
         }
         // RFC 5681 §3.2 steps 2–3 (RFC 6582 §3.2 step 2).
         self.count(now, |s| s.fast_retransmits += 1);
-        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, self.flight(), now);
+        // RFC 5681 §3.2 step 2: Limited Transmit's segments are left out of FlightSize.
+        let flight = self.flight() - self.limited_sent;
+        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
         self.recover = Some(self.snd_max - 1);
         self.in_recovery = true;
         self.partial_acks = 0;
@@ -512,6 +547,9 @@ impl TcpSender {
     /// reduce the window a second time for the same event. Linux reacts at once and skips the
     /// second reduction instead; the two differ by the few segments in between.
     pub fn on_ece(&mut self, now: Time) {
+        if self.is_linux() {
+            return self.linux_on_ece(now);
+        }
         if !self.cfg.ecn || self.phase != Phase::Established || self.dupacks > 0 {
             return;
         }
@@ -570,8 +608,12 @@ impl TcpSender {
         self.dupacks = 0;
     }
 
-    /// The retransmission timer expired (the caller checked the deadline).
+    /// The retransmission timer expired (the caller checked the deadline). For the Linux
+    /// sender, its one timer: the RTO, the probe timeout or RACK's reordering timer.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.is_linux() && self.phase != Phase::SynReceived {
+            return self.linux_on_timer(now, out);
+        }
         self.count(now, |s| s.timeouts += 1);
         if self.phase == Phase::SynReceived {
             // RFC 6298 §5.5: back off and resend the SYN-ACK.
@@ -629,6 +671,8 @@ impl TcpSender {
             // The transfer ended while a segment waited for the pacer: nothing is left to
             // pace (a deadline left due would be re-armed at once, for ever).
             self.pace_deadline = None;
+        } else if self.is_linux() {
+            self.linux_send(now, out);
         } else if self.cfg.recovery == Recovery::Sack {
             self.sack_send(now, out);
         } else {

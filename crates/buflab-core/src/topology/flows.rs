@@ -134,11 +134,14 @@ impl<R: Routing> Slots<R> {
         if user.is_some() {
             receiver.set_initiates();
         }
-        if tcp.recovery == crate::tcp::Recovery::Sack {
+        if tcp.recovery.uses_sack() {
             receiver.set_sack();
         }
         if tcp.ack_pacing {
             receiver.set_ack_pacing(rtt);
+        }
+        if tcp.recovery == crate::tcp::Recovery::Linux {
+            receiver.set_linux_acks(rtt);
         }
         let mut sender = TcpSender::new(tcp, flow, forward);
         sender.set_cc_rng(Rng::stream(self.seed, Stream::Cc, id));

@@ -15,7 +15,7 @@ pub(crate) fn small_scenario() -> impl Strategy<Value = Value> {
     (
         1u32..6, // TCP flows
         0u32..3, // UDP sources
-        prop_oneof![Just("reno"), Just("newreno"), Just("sack")],
+        prop_oneof![Just("reno"), Just("newreno"), Just("sack"), Just("linux")],
         0u64..40,        // buffer, packets
         prop::bool::ANY, // buffer in bytes instead
         1u64..50,        // bottleneck Mb/s
@@ -57,6 +57,7 @@ pub(crate) fn small_scenario() -> impl Strategy<Value = Value> {
                 "delayed_ack": delack, "jitter": format!("{jitter}us"), "packet": "576B",
                 "pacing": pacing, "cc": cc, "ecn": ecn, "ack_pacing": ack_pacing,
             })];
+            recovery_options(&mut traffic[0], variant, seed);
             if users > 0 {
                 traffic.push(json!({
                     "kind": "closed_loop", "users": users, "tcp": variant, "handshake": handshake,
@@ -121,6 +122,29 @@ pub(crate) fn small_scenario() -> impl Strategy<Value = Value> {
         })
 }
 
+/// The options of the SACK and Linux senders, derived from the seed (the strategy's tuples are
+/// full): the timer's restart rule, Limited Transmit for the others, and for `linux` the slow
+/// start (HyStart++ with any controller but BBR) and, one draw in two, the profile's own
+/// delayed ACKs and host jitter (the key left out).
+fn recovery_options(entry: &mut Value, variant: &str, seed: u64) {
+    match variant {
+        "sack" | "linux" => {
+            entry["rto_restart"] = json!(["every_retransmission", "head", "ack_only"][(seed % 3) as usize]);
+        }
+        _ => entry["limited_transmit"] = json!(seed.is_multiple_of(2)),
+    }
+    if variant == "linux" {
+        if seed % 4 == 1 {
+            entry["slow_start"] = json!("hystart++");
+        }
+        if seed % 2 == 1 {
+            let map = entry.as_object_mut().expect("a traffic entry is a table");
+            map.remove("delayed_ack");
+            map.remove("jitter");
+        }
+    }
+}
+
 /// One draw in three runs the live auto-sizer (six 500-ms steps, a target most draws miss now
 /// and then, so the limit moves both ways).
 fn with_autosize(v: &mut Value, seed: u64) {
@@ -144,7 +168,7 @@ pub(crate) fn small_parking_lot() -> impl Strategy<Value = Value> {
         prop::collection::vec((1u64..30, 0u64..30, prop::bool::ANY), 0..4),      // overrides: Mb/s, buffer, in bytes
         1u32..4,                                                                 // main flows
         prop::collection::vec((0usize..3, 0usize..3, 0u8..3, 1u32..3), 0..4),    // cross: first, extra hops, kind, count
-        prop_oneof![Just("reno"), Just("newreno"), Just("sack")],
+        prop_oneof![Just("reno"), Just("newreno"), Just("sack"), Just("linux")],
         prop::bool::ANY,                                                         // delayed ACKs
         prop_oneof![Just(0.0), Just(0.01)],                                      // random loss per hop
         (1u64..30, 0u64..40, prop_oneof![1 => Just(0u64), 3 => Just(50)], 0u64..1000), // Mb/s, buffer, jitter µs, seed
@@ -160,6 +184,7 @@ pub(crate) fn small_parking_lot() -> impl Strategy<Value = Value> {
                 "kind": "long_lived", "flows": main, "tcp": variant, "delayed_ack": delack,
                 "jitter": format!("{jitter}us"), "packet": "576B", "start": "0s..1s",
             })];
+            recovery_options(&mut traffic[0], variant, seed);
             for (first, extra, kind, count) in cross {
                 let first = first % k;
                 let last = (first + extra).min(k - 1);

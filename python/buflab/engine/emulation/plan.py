@@ -52,8 +52,10 @@ USER_KINDS = ("closed_loop", "repeated_downloads", "open_loop")
 UDP_KINDS = ("udp_poisson", "udp_cbr")
 # Frame bytes around a UDP datagram's payload: Ethernet, IPv4, UDP.
 UDP_HEADERS = 14 + 20 + 8
-# The simulator's TCP variants on Linux: SACK is always on there.
+# The simulator's TCP variants on Linux: SACK is always on there, and `linux` is the model of
+# what runs there.
 VARIANT_NOTES = {
+    "linux": None,
     "sack": None,
     "newreno": 'tcp = "newreno": Linux always negotiates SACK; runs as NewReno with SACK',
     "reno": 'tcp = "reno": Linux always negotiates SACK; runs as NewReno with SACK',
@@ -233,7 +235,7 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
                     f"{first[key]!r}, as traffic.{tcp_entries[0]} (one setting for all TCP "
                     "flows, for now)",
                 )
-        if parse_time(t["jitter"]) != 0:
+        if parse_time(t["jitter"]) != 0 and t["tcp"] != "linux":
             raise refuse(f"traffic.{i}.jitter", t["jitter"], '"0s" (real senders have their own)')
         if t["kind"] in USER_KINDS and not t.get("handshake", True):
             raise refuse(
@@ -284,10 +286,20 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
                 "does not count its window reductions, so the flows' ecn_reactions stay 0"
             )
         if first["tcp"] not in VARIANT_NOTES:
-            raise refuse(f"{where}.tcp", first["tcp"], '"sack", "newreno" or "reno"')
+            raise refuse(f"{where}.tcp", first["tcp"], '"linux", "sack", "newreno" or "reno"')
         note = VARIANT_NOTES[first["tcp"]]
         if note:
             notes.append(note.replace("tcp =", f"{where}.tcp =", 1))
+        if first["tcp"] == "linux" and parse_time(first["jitter"]) != 0:
+            notes.append(
+                f"{where}.jitter = {first['jitter']}: the model's stand-in for host timing noise; "
+                "the real hosts have their own, nothing is added"
+            )
+        if first.get("slow_start") == "hystart++":
+            notes.append(
+                f'{where}.slow_start = "hystart++": Linux has no HyStart++; its CUBIC runs '
+                "HyStart (tcp_cubic.c), its Reno none"
+            )
         if first["delayed_ack"]:
             notes.append(
                 f"{where}.delayed_ack = true: Linux's own delayed ACKs (quick ACKs at start, "

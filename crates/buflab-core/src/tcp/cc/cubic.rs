@@ -21,8 +21,12 @@
 //!   cwnd there to stop cwnd growing while less is in flight, which the sender here does not.
 //! - The stage starts at its first ACK in congestion avoidance (t_epoch, as Linux's
 //!   `epoch_start`), so t leaves out fast recovery, during which the sender calls no hook.
-//!   Application-limited periods are not left out (§4.2 says they must be): the flows here
-//!   are bulk transfers, or downloads whose application limit comes with their last window.
+//!   Application-limited periods are left out as §4.2 requires when the sender reports them
+//!   ([`CongestionControl::on_app_limited`]: t_epoch moves forward by the part of the period
+//!   after it). The `linux` sender does, since it tracks whether the window limits it and grows
+//!   the window only then (Linux `tcp_is_cwnd_limited`). The RFC-era senders do not: like
+//!   ns-2's they keep growing cwnd while the receiver's window or the application holds them
+//!   back, so there is no such period to leave out, and the seeds' results stay as published.
 //! - When W_max is not above cwnd_epoch, K = 0 and W_max = cwnd_epoch: what §4.10 prescribes
 //!   for a first stage that no loss began (slow start ended at ssthresh, here the receiver
 //!   window) and §4.8 after a timeout, and what Linux does in every such case
@@ -139,6 +143,16 @@ impl CongestionControl for Cubic {
             // §4.5 (convex, cwnd ≥ W_max) both add (target − cwnd)/cwnd per ACK.
             let target = self.w_cubic(&epoch, t + rtt).clamp(w.cwnd, 1.5 * w.cwnd);
             w.cwnd += (target - w.cwnd) / w.cwnd;
+        }
+    }
+
+    /// §4.2: "t_epoch ... excluding the application-limited periods": the stage's clock skips
+    /// the part of `from..to` after it began (Linux shifts `epoch_start` likewise when a sender
+    /// starts again after idling, `CA_EVENT_TX_START`).
+    fn on_app_limited(&mut self, from: Time, to: Time) {
+        if let Some(e) = &mut self.epoch {
+            let skipped = to.saturating_sub(from.max(e.start));
+            e.start = (e.start + skipped).min(to);
         }
     }
 
@@ -516,5 +530,34 @@ mod tests {
         c.on_ack(&mut w, 1, Time::from_secs(3), Some(RTT));
         let e = c.epoch.unwrap();
         assert_eq!((e.k, c.w_max, c.cwnd_prior), (0.0, 40.0, 40.0));
+    }
+    #[test]
+    fn an_application_limited_period_does_not_advance_the_curve() {
+        // RFC 9438 §4.2: t excludes application-limited periods. A stage begun at 3 s, then 2 s
+        // during which the window did not limit the sender (no growth hook called): at 6 s the
+        // curve stands where it stood at 4 s without the pause.
+        let start = |c: &mut Cubic| {
+            c.w_max = 100.0;
+            let mut w = Window { cwnd: 70.0, ssthresh: 70.0 };
+            c.on_ack(&mut w, 1, Time::from_secs(3), Some(RTT));
+        };
+        let mut paused = Cubic::default();
+        start(&mut paused);
+        paused.on_app_limited(Time::from_secs(4), Time::from_secs(6));
+        assert_eq!(paused.epoch.unwrap().start, Time::from_secs(5));
+        let (mut plain, mut w1, mut w2) = (Cubic::default(), Window { cwnd: 80.0, ssthresh: 70.0 }, Window { cwnd: 80.0, ssthresh: 70.0 });
+        start(&mut plain);
+        plain.on_ack(&mut w1, 1, Time::from_secs(4), Some(RTT));
+        paused.on_ack(&mut w2, 1, Time::from_secs(6), Some(RTT));
+        assert_eq!(w1, w2);
+        // A period that began before the stage only skips the part after its start.
+        let mut c = Cubic::default();
+        start(&mut c);
+        c.on_app_limited(Time::from_secs(1), Time::from_secs(4));
+        assert_eq!(c.epoch.unwrap().start, Time::from_secs(4));
+        // No stage under way (fast recovery, slow start): nothing to shift.
+        let mut c = Cubic::default();
+        c.on_app_limited(Time::from_secs(1), Time::from_secs(4));
+        assert_eq!(c.epoch, None);
     }
 }

@@ -44,6 +44,10 @@ pub trait CongestionControl {
     fn ssthresh_on_timeout(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
         self.ssthresh_on_loss(w, flight, now)
     }
+    /// From `from` until `to` the window did not limit the sender (RFC 9438 §4.2's
+    /// application-limited period): the sender called no growth hook then. Told by the `linux`
+    /// sender, which tracks it (`tcp_is_cwnd_limited`).
+    fn on_app_limited(&mut self, _from: Time, _to: Time) {}
 
     // ---- Rate-based controllers (BBR); the loss-based ones keep these defaults. ----
 
@@ -153,6 +157,9 @@ macro_rules! controllers {
             fn ssthresh_on_timeout(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
                 match self { $( Cc::$variant(c) => c.ssthresh_on_timeout(w, flight, now), )* }
             }
+            fn on_app_limited(&mut self, from: Time, to: Time) {
+                match self { $( Cc::$variant(c) => c.on_app_limited(from, to), )* }
+            }
             fn wants_rate_samples(&self) -> bool {
                 match self { $( Cc::$variant(c) => c.wants_rate_samples(), )* }
             }
@@ -177,6 +184,8 @@ macro_rules! controllers {
         }
     };
 }
+
+pub mod hystart;
 
 controllers! {
     reno: Reno(reno::Reno) = "reno", |_: &TcpConfig| reno::Reno;

@@ -34,7 +34,9 @@
 //!   only spares resends in flight; a lost one is repaired by the timeout, as within one
 //!   recovery. Linux likewise remembers per segment that it was resent.
 //! - The timer: RFC 6298's restart on every ACK that advances the cumulative ACK, and RFC 6675
-//!   §6's "more careful variant" on top, restarting it on each retransmission sent in recovery.
+//!   §6's "more careful variant" on top, restarting it on each retransmission sent in recovery
+//!   (`rto_restart = "every_retransmission"`, the default; `"head"` restarts it only when the
+//!   first unacknowledged segment is resent, as Linux does, and `"ack_only"` never, as ns-3).
 //!   Without it the timer, started by the last cumulative ACK before the loss, often expired
 //!   before the fast retransmission could be acknowledged (the three duplicate ACKs take a
 //!   while to come when the window is small): a spurious timeout, and resends of data in
@@ -53,6 +55,7 @@ use super::scoreboard::{Rule, Scoreboard, DUP_THRESH};
 use crate::packet::Packet;
 use crate::tcp::cc::CongestionControl;
 use crate::tcp::sender::{Phase, TcpSender};
+use crate::tcp::RtoRestart;
 use crate::units::Time;
 
 /// The SACK state of a sender (Reno and NewReno senders have none: `TcpSender::sack` is None).
@@ -78,7 +81,10 @@ impl TcpSender {
             Phase::Done => return,
             Phase::Established => {}
         }
-        debug_assert_eq!(self.cfg.recovery, crate::tcp::Recovery::Sack, "SACK blocks for a non-SACK sender");
+        debug_assert!(self.cfg.recovery.uses_sack(), "SACK blocks for a non-SACK sender");
+        if self.is_linux() {
+            return self.linux_on_ack(now, ack, blocks, out);
+        }
         self.sack_on_ack(now, ack, blocks, out);
     }
 
@@ -224,12 +230,20 @@ impl TcpSender {
     }
 
     /// Resends `seq`; in recovery it counts as a recovery retransmission (after a timeout it
-    /// does not, as for NewReno's go-back-N).
+    /// does not, as for NewReno's go-back-N), and restarts the timer as `rto_restart` says
+    /// (by default on every one, RFC 6675 §6's careful variant; see the module doc).
     fn sack_retransmit(&mut self, now: Time, seq: u32, out: &mut Vec<Packet>) {
         self.emit(now, seq, true, out);
         if self.in_recovery {
             self.count(now, |s| s.recovery_retransmits += 1);
-            self.rto_deadline = Some(now + self.rtt.rto());
+            let restart = match self.cfg.rto_restart {
+                RtoRestart::EveryRetransmission => true,
+                RtoRestart::Head => seq == self.snd_una,
+                RtoRestart::AckOnly => false,
+            };
+            if restart {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
         }
     }
 
@@ -247,133 +261,15 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    //! Scripted exchanges (STYLE habit 9): the test plays the network between a real sender and
-    //! a real receiver — an order-keeping path whose whole RTT of 100 ms is on the way out,
-    //! ACKs returning at once, which drops the data transmissions and ACKs the test names.
-    //! Times are exact multiples of the RTT, so each assertion on time counts round trips.
-    use std::collections::VecDeque;
-
+    //! Scripted exchanges on [`crate::tcp::test_path`]'s network.
     use super::*;
-    use crate::packet::flags;
     use crate::tcp::cc::Window;
-    use crate::tcp::receiver::TcpReceiver;
+    use crate::tcp::test_path::{Path, RTT};
     use crate::tcp::{Recovery, TcpConfig};
 
-    const RTT: Time = Time::from_ms(100);
-
-    struct Path {
-        s: TcpSender,
-        r: TcpReceiver,
-        /// Data in flight: send time, segment, which transmission of it (0 = the first).
-        flight: VecDeque<(Time, u32, u32)>,
-        sends: Vec<u32>,
-        /// (segment, transmission) pairs the path drops.
-        drop: Vec<(u32, u32)>,
-        /// ACKs the path drops, by their order from the receiver (0 = the first).
-        drop_acks: Vec<u64>,
-        acks: u64,
-        now: Time,
-        /// Every transmission, and every retransmission: (time, segment).
-        log: Vec<(Time, u32)>,
-        resent: Vec<(Time, u32)>,
-        /// The cumulative ACK before the last ACK processed.
-        una_before: u32,
-    }
-
-    impl Path {
-        /// A sender in congestion avoidance with cwnd 20 and segments 0..20 in flight.
-        fn new(recovery: Recovery, drop: &[(u32, u32)]) -> Path {
-            let cfg = TcpConfig::default_for(1000, recovery);
-            let mut s = TcpSender::new(cfg, 0, 0);
-            s.w = Window { cwnd: 20.0, ssthresh: 20.0 };
-            let mut r = TcpReceiver::new(0, 1, cfg.mss(), cfg.max_window, false, Time::from_ms(100));
-            if recovery == Recovery::Sack {
-                r.set_sack();
-            }
-            let mut p = Path {
-                s,
-                r,
-                flight: VecDeque::new(),
-                sends: Vec::new(),
-                drop: drop.to_vec(),
-                drop_acks: Vec::new(),
-                acks: 0,
-                now: Time::ZERO,
-                log: Vec::new(),
-                resent: Vec::new(),
-                una_before: 0,
-            };
-            let mut out = Vec::new();
-            p.s.start(Time::ZERO, &mut out);
-            p.send(Time::ZERO, out);
-            p
-        }
-
-        fn send(&mut self, t: Time, out: Vec<Packet>) {
-            for pkt in out {
-                let seq = pkt.seq as usize;
-                if self.sends.len() <= seq {
-                    self.sends.resize(seq + 1, 0);
-                }
-                self.log.push((t, pkt.seq));
-                if pkt.flags & flags::RETRANSMIT != 0 {
-                    self.resent.push((t, pkt.seq));
-                }
-                self.flight.push_back((t, pkt.seq, self.sends[seq]));
-                self.sends[seq] += 1;
-            }
-        }
-
-        /// The next event: a timeout due first, or the next data arrival and its ACK. False
-        /// when nothing is left to happen.
-        fn step(&mut self) -> bool {
-            let arrival = self.flight.front().map(|&(t, _, _)| t + RTT);
-            let mut out = Vec::new();
-            if let Some(d) = self.s.rto_deadline.filter(|&d| arrival.is_none_or(|a| d <= a)) {
-                self.now = d;
-                assert!(self.s.check_timer(d, &mut out));
-                self.send(d, out);
-                return true;
-            }
-            let Some((t, seq, nth)) = self.flight.pop_front() else { return false };
-            self.now = t + RTT;
-            if self.drop.contains(&(seq, nth)) {
-                return true;
-            }
-            let mut acks = Vec::new();
-            self.r.on_data(self.now, seq, &mut acks);
-            for a in acks {
-                self.acks += 1;
-                if self.drop_acks.contains(&(self.acks - 1)) {
-                    continue;
-                }
-                self.una_before = self.s.snd_una;
-                if a.sack == 0 {
-                    self.s.on_ack(self.now, a.seq, &mut out);
-                } else {
-                    let opt = self.r.sack_option(a.sack).expect("the option of an ACK that arrived");
-                    self.s.on_sack_ack(self.now, a.seq, opt.blocks(), &mut out);
-                }
-            }
-            self.send(self.now, out);
-            true
-        }
-
-        fn run_until(&mut self, done: impl Fn(&Path) -> bool) {
-            for _ in 0..10_000 {
-                if done(self) {
-                    return;
-                }
-                assert!(self.step(), "the path went quiet first");
-            }
-            panic!("no end after 10,000 steps");
-        }
-
-        fn resent_segments(&self) -> Vec<u32> {
-            let mut v: Vec<u32> = self.resent.iter().map(|&(_, s)| s).collect();
-            v.sort_unstable();
-            v
-        }
+    /// A sender in congestion avoidance with cwnd 20 and segments 0..20 in flight.
+    fn path(recovery: Recovery, drop: &[(u32, u32)]) -> Path {
+        Path::start(TcpConfig::default_for(1000, recovery), Window { cwnd: 20.0, ssthresh: 20.0 }, drop)
     }
 
     const FOUR_LOSSES: [(u32, u32); 4] = [(0, 0), (5, 0), (10, 0), (15, 0)];
@@ -382,7 +278,7 @@ mod tests {
 
     #[test]
     fn four_losses_in_a_window_are_each_resent_once_and_recovery_ends_at_recovery_point() {
-        let mut p = Path::new(Recovery::Sack, &FOUR_LOSSES);
+        let mut p = path(Recovery::Sack, &FOUR_LOSSES);
         p.run_until(|p| p.s.in_recovery());
         // The third duplicate ACK (segment 3 SACKed) at one RTT. The first two sent new
         // segments 20 and 21 (Limited Transmit), which FlightSize leaves out: ssthresh =
@@ -418,7 +314,7 @@ mod tests {
         // lost segment per round trip; SACK sees them all in the first. Neither times out (no
         // RTT sample yet: the RTO is the initial 1 s, restarted by the first partial ACK).
         let recovery_time = |recovery| {
-            let mut p = Path::new(recovery, &FOUR_LOSSES);
+            let mut p = path(recovery, &FOUR_LOSSES);
             p.run_until(|p| p.s.in_recovery());
             let began = p.now;
             p.run_until(|p| !p.s.in_recovery());
@@ -437,7 +333,7 @@ mod tests {
         // no RTT sample survives Karn's rule here) after the last cumulative ACK, at 2 RTT.
         let mut drops = FOUR_LOSSES.to_vec();
         drops.extend([(10, 1), (15, 1)]);
-        let mut p = Path::new(Recovery::Sack, &drops);
+        let mut p = path(Recovery::Sack, &drops);
         p.run_until(|p| p.s.stats.timeouts == 1);
         let rto_at = RTT + RTT + Time::from_secs(1);
         assert_eq!(p.now, rto_at);
@@ -493,7 +389,7 @@ mod tests {
         // A 20-segment transfer loses 5 and its last segment, 19. Nothing SACKed lies above 19,
         // so it never counts as lost, and there is no new data: NextSeg rule (4) resends it
         // once the cumulative ACK has passed the first retransmission (RFC 6675 §4).
-        let mut p = Path::new(Recovery::Sack, &[(5, 0), (19, 0)]);
+        let mut p = path(Recovery::Sack, &[(5, 0), (19, 0)]);
         assert_eq!(p.sends.len(), 20);
         p.s.limit = 20;
         p.run_until(|p| p.s.phase() == Phase::Done);
@@ -510,7 +406,7 @@ mod tests {
         // and 11). The options of the ACKs that arrive are still their own: the sender's
         // scoreboard matches what the receiver holds, and recovery resends exactly the four
         // lost segments.
-        let mut p = Path::new(Recovery::Sack, &FOUR_LOSSES);
+        let mut p = path(Recovery::Sack, &FOUR_LOSSES);
         p.drop_acks = vec![3, 4, 8];
         p.run_until(|p| p.acks == 16); // every segment of the first window has arrived
         let held = [(1, 5), (6, 10), (11, 15), (16, 20)].map(|(a, b)| SackBlock::new(a, b));
@@ -526,7 +422,7 @@ mod tests {
     fn without_loss_sack_sends_exactly_what_newreno_sends() {
         // No hole, no block: the SACK sender's cwnd − pipe rule is NewReno's window rule.
         let trace = |recovery| {
-            let mut p = Path::new(recovery, &[]);
+            let mut p = path(recovery, &[]);
             for _ in 0..2_000 {
                 p.step();
             }

@@ -105,6 +105,37 @@ impl Scoreboard {
         new
     }
 
+    /// [`Scoreboard::update`], calling `newly` on each segment SACKed for the first time, in
+    /// order within each block (the Linux sender marks them one by one).
+    pub fn update_each(
+        &mut self,
+        blocks: &[SackBlock],
+        una: u32,
+        high: u32,
+        mut newly: impl FnMut(u32),
+    ) -> u32 {
+        let mut new = 0;
+        for b in blocks {
+            let (start, end) = (b.start.max(una), b.end.min(high));
+            if start < end {
+                let mut s = start;
+                while let Some(hole) = self.first_unsacked(s, end) {
+                    let stop = self.next_sacked_start(hole).min(end);
+                    (hole..stop).for_each(&mut newly);
+                    s = stop;
+                }
+                new += self.insert(start, end);
+            }
+        }
+        new
+    }
+
+    /// The start of the first SACKed range above `s`, or u32::MAX.
+    fn next_sacked_start(&self, s: u32) -> u32 {
+        let i = self.sacked.partition_point(|r| r.end <= s);
+        self.sacked.get(i).map_or(u32::MAX, |r| r.start.max(s))
+    }
+
     fn insert(&mut self, start: u32, end: u32) -> u32 {
         // Ranges i..j overlap or touch [start, end): they merge into one.
         let i = self.sacked.partition_point(|r| r.end < start);
@@ -245,6 +276,18 @@ mod tests {
         let mut sb = Scoreboard::default();
         assert_eq!(sb.update(&[b(1, 4), b(6, 8)], 0, 20), 5);
         sb
+    }
+
+    #[test]
+    fn update_each_names_exactly_the_newly_sacked_segments() {
+        let mut sb = window();
+        let mut got = Vec::new();
+        // 0..5 adds 0 and 4 (1..4 known); 18..25 is clipped to 18, 19; overlapping blocks
+        // name nothing twice.
+        let n = sb.update_each(&[b(0, 5), b(18, 25), b(17, 20)], 0, 20, |s| got.push(s));
+        assert_eq!(got, vec![0, 4, 18, 19, 17]);
+        assert_eq!(n, 5);
+        assert_eq!(sb.ranges(), &[b(0, 5), b(6, 8), b(17, 20)]);
     }
 
     #[test]
