@@ -67,6 +67,7 @@
 //! - [`traffic`]: UDP sources, closed-loop users, open-loop arrivals, distributions.
 //! - [`monitor`]: queue observers (metrics, time series, event log) and flow traces.
 //! - [`autosize`]: the live auto-sizer (thesis ch. 4.3).
+//! - [`live`]: a run in steps, changed as it goes (`[[change]]`, `buflab serve`).
 //! - [`topology`]: builders (dumbbell, parking lot, switch).
 //! - [`scenario`]: the scenario schema, readers and validation errors, and the facts of a
 //!   validated scenario that Python's sizing rules and load model use; [`names`]: the names
@@ -90,6 +91,7 @@ pub mod autosize;
 pub mod endpoint;
 pub mod fabric;
 pub mod link;
+pub mod live;
 pub mod loss;
 pub mod monitor;
 pub mod packet;
@@ -123,7 +125,7 @@ pub fn run_streaming_events(
 ) -> result::RunResult {
     let mut net = topology::build(scenario);
     net.stream_events(sink);
-    net.sim.run();
+    live::run(scenario, &mut net);
     result::collect(scenario, &mut net)
 }
 
@@ -140,7 +142,7 @@ pub fn run_interruptible(
         net.stream_events(sink);
     }
     net.sim.set_interrupt(interrupt);
-    net.sim.run();
+    live::run(scenario, &mut net);
     (!net.sim.interrupted).then(|| result::collect(scenario, &mut net))
 }
 
@@ -148,6 +150,6 @@ pub fn run_interruptible(
 /// tools that inspect flows after the run; `result::collect` summarises it).
 pub fn simulate(scenario: &scenario::Scenario) -> topology::Network {
     let mut net = topology::build(scenario);
-    net.sim.run();
+    live::run(scenario, &mut net);
     net
 }

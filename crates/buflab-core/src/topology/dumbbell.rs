@@ -98,6 +98,10 @@ impl Routing for Paths {
         let back = self.access.reverse_link(sim, access_delay);
         vec![Hop::Link(reverse), Hop::Link(back)]
     }
+
+    fn access_mut(&mut self) -> &mut Access {
+        &mut self.access
+    }
 }
 
 pub fn build(s: &Scenario) -> Network {

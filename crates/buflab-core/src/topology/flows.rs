@@ -18,8 +18,10 @@ use crate::endpoint::Endpoints;
 use crate::link::Link;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Scenario, Starts, Traffic};
-use crate::sim::{FlowInfo, Hop, Sim};
+use crate::sim::{FlowInfo, FlowMaker, Hop, Sim};
+use crate::tcp::cc::CcKind;
 use crate::tcp::flow::TcpFlow;
+use crate::tcp::pacer::Pacing;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::traffic::closed_loop::User;
@@ -52,7 +54,7 @@ impl Access {
 }
 
 /// How a topology routes the flows of each traffic entry.
-pub(super) trait Routing {
+pub(super) trait Routing: Send {
     /// One-way propagation delay of the shared links that entry `ti`'s data crosses.
     fn path_delay(&self, ti: usize) -> Time;
     /// The hops of the data route of flow `id` of entry `ti` (its private links built), whose
@@ -68,6 +70,8 @@ pub(super) trait Routing {
     /// The hops of the ACK route of TCP flow `id` of entry `ti`, ending on its reverse access
     /// link.
     fn backward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> Vec<Hop>;
+    /// The access links flows added from now on get (a timed change may change their rate).
+    fn access_mut(&mut self) -> &mut Access;
 }
 
 /// Everything needed to add a flow: at build time, or during the run for open-loop arrivals.
@@ -80,8 +84,9 @@ struct Slots<R> {
 }
 
 impl<R: Routing> Slots<R> {
-    /// Adds flow number `k` of traffic entry `ti` (its id is the next flow id).
-    fn add(&self, sim: &mut Sim, ti: usize, k: u32) -> u32 {
+    /// Adds flow number `k` of traffic entry `ti` (its id is the next flow id); a long-lived
+    /// or UDP flow starts at `offset` plus its draw from its entry's `start`.
+    fn add(&self, sim: &mut Sim, ti: usize, k: u32, offset: Time) -> u32 {
         let traffic = &self.traffic[ti];
         let id = sim.flows.len() as u64;
         let flow = id as u32;
@@ -105,7 +110,7 @@ impl<R: Routing> Slots<R> {
         let user_rng = || Rng::stream(self.seed, Stream::User, id);
         let (tcp, start, jitter, user) = match traffic {
             Traffic::Udp(u) => {
-                let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
+                let start = offset + uniform_time(&mut rng, u.start.lo, u.start.hi);
                 let src_rng = Rng::stream(self.seed, Stream::Source, id);
                 let src = UdpSource::new(u.pattern, flow, forward, u.rate, u.packet, src_rng);
                 return sim.add_flow(
@@ -116,7 +121,9 @@ impl<R: Routing> Slots<R> {
                     jitter_rng,
                 );
             }
-            Traffic::LongLived(l) => (l.tcp, uniform_time(&mut rng, l.start.lo, l.start.hi), l.jitter, None),
+            Traffic::LongLived(l) => {
+                (l.tcp, offset + uniform_time(&mut rng, l.start.lo, l.start.hi), l.jitter, None)
+            }
             Traffic::ClosedLoop(c) => {
                 let start = match c.start {
                     Starts::Uniform(r) => uniform_time(&mut rng, r.lo, r.hi),
@@ -164,6 +171,28 @@ impl<R: Routing> Slots<R> {
     }
 }
 
+impl<R: Routing> FlowMaker for Slots<R> {
+    fn add(&mut self, sim: &mut Sim, ti: u32, offset: Time) -> u32 {
+        Slots::add(self, sim, ti as usize, 0, offset)
+    }
+
+    fn set_new_flows(
+        &mut self,
+        ti: u32,
+        access_rate: Option<Rate>,
+        pacing: Option<Pacing>,
+        cc: Option<CcKind>,
+    ) {
+        if let Some(rate) = access_rate {
+            self.routing.access_mut().rate = rate;
+        }
+        if let Traffic::LongLived(l) = &mut self.traffic[ti as usize] {
+            l.tcp.pacing = pacing.unwrap_or(l.tcp.pacing);
+            l.tcp.cc = cc.unwrap_or(l.tcp.cc);
+        }
+    }
+}
+
 /// Adds the flows of every traffic entry of `s`, routed by `routing` through the `bumps`, and
 /// the open-loop arrival processes that add more during the run.
 pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R, bumps: Bumps) {
@@ -176,15 +205,14 @@ pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, rou
     }
     for (ti, traffic) in s.traffic.iter().enumerate() {
         for k in 0..traffic.flows() {
-            slots.add(sim, ti, k);
+            slots.add(sim, ti, k, Time::ZERO);
         }
         if let Traffic::OpenLoop(o) = traffic {
             let rng = Rng::stream(s.seed, Stream::Source, u64::MAX - ti as u64);
             sim.add_arrivals(Arrivals::new(ti as u32, o.arrivals_per_s, o.start, rng));
         }
     }
-    if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
-        // Open-loop flows are added while the run goes on, as they arrive.
-        sim.set_spawner(Box::new(move |sim: &mut Sim, ti: u32| slots.add(sim, ti as usize, 0)));
-    }
+    // Open-loop flows are added while the run goes on, as they arrive, and long-lived ones
+    // as timed changes add them.
+    sim.set_maker(Box::new(slots));
 }

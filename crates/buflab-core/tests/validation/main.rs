@@ -8,6 +8,7 @@ mod bbr;
 mod bumps;
 mod cc_scenarios;
 mod disciplines;
+mod live;
 mod machines;
 mod pacing;
 mod parking_lot;
