@@ -1,4 +1,5 @@
-"""The `buflab` command: run, sweep, theory, size, autosize, load, reproduce, analyze, docs.
+"""The `buflab` command: run, sweep, theory, size, autosize, load, reproduce, analyze, docs,
+serve.
 
 The top of buflab's layers, with the Python API (`buflab`, `buflab.api`) beside it: it turns
 options into calls of the layers below and their answers into tables on the terminal. One
@@ -20,7 +21,7 @@ from __future__ import annotations
 import click
 
 from buflab import __version__
-from buflab.cli import docs, emulate, load, runs, sizing, sweeps, theory
+from buflab.cli import docs, emulate, load, runs, serve, sizing, sweeps, theory
 from buflab.cli.common import Group
 
 
@@ -43,6 +44,7 @@ for _command in (
     docs.docs,
     emulate.emulate,
     emulate.compare,
+    serve.serve,
 ):
     cli.add_command(_command)
 
