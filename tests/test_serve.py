@@ -155,9 +155,20 @@ def test_two_viewers_one_controls_and_control_can_be_taken() -> None:
         )
         assert state["viewers"] == [hello["you"], hello2["you"]]
         await second.send_json({"type": "control", "name": "flows", "value": 8})
-        # Both see the change.
+        # Both see the change, and RTT·C/√N follows N: 10 Mb/s × 30 ms ÷ 8000 bits = 37.5
+        # packets of RTT·C, over √8.
         for ws in (first, second):
             assert (await until(ws, of_type("changed")))["text"] == "flows = 8"
+        rules = (await until(first, of_type("state")))["rules"]
+        assert (rules["flows"], rules["rtt_c"]) == (8, pytest.approx(37.5))
+        assert rules["sqrt_n"] == pytest.approx(37.5 / 8**0.5)
+        await second.send_json({"type": "control", "name": "flows", "value": 0})
+        rules = (
+            await until(
+                first, lambda m: m["type"] == "state" and m["log"][-1]["text"] == "flows = 0"
+            )
+        )["rules"]
+        assert (rules["flows"], rules["sqrt_n"]) == (0, None)
         await first.send_json({"type": "pause"})
         assert (await until(first, of_type("error")))["message"].endswith(
             f"viewer {hello2['you']} controls"

@@ -99,6 +99,7 @@ class Experiment:
         self.log: deque[dict[str, Any]] = deque(maxlen=LOG_KEPT)
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
         self.speed = 0.0  # simulated seconds per wall second, last step
+        self._no_flows = False  # the last change closed every long-lived flow
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
 
@@ -284,12 +285,16 @@ class Experiment:
         """RTT·C, RTT·C/√N (N: the flows open now) and eq. 2.1 for the target, in packets,
         for the page's buffer axis."""
         assert self.live is not None
+        self._no_flows = False
         tree = self._tree_now()
         target = self.target or DEFAULT_TARGET
         try:
             rules = rule_sizes(tree, target)
         except (ScenarioError, ValueError) as error:
             return {"note": str(error)}
+        if self._no_flows:
+            return {"rtt_c": rules.rtt_c, "sqrt_n": None, "eq21": None, "flows": 0,
+                    "eq21_note": "no long-lived flows open", "target": target}  # fmt: skip
         return {
             "rtt_c": rules.rtt_c,
             "sqrt_n": _finite(rules.rtt_c_sqrt_n),
@@ -306,8 +311,10 @@ class Experiment:
         changes = tree.pop("change", [])
         for c in changes:
             entry = int(c.get("traffic", _only_long_lived(tree)))
-            if "flows" in c and c["flows"] > 0:
-                tree["traffic"][entry]["flows"] = c["flows"]
+            if "flows" in c:
+                # The engine reads 1 flow at least; with none open, N is 0 (see _rules).
+                tree["traffic"][entry]["flows"] = max(1, c["flows"])
+                self._no_flows = c["flows"] == 0
             if "access_rate" in c:
                 tree.setdefault("network", {}).setdefault("access", {})["rate"] = c["access_rate"]
         return tree
@@ -340,7 +347,14 @@ class Experiment:
                 await asyncio.sleep(max(0.0, last + TICK_S - clock()))
             now = clock()
             gap, last = min(now - last, MAX_CATCH_UP_S), now
-            await self.step(gap if pace is None else pace * gap, fast=pace is None)
+            try:
+                await self.step(gap if pace is None else pace * gap, fast=pace is None)
+            except Exception as error:  # noqa: BLE001 (the server outlives a failed run)
+                # The run cannot go on (an emulation that failed, a bug): every viewer is
+                # told, the run stays paused, and the page can load another.
+                self.paused = True
+                self._broadcast({"type": "error", "message": f"the run stopped: {error}"})
+                self._broadcast_state()
 
     async def step(self, simulated_s: float, *, fast: bool = False) -> None:
         """One step: runs `simulated_s` more (as fast as possible: as much as a tick of wall

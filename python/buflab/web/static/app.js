@@ -94,6 +94,14 @@ function showState(s) {
   for (const el of document.querySelectorAll("#controls button, #controls input, #controls select")) {
     el.disabled = !mine;
   }
+  // The emulator runs in real time, and only its buffer changes while it runs.
+  if (s.engine.startsWith("emulator")) {
+    for (const id of ["pause", "pace", "flows-less", "flows-more", "flows-set", "access-fast",
+                      "access-slow", "tcp-set", "autosize", "autosize-stop", "target-set"]) {
+      $(id).disabled = true;
+      $(id).title = "not on the emulator: only the buffer changes while it runs";
+    }
+  }
   if (s.source) $("source").value = s.source;
   $("pace").value = s.pace;
   $("resume").textContent = s.reached_s > 0 ? "Resume" : "Start";
