@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from buflab.web.catalogue import Entry, catalogue, listing
 from buflab.web.experiment import VIEWER_QUEUE, Experiment, Viewer
-from buflab.web.server import ServeError, make_app, start, vendor_missing
+from buflab.web.server import ServeError, is_loopback, make_app, start, vendor_missing
 
 pytestmark = pytest.mark.engine
 
@@ -250,6 +250,13 @@ def test_a_port_taken_is_one_line() -> None:
             await runner.cleanup()
 
     asyncio.run(test())
+
+
+def test_only_loopback_addresses_count_as_this_machine() -> None:
+    """What decides the warning at start and the Host check: loopback names and addresses
+    only (0.0.0.0 listens on every interface)."""
+    assert all(map(is_loopback, ["127.0.0.1", "127.8.9.1", "::1", "localhost"]))
+    assert not any(map(is_loopback, ["0.0.0.0", "::", "192.168.1.2", "example.org"]))
 
 
 def test_the_catalogue_lists_the_given_file_the_examples_and_the_recipes() -> None:

@@ -104,7 +104,8 @@ function showState(s) {
   }
   if (s.source) $("source").value = s.source;
   $("pace").value = s.pace;
-  $("resume").textContent = s.reached_s > 0 ? "Resume" : "Start";
+  $("resume").textContent = !s.paused ? "Running" : (s.reached_s > 0 ? "Resume" : "Start");
+  if (!s.paused) $("resume").disabled = true;
   showClock(s.reached_s, s.end_s, null);
   if (s.target != null) $("target").placeholder = String(s.target);
   if (s.access && s.access.fast) {
@@ -279,6 +280,9 @@ function render() {
     numbers("n-drops", [["drop rate", `${(100 * u.drop_rate).toFixed(3)} %`, "drops-now"]]);
     numbers("n-delay", [["queueing delay", `${u.delay_ms.toFixed(2)} ms`]]);
     if (document.activeElement !== $("flows-box")) $("flows-box").value = String(u.flows);
+    if (document.activeElement !== $("buffer-box") && document.activeElement !== $("buffer-slider")) {
+      $("buffer-box").value = u.buffer_pkts != null ? String(u.buffer_pkts) : (u.buffer_bytes != null ? `${u.buffer_bytes}B` : "");
+    }
     numbers("n-cwnd", [["flows open", String(u.flows), "flows-now"],
       ...u.windows.map((w) => [`flow ${w[0]}`, `${w[1].toFixed(1)} seg`])]);
     $("autosize-state").textContent = u.autosizing ? "running" : "";
