@@ -96,6 +96,8 @@ function showState(s) {
   }
   // The emulator runs in real time, and only its buffer changes while it runs.
   if (s.engine.startsWith("emulator")) {
+    $("download-note").textContent = "`buflab run session.toml` replays its changes on the " +
+      "simulator: the same experiment, not the same packets.";
     for (const id of ["pause", "pace", "flows-less", "flows-more", "flows-set", "access-fast",
                       "access-slow", "tcp-set", "autosize", "autosize-stop", "target-set"]) {
       $(id).disabled = true;
