@@ -9,6 +9,7 @@ rather than the model (`wall_s`, `peak_rss_mib`) are left out. `tests/golden/fas
 
     .venv/bin/python tests/golden.py check [--full] [-j N]   # compare with the recorded set
     .venv/bin/python tests/golden.py update [--full] [-j N]  # record anew (a model change)
+    .venv/bin/python tests/golden.py update --new [--full]   # record only new cases
 
 `test_golden.py` runs the fast set in the suite and the full set under `--slow`. A mismatch
 names the cases that changed; if the change to the model was meant, `update` records it and
@@ -115,9 +116,13 @@ def fingerprint(result: Any) -> str:
     digest.update(json.dumps(summary, sort_keys=True).encode())
     for title in ("flows", "timeseries", "links", "ports", "transfers", "autosize", "traces"):
         _update_frame(digest, title, getattr(result, title))
-    # Bumps only where a scenario has them, so that adding the table left the others' prints.
+    # Bumps and the optical tables only where a scenario has them, so that adding a table
+    # left the others' prints.
     if len(result.bumps) > 0:
         _update_frame(digest, "bumps", result.bumps)
+    if len(result.optical) > 0:
+        _update_frame(digest, "optical", result.optical)
+        _update_frame(digest, "optical_lines", result.optical_lines)
     _update_frame(digest, "events", result.events)
     return digest.hexdigest()
 
@@ -128,8 +133,8 @@ def run_case(case: Case) -> tuple[str, str]:
     return case.name, fingerprint(buflab.run(case.scenario))
 
 
-def compute(full: bool, jobs: int) -> dict[str, str]:
-    todo = list(cases(full))
+def compute(full: bool, jobs: int, skip: frozenset[str] = frozenset()) -> dict[str, str]:
+    todo = [case for case in cases(full) if case.name not in skip]
     with ProcessPoolExecutor(jobs) as pool:
         return dict(pool.map(run_case, todo, chunksize=1))
 
@@ -155,7 +160,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("action", choices=["check", "update"])
     parser.add_argument("--full", action="store_true", help="every point of every recipe")
     parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument(
+        "--new",
+        action="store_true",
+        help="update: record only the cases not yet recorded (a new example or recipe point), "
+        "keeping the others' fingerprints as they are",
+    )
     args = parser.parse_args(argv)
+    if args.action == "update" and args.new:
+        kept = recorded(args.full)
+        got = {**kept, **compute(args.full, args.jobs, frozenset(kept))}
+        path_of(args.full).write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {len(got) - len(kept)} new fingerprints in {path_of(args.full)}")
+        return 0
     got = compute(args.full, args.jobs)
     if args.action == "update":
         GOLDEN.mkdir(exist_ok=True)

@@ -46,7 +46,8 @@ def test_run_returns_tables_and_the_scenario_it_ran() -> None:
 def test_every_table_has_the_columns_and_dtypes_the_engine_describes() -> None:
     # Between them, every table has rows: the switch has ports (and no auto-sizer), the
     # closed-loop dumbbell has transfers, and the auto-sizer's steps and flow traces, the
-    # NetBump example its bumps, and the QCN example its reaction points' rates.
+    # NetBump example its bumps, the QCN example its reaction points' rates, and the dumbbell
+    # buffered in fiber its optical tables.
     switch = buflab.run(EXAMPLES / "switch.toml", duration="1s", warmup="0.5s")
     closed = buflab.run(
         EXAMPLES / "closed_loop.toml",
@@ -57,9 +58,18 @@ def test_every_table_has_the_columns_and_dtypes_the_engine_describes() -> None:
     )
     bumps = buflab.run(EXAMPLES / "netbump.toml", duration="0.2s", warmup="0.1s")
     qcn = buflab.run(EXAMPLES / "qcn.toml", duration="0.4s", warmup="0.1s")
+    optical = buflab.run(
+        EXAMPLES / "dumbbell.toml",
+        duration="2s",
+        warmup="1s",
+        overrides={
+            "network.bottleneck.buffer": "31pkt",
+            "network.bottleneck.queue": "optical_fifo",
+        },
+    )
     described = table_descriptions()
     with_rows = set()
-    for result in (switch, closed, bumps, qcn):
+    for result in (switch, closed, bumps, qcn, optical):
         summary = [column["name"] for column in described["summary"]["columns"]]
         assert list(result.summary) == summary
         for name in described.keys() - {"summary"}:

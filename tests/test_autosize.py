@@ -175,6 +175,10 @@ def test_cli_prints_the_steps_and_the_answer_and_writes_tables_and_plot(
         "scenario tiny (duration=20s) · 10 Mb/s bottleneck · 4 flows · 20 s (1 s warm-up) "
         "simulated · seed 1 · buflab"
     ) in (out / "autosize.svg").read_text()
+    # The run is a row of OUT's run store, as every command's runs are.
+    stored = buflab.runs.open(out)
+    assert list(stored["command"]) == ["autosize"] and list(stored["engine"]) == ["simulator"]
+    assert stored["autosize_buffer_pkts"].iloc[0] == summary["autosize_buffer_pkts"]
 
 
 @pytest.mark.engine

@@ -143,6 +143,13 @@ def test_run_writes_the_result_directory(tmp_path: Path, tiny_file: Path) -> Non
     for table in ("flows", "timeseries", "links", "events"):
         assert {f"{table}.parquet", f"{table}.csv"} <= names
     assert json.loads((out / "summary.json").read_text())["name"] == "tiny"
+    # The run is also the one row of OUT's run store, as a sweep's runs are of theirs.
+    stored = buflab.runs.open(out)
+    assert stored["command"].tolist() == ["run"]
+    assert (
+        stored["utilization"].iloc[0]
+        == json.loads((out / "summary.json").read_text())["utilization"]
+    )
 
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -7,10 +7,13 @@ header fields) is tested with made-up times in the `buflab-emu` crate."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,11 @@ def with_(path: str, value: Any) -> dict[str, Any]:
         ("traffic.0.kind", "closed_loop", "traffic.0.kind: got 'closed_loop'"),
         ("traffic.0.cc", "bic", "traffic.0.cc: got 'bic'; expected one of this kernel's"),
         ("network.bottleneck.rate", "10Gbps", "at most 2 Gb/s"),
+        (
+            "network.bottleneck.queue",
+            "optical_fifo",
+            "network.bottleneck.queue: got 'optical_fifo'; expected a queue of the datapath's",
+        ),
     ],
 )
 def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
@@ -61,6 +69,8 @@ def test_what_the_emulator_cannot_realise_is_refused_naming_the_key(
         scenario["traffic"][0] = {"kind": "closed_loop", "users": 2}
     if key == "network.topology":
         scenario["network"]["hops"] = 2
+    if value == "optical_fifo":
+        scenario["network"]["bottleneck"]["buffer"] = "31pkt"
     with pytest.raises(ScenarioError) as error:
         plan(scenario, ["reno", "cubic", "bbr"])
     text = str(error.value)
@@ -100,7 +110,8 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) ->
 
     before = set(namespaces())
     traced = {"monitor": {"trace_flows": [0, 3], "trace_interval": "50ms", "interval": "0.5s"}}
-    e = emulate({**SMALL, **traced}, events_to=tmp_path / "events.parquet")
+    pcap = tmp_path / "bottleneck.pcap"
+    e = emulate({**SMALL, **traced}, events_to=tmp_path / "events.parquet", pcap_to=pcap)
     s = e.summary
     assert 0.5 < s["utilization"] <= 1.0, s
     assert s["exact_buffer"] and s["max_queue_pkts"] <= 30, s
@@ -148,6 +159,17 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) ->
     assert {key for key, _, _ in checks} >= {"utilization", "drops", "mean_queue_pkts"}
     assert all(rebuilt == reported for _, rebuilt, reported in checks), checks
     assert log.loc[log["event"] == "enqueue", "size"].max() == 1500
+    # The capture (monitor.pcap) holds exactly the frames the log lists as arriving, with
+    # their own headers, at the log's times (to the nanosecond), and tcpdump reads it.
+    arriving = log[log["event"].isin(["enqueue", "drop"])]
+    captured = list(raw_records_of_pcap(pcap))
+    assert len(captured) == len(arriving)
+    assert [t for t, _, _ in captured] == (arriving["time_ps"] // 1000).tolist()
+    assert [n for _, n, _ in captured] == arriving["size"].tolist()
+    assert [tcp_seq(frame) for _, _, frame in captured] == arriving["seq"].tolist()
+    if shutil.which("tcpdump"):
+        read = subprocess.run(["tcpdump", "-nn", "-r", str(pcap)], capture_output=True, text=True)
+        assert read.returncode == 0 and len(read.stdout.splitlines()) == len(arriving)
 
 
 @as_root
@@ -263,7 +285,7 @@ def test_compare_puts_the_simulator_and_linux_side_by_side(tmp_path: Path) -> No
     """One point each way, same flows: the table has both and their difference, and a
     bottleneck this well fed is busy both ways (utilization within 15 points: the model and
     Linux differ in detail, not in kind, at a buffer of RTT·C/√N and more)."""
-    from buflab.experiments.compare import compare, write_compare
+    from buflab.experiments.compare import compare, store_compared, write_compare
 
     kept: list = []
     frame = compare(buflab.load_scenario(SMALL), [], keep=kept)
@@ -277,6 +299,12 @@ def test_compare_puts_the_simulator_and_linux_side_by_side(tmp_path: Path) -> No
     assert row["sim_utilization"] == sim.summary["utilization"]
     files = write_compare(frame, None, tmp_path, "t", "footer", kept)
     assert (tmp_path / "compare.csv").exists() and tmp_path / "compare_point1.png" in files
+    # Both runs are rows of the run store, each with what ran it, under keys of their own.
+    store_compared(tmp_path, kept)
+    rows = buflab.runs.open(tmp_path)
+    assert sorted(rows["engine"].str.split().str[0]) == ["linux", "simulator"]
+    assert rows["key"].nunique() == 2 and set(rows["command"]) == {"compare"}
+    assert sorted(rows["utilization"]) == sorted([row["sim_utilization"], row["real_utilization"]])
 
 
 @as_root
@@ -371,3 +399,22 @@ def test_the_buffer_changes_live_through_the_control_channel(tmp_path: Path) -> 
     assert after.loc[after["event"] == "enqueue", "queue_pkts"].max() <= 5
     dropped = after.loc[after["event"] == "drop", "queue_pkts"]
     assert len(dropped) > 0 and (dropped >= 5).all()
+
+
+def raw_records_of_pcap(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """(time in ns, length on the wire, bytes captured) of each record of a nanosecond pcap."""
+    data = path.read_bytes()
+    assert struct.unpack_from("<I", data)[0] == 0xA1B23C4D, "nanosecond time stamps"
+    at = 24
+    while at < len(data):
+        seconds, ns, kept, length = struct.unpack_from("<IIII", data, at)
+        yield seconds * 10**9 + ns, length, data[at + 16 : at + 16 + kept]
+        at += 16 + kept
+
+
+def tcp_seq(frame: bytes) -> int:
+    """The TCP sequence number of an Ethernet frame of IPv4 (0 for anything else)."""
+    if frame[12:14] != b"\x08\x00" or frame[23] != 6:
+        return 0
+    ihl = (frame[14] & 0x0F) * 4
+    return int.from_bytes(frame[14 + ihl + 4 : 14 + ihl + 8], "big")

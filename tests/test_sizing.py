@@ -31,7 +31,7 @@ def fake_runs(
     several seeds'); returns the probed buffers."""
     probed: list[int] = []
 
-    def run_sweep(plan: Any, out: Any, jobs: Any = None) -> SimpleNamespace:
+    def run_sweep(plan: Any, out: Any, jobs: Any = None, **_: Any) -> SimpleNamespace:
         buffer = int(str(plan.varies[0].values[0]).removesuffix("pkt"))
         probed.append(buffer)
         value = utilization(buffer)
@@ -401,7 +401,7 @@ def test_a_second_vary_draws_one_curve_per_value(
     series column; the overlay names each series in its legend. Here a paced flow needs
     twice the buffer of an unpaced one (a made-up utilization, to check the bookkeeping)."""
 
-    def run_sweep(plan: Any, out: Any, jobs: Any = None) -> SimpleNamespace:
+    def run_sweep(plan: Any, out: Any, jobs: Any = None, **_: Any) -> SimpleNamespace:
         buffer = int(str(plan.varies[0].values[0]).removesuffix("pkt"))
         paced = plan.base["traffic"][0].get("pacing") == "window"
         utilization = min(1.0, buffer / (40 if paced else 20))
@@ -443,7 +443,8 @@ def curve_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path
 
 
 def _run_files(out: Path) -> dict[str, list[Path]]:
-    return {d.name: sorted(d.glob("runs/*.json")) for d in out.iterdir() if d.is_dir()}
+    """Each search's run files, by its directory (OUT's run store is not a search)."""
+    return {d.name: sorted(d.glob("runs/*.json")) for d in out.iterdir() if (d / "runs").is_dir()}
 
 
 @pytest.mark.engine
@@ -465,6 +466,14 @@ def test_vary_runs_one_search_per_value_in_its_own_directory(
     assert table["traffic.0.flows"].tolist() == [2, 8]
     for row in table.itertuples():
         assert row.probes == len(files[f"traffic.0.flows-{row._1}"])
+    # One run store for the whole command, in OUT: a row per probe run, named by its search.
+    stored = buflab.runs.open(out)
+    assert sorted(stored["run"]) == sorted(path.stem for runs in files.values() for path in runs)
+    for directory, runs in files.items():
+        rows = stored[stored["directory"] == directory]
+        assert set(rows["run"]) == {path.stem for path in runs}
+        assert set(rows["traffic.0.flows"]) == {int(directory.rsplit("-", 1)[1])}
+        assert set(rows["command"]) == {"size"}
 
 
 @pytest.mark.engine

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from buflab.cli import cli
 from buflab.engine.scenario import load_scenario
-from buflab.experiments.sweep import Plan, SweepConflict, Vary, run_id, run_sweep
+from buflab.experiments.sweep import MADE_BY, Plan, SweepConflict, Vary, run_id, run_sweep
 from conftest import TINY_SCENARIO
 
 
@@ -78,7 +78,7 @@ def test_resume_runs_only_what_is_missing(tmp_path: Path) -> None:
     assert summary["runs"].tolist() == [1, 1]
     record = json.loads(lost.read_text())
     assert record["id"] == lost.stem
-    assert set(record) == {"id", "point", "seed", "scenario", "summary"}
+    assert set(record) == {"id", "point", "seed", "scenario", "summary", "key", *MADE_BY}
 
     # A half-written run file (a copy cut short, a disk that filled), or one that is not a
     # run record, is run again rather than read or refused.

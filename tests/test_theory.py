@@ -215,3 +215,49 @@ def test_a_bad_unit_says_what_the_engine_expected() -> None:
     assert parse_time_range("75ms..125ms") == (0.075, 0.125)
     assert math.isclose(parse_time(0.5), 0.5)  # bare numbers are in the base unit
     assert parse_quantity("83", ("packets", "bytes")) == Quantity(83.0, "packets")
+
+
+# ---- networks of tiny buffers (thesis ch. 5, REPRODUCE.md rows F5 and F6) --------------------
+
+
+def test_f5_tree_bounds() -> None:
+    # Lemma 5.1 is ρ^B and Thm 5.1 n times it, exactly; the buffer for ε is
+    # log(n/ε)/log(1/ρ): 6 routers at ρ = 0.9 and 1 % give log 600 / log(10/9) = 60.715.
+    assert theory.tree_router_drop_bound(0.9, 10) == pytest.approx(0.9**10, rel=1e-12)
+    assert theory.tree_drop_bound(0.9, 10, 6) == pytest.approx(6 * 0.9**10, rel=1e-12)
+    assert theory.tree_buffer(0.9, 6, 0.01) == pytest.approx(60.715, abs=5e-4)
+    # That buffer brings n·ρ^B to ε exactly: the two are one formula.
+    b = theory.tree_buffer(0.7, 4, 0.001)
+    assert theory.tree_drop_bound(0.7, b, 4) == pytest.approx(0.001, rel=1e-9)
+
+
+def test_f6_bjp_bounds() -> None:
+    # α = ρe^{1−ρ}: 0.5·e^{0.5} = 0.82436; eq. C.2 per router at Δ = 20 is α^20/(1−α)² = 0.681.
+    alpha = theory.bjp_alpha(0.5)
+    assert alpha == pytest.approx(0.5 * math.exp(0.5), rel=1e-12)
+    assert theory.bjp_router_drop_bound(0.5, 20) == pytest.approx(0.6809, abs=5e-5)
+    # Thm 5.2's buffer is B = 2Δ with Δ = 2·log_1/α(n/((1−α)ε)) (eq. C.3), so α^Δ =
+    # ((1−α)ε/n)² and the end-to-end bound n·α^Δ/(1−α)² at that buffer is ε²/n, well below
+    # ε: the thesis's log carries a factor 2 to spare (exact to float rounding).
+    b = theory.bjp_buffer(0.5, 4, 0.01)
+    assert theory.bjp_drop_bound(0.5, b / 2, 4) == pytest.approx(0.01**2 / 4, rel=1e-9)
+    # Thm 5.3 and its inverse: the θ guaranteed at the buffer asked for θ is θ.
+    needed = theory.bjp_tcp_buffer(0.5, 3, 25, 0.9)
+    assert theory.bjp_tcp_utilization(0.5, 3, 25, needed) == pytest.approx(0.9, abs=1e-9)
+    # Below that buffer the guarantee is smaller, and at a tiny buffer none at all.
+    assert theory.bjp_tcp_utilization(0.5, 3, 25, needed / 2) < 0.9
+    assert theory.bjp_tcp_utilization(0.8, 3, 25, 40) <= 0
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: theory.tree_buffer(1.0, 6, 0.01),
+        lambda: theory.tree_router_drop_bound(1.2, 10),
+        lambda: theory.bjp_alpha(1.0),
+        lambda: theory.bjp_buffer(0.0, 4, 0.01),
+    ],
+)
+def test_the_network_bounds_need_a_load_factor_below_1(call) -> None:
+    with pytest.raises(ValueError, match="load factor ρ"):
+        call()

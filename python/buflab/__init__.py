@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from buflab.engine.result import Result
     from buflab.engine.runner import load_run, load_scenario, run, validate
     from buflab.experiments import autosize, load
+    from buflab.experiments import store as runs
     from buflab.experiments.size import size, size_curve, size_curves
     from buflab.experiments.sweep import sweep
 
@@ -66,6 +67,7 @@ __all__ = [
     "load_run",
     "load_scenario",
     "run",
+    "runs",
     "size",
     "size_curve",
     "size_curves",
@@ -99,6 +101,7 @@ _MODULES = {
     "theory": "buflab.analysis.theory",
     "load": "buflab.experiments.load",
     "autosize": "buflab.experiments.autosize",
+    "runs": "buflab.experiments.store",
 }
 
 

@@ -14,6 +14,10 @@ class ScenarioError(ValueError):
 def version() -> str:
     """The engine version (same as the Python package version)."""
 
+def engine_build() -> str:
+    """The engine build, "VERSION+DIGEST": the digest of the engine's source and Cargo.lock,
+    the same for the same source on every machine."""
+
 def schema() -> list[dict[str, str]]:
     """Every scenario key the engine understands, in documentation order.
 
@@ -66,8 +70,9 @@ def link_facts(scenario_json: str) -> dict[str, Any]:
     `rate_bps`, `rtt_s` (the mean two-way propagation delay), `packet_bytes` (of the first
     long-lived entry crossing the link, else 1000), `flows` (the long-lived flows crossing
     it; per output on the switch) and `wmax_pkts` (that entry's max window in whole
-    segments, or what the access link carries in one mean RTT if less). Raises
-    ScenarioError for invalid input."""
+    segments, or what the access link carries in one mean RTT if less); and
+    `monitored_links`, how many links the run monitors (the rows of its links table).
+    Raises ScenarioError for invalid input."""
 
 def traffic_facts(scenario_json: str) -> dict[str, Any]:
     """What the scenario's traffic offers that link, as the engine read it: `link_bps`,

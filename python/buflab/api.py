@@ -8,12 +8,14 @@
 Closed-loop traffic adds `result.transfers`, one row per file transfer;
 `buflab.analysis.transfers` summarises it by file size. `result.links` has one row per
 monitored link: the dumbbell's bottleneck, every hop of a parking lot (whose summary describes
-`network.summary_hop`), or every output line of a switch. A switch run adds `result.ports`,
-one row per port: its input's VOQs beside its output line (the summary's utilization is then
-the mean over the outputs). A scenario with `[autosize]` adds `result.autosize`, one row per
-step of the live auto-sizer (`buflab.autosize` runs one and plots it). `monitor.trace_flows`
-adds `result.traces`: the traced TCP senders' congestion window, ssthresh, smoothed RTT,
-pacing rate and bytes acknowledged over time (`buflab.plots.traces` draws them).
+`network.summary_hop`), every link of a network, a tree or a layered network (whose summary
+describes `network.summary_link`), or every output line of a switch. A switch run adds
+`result.ports`, one row per port: its input's VOQs beside its output line (the summary's
+utilization is then the mean over the outputs). A scenario with `[autosize]` adds
+`result.autosize`, one row per step of the live auto-sizer (`buflab.autosize` runs one and
+plots it). `monitor.trace_flows` adds `result.traces`: the traced TCP senders' congestion
+window, ssthresh, smoothed RTT, pacing rate and bytes acknowledged over time
+(`buflab.plots.traces` draws them).
 
 Keyword overrides use `__` for the dots of a key (`traffic__0__flows=10`); `overrides` takes
 a mapping of dotted keys or a list of "KEY=VALUE" strings, as `--set` does on the command line.

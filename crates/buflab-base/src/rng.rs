@@ -32,6 +32,9 @@ pub enum Stream {
     Queue = 8,
     /// A flow's congestion controller (BBR's ProbeBW starting phase), by flow.
     Cc = 9,
+    /// Request sequences generated to check a model outside a scenario (the optical FIFO's
+    /// arrivals and departures), by sequence.
+    Requests = 10,
 }
 
 /// xoshiro256++ random generator.

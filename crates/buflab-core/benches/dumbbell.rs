@@ -6,15 +6,17 @@
 //! second and peak memory.
 //!
 //! Run: `cargo bench -p buflab-core --bench dumbbell` (add `-- --flows N --seconds S --repeat R`
-//! to vary, and `--bump PACER` to put a pacing bump on every access link: `delay` on the rate
-//! it measures over 16 packets, or `token_bucket`, `modified_token_bucket`, `token_thread` at
-//! 10 Mb/s, as the `tiny_bump` recipe's). The scenario runs R times (default 5); the best and
+//! to vary, `--buffer B` for another buffer in packets, `--queue NAME` for another discipline
+//! at the bottleneck (`optical_fifo` with `--buffer 63`: what buffering in fiber costs), and
+//! `--bump PACER` to put a pacing bump on every access link: `delay` on the rate it measures
+//! over 16 packets, or `token_bucket`, `modified_token_bucket`, `token_thread` at 10 Mb/s, as
+//! the `tiny_bump` recipe's). The scenario runs R times (default 5); the best and
 //! the median are reported, because on a shared machine other work only ever slows a run
 //! down.
 
-use std::time::Instant;
-
 use buflab_core::scenario::Scenario;
+
+mod common;
 
 fn arg(args: &[String], name: &str, default: u64) -> u64 {
     args.iter()
@@ -30,6 +32,11 @@ fn peak_rss_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+/// The text after `name`, if given.
+fn text_arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(String::as_str)
 }
 
 /// The pacing bump of `--bump PACER` on every access link, if asked for.
@@ -52,12 +59,14 @@ fn main() {
     let seconds = arg(&args, "--seconds", 20);
     let repeat = arg(&args, "--repeat", 5).max(1);
     let bump = bump(&args);
+    let buffer = arg(&args, "--buffer", 100);
+    let queue = text_arg(&args, "--queue").unwrap_or("droptail");
     let mut v = serde_json::json!({
         "name": "bench-dumbbell",
         "seed": 1,
         "duration": format!("{seconds}s"),
         "network": {
-            "bottleneck": { "rate": "1Gbps", "buffer": "100pkt" },
+            "bottleneck": { "rate": "1Gbps", "buffer": format!("{buffer}pkt"), "queue": queue },
             "access": { "rate": "10Gbps" },
             "rtt": "75ms..125ms",
         },
@@ -69,22 +78,14 @@ fn main() {
     if let Some(b) = &bump {
         v["network"]["bump"] = serde_json::json!([b]);
     }
-    let scenario = Scenario::from_value(&v).expect("benchmark scenario is valid");
-    let mut walls = Vec::new();
-    let mut last = None;
-    for _ in 0..repeat {
-        let began = Instant::now();
-        let net = buflab_core::simulate(&scenario);
-        walls.push(began.elapsed().as_secs_f64());
-        last = Some(net);
-    }
-    walls.sort_by(f64::total_cmp);
-    let (best, median) = (walls[0], walls[walls.len() / 2]);
-    let mut net = last.expect("at least one run");
+    let scenario =
+        Scenario::from_value(&v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"));
+    let (net, best, median) = common::timed_runs(&scenario, repeat as usize);
+    let mut net = net;
     let pending = net.sim.sched.pending();
     let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;
-    println!("scenario: 1Gbps bottleneck, 100pkt buffer, {flows} NewReno flows, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
+    println!("scenario: 1Gbps bottleneck, {buffer}pkt {queue} buffer, {flows} NewReno flows, 10Gbps access, RTT 75-125ms, 1500B, {seconds}s simulated");
     if let Some(b) = &bump {
         println!("bump on every access link: {b}");
     }

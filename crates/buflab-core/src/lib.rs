@@ -56,7 +56,7 @@
 //!   `buflab-base`).
 //! - [`sched`]: the event queue. [`sim`]: the tables and the loop (see its module doc for its
 //!   files). [`endpoint`]: the one interface the loop drives flows through.
-//! - [`packet`]: the 32-byte `Copy` packet with its source route.
+//! - [`packet`]: the 40-byte `Copy` packet with its source route.
 //! - [`link`]: serializer, pipe and the queue's hard limit, running a discipline in either of
 //!   its two forms. [`queue`]: the disciplines a scenario may name (from `buflab-queue`).
 //! - [`loss`]: independent random loss.
@@ -68,7 +68,8 @@
 //! - [`monitor`]: queue observers (metrics, time series, event log) and flow traces.
 //! - [`autosize`]: the live auto-sizer (thesis ch. 4.3).
 //! - [`live`]: a run in steps, changed as it goes (`[[change]]`, `buflab serve`).
-//! - [`topology`]: builders (dumbbell, parking lot, switch).
+//! - [`topology`]: builders: one for every network of links (a general network and its
+//!   shapes: dumbbell, parking lot, tree, layered), one for the switch.
 //! - [`scenario`]: the scenario schema, readers and validation errors, and the facts of a
 //!   validated scenario that Python's sizing rules and load model use; [`names`]: the names
 //!   a scenario gives an enum's variants.

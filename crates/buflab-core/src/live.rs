@@ -252,7 +252,7 @@ impl Session {
 
 /// Runs `net`, built from `scenario`, to its end, applying the scenario's changes at their
 /// times; stops early if the interrupt check says so (`net.sim.interrupted`).
-pub(crate) fn run(scenario: &Scenario, net: &mut Network) {
+pub fn run(scenario: &Scenario, net: &mut Network) {
     net.sim.begin();
     let mut open = Vec::new();
     if !scenario.changes.is_empty() {

@@ -52,7 +52,7 @@ pub mod flags {
     pub const CWR: u8 = 64;
 }
 
-/// A packet on the wire. 32 bytes, `Copy`.
+/// A packet on the wire. 40 bytes, `Copy`.
 ///
 /// A packet carries its source route: `route` names a hop list computed once when the network
 /// is built, and `hop` is the index of the hop it is at.
@@ -75,6 +75,9 @@ pub struct Packet {
     pub hop: u8,
     pub kind: Kind,
     pub flags: u8,
+    /// Its time stamp under the Bounded Jitter Policy (the `bjp` discipline): zero until its
+    /// first BJP router, then a global time or its slack (`buflab_queue::bjp`).
+    pub stamp: Time,
 }
 
 #[cfg(test)]
@@ -82,7 +85,19 @@ impl Packet {
     /// A packet for unit tests: of `kind`, flow `flow`, number `seq`, `size` bytes, sent at
     /// time 0 on route 0, no flags.
     pub(crate) fn for_test(kind: Kind, flow: u32, seq: u32, size: u32) -> Packet {
-        Packet { sent_at: Time::ZERO, flow, seq, size, route: 0, conn: 0, sack: 0, hop: 0, kind, flags: 0 }
+        Packet {
+            sent_at: Time::ZERO,
+            flow,
+            seq,
+            size,
+            route: 0,
+            conn: 0,
+            sack: 0,
+            hop: 0,
+            kind,
+            flags: 0,
+            stamp: Time::ZERO,
+        }
     }
 }
 
@@ -90,6 +105,8 @@ impl Packet {
 mod tests {
     #[test]
     fn packet_stays_small() {
-        assert!(std::mem::size_of::<super::Packet>() <= 32);
+        // 31 bytes of fields and BJP's 8-byte stamp: the stamp costs a word per packet
+        // moved, and no allocation.
+        assert!(std::mem::size_of::<super::Packet>() <= 40);
     }
 }

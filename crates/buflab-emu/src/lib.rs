@@ -17,6 +17,7 @@
 pub mod access;
 pub mod afpacket;
 pub mod bottleneck;
+pub mod capture;
 pub mod clock;
 pub mod control;
 pub mod delay_line;

@@ -7,6 +7,7 @@
 //! column name or a default.
 
 use buflab_core::monitor::{EventLog, EventSink};
+use buflab_core::queue::optical;
 use buflab_core::result::table::Values;
 use buflab_core::result::{descriptions, RunResult};
 use buflab_core::scenario::{schema as core_schema, Scenario, ScenarioError as CoreError};
@@ -79,6 +80,14 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 #[pyfunction]
 fn version() -> &'static str {
     buflab_core::VERSION
+}
+
+/// The engine build: the version and a digest of the engine's source (`build.rs`), the same
+/// for the same source on every machine. Runs record it; a run of another build is never
+/// mixed in with this one's.
+#[pyfunction]
+fn engine_build() -> String {
+    format!("{}+{}", buflab_core::VERSION, env!("BUFLAB_ENGINE_SOURCE"))
 }
 
 /// Every documented scenario key, in documentation order.
@@ -521,10 +530,75 @@ impl LiveSession {
     }
 }
 
+/// An optical FIFO's construction for N − 1 packets with Thm 6.2's K (thesis ch. 6): its
+/// lines' lengths and counts, beside the theorem's formulas. A bad N or K is a ValueError
+/// saying what was expected.
+#[pyfunction]
+fn optical_layout(py: Python<'_>, n: u64, k: u64) -> PyResult<Bound<'_, PyAny>> {
+    let l = optical::Layout::new(n, k).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = serde_json::json!({
+        "n": l.n(), "k": l.k(),
+        "delay_lines": l.delay_lines(), "waiting_lines": l.waiting_lines(),
+        "lines": l.lines(), "length": l.length(), "longest": l.longest(),
+        "theorem_lines": optical::layout::theorem_lines(n, k),
+        "theorem_length": optical::layout::theorem_length(n, k),
+    });
+    to_py(py, &v)
+}
+
+/// The request pattern `pattern` ("bernoulli" at `load` with departures of probability
+/// `depart`, "bursts" of up to `longest` slots, or "sawtooth") for `slots` slots, sequence
+/// `seed`, through an optical FIFO and an electronic FIFO of N − 1 side by side
+/// (`optical::check`): what both did, the mismatches and the model's counts.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn optical_check<'py>(
+    py: Python<'py>,
+    n: u64,
+    k: u64,
+    pattern: &str,
+    load: f64,
+    depart: f64,
+    longest: u64,
+    slots: u64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let layout = optical::Layout::new(n, k).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let pattern = match pattern {
+        "bernoulli" => optical::Pattern::Bernoulli { load, depart },
+        "bursts" => optical::Pattern::Bursts { longest },
+        "sawtooth" => optical::Pattern::Sawtooth,
+        other => return Err(PyValueError::new_err(format!("no request pattern {other:?}"))),
+    };
+    let requests = optical::RequestStream::new(pattern, n, seed).take(slots as usize);
+    let r = py.allow_threads(|| optical::check::against_fifo(layout, requests));
+    let c = &r.counts;
+    let v = serde_json::json!({
+        "pattern": pattern.label(), "slots": r.slots, "arrivals": r.arrivals, "drops": r.drops,
+        "departures": r.departures, "mismatches": r.mismatches, "first_mismatch": r.first_mismatch,
+        "violations": r.violations.total(), "waiting_max": c.waiting_max,
+        "passes_max": c.passes_max, "passes_sum": c.passes_sum,
+        "recirculations_max": c.recirculations_max, "from_waiting": c.from_waiting,
+        "reconfigurations_sum": c.reconfigurations_sum, "reconfigurations_max": c.reconfigurations_max,
+    });
+    to_py(py, &v)
+}
+
+/// The slots of `requests` (departure, arrival) through an empty optical FIFO, as text for a
+/// student to step through (`optical::show::walk`).
+#[pyfunction]
+fn optical_walk(n: u64, k: u64, requests: Vec<(bool, bool)>) -> PyResult<String> {
+    let layout = optical::Layout::new(n, k).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let requests: Vec<optical::Requests> =
+        requests.into_iter().map(|(departure, arrival)| optical::Requests { departure, arrival }).collect();
+    Ok(optical::show::walk(layout, &requests))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_build, m)?)?;
     m.add_function(wrap_pyfunction!(use_scenario_error, m)?)?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
@@ -537,5 +611,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(parse_range, m)?)?;
     m.add_class::<LiveSession>()?;
+    m.add_function(wrap_pyfunction!(optical_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(optical_check, m)?)?;
+    m.add_function(wrap_pyfunction!(optical_walk, m)?)?;
     Ok(())
 }

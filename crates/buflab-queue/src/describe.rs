@@ -10,7 +10,7 @@
 use buflab_base::rng::Rng;
 use buflab_base::units::Rate;
 
-use crate::{Admission, Discipline, Limit, Queued};
+use crate::{Admission, Discipline, Limit, Queued, Time};
 
 /// How a parameter's value is written and checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +19,8 @@ pub enum ParamKind {
     Packets,
     /// A fraction above 0, at most 1.
     PositiveFraction,
+    /// A whole number, at least 1.
+    Count,
     /// true or false.
     Bool,
 }
@@ -42,7 +44,7 @@ impl Param {
     pub fn default_value(&self) -> Value {
         match self.kind {
             ParamKind::Bool => Value::Bool(self.default == "true"),
-            ParamKind::Packets | ParamKind::PositiveFraction => Value::Number(
+            ParamKind::Packets | ParamKind::PositiveFraction | ParamKind::Count => Value::Number(
                 self.default.parse().unwrap_or_else(|_| panic!("default of {} is not a number", self.key)),
             ),
         }
@@ -122,13 +124,30 @@ pub struct ParamError {
     pub expected: String,
 }
 
-/// What a discipline is built for: the link's rate and buffer limit, and the size of a
-/// typical packet of its traffic (on the wire, bytes).
+/// What a discipline is built for: the link's rate, propagation delay and buffer limit, the
+/// size of a typical packet of the scenario's traffic (the largest data packet of any entry;
+/// on the wire, bytes), and the largest packet that crosses this link (`packet` when not
+/// known).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkInfo {
     pub rate: Rate,
+    /// One-way propagation delay after the serializer (BJP's time stamps count it).
+    pub delay: Time,
     pub limit: Limit,
     pub packet: u32,
+    pub largest: u32,
+}
+
+/// A traffic entry whose packets cross a link, as a discipline's traffic check sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketSource {
+    /// The entry's index in the scenario's `traffic` array.
+    pub entry: usize,
+    /// Its data packets' size on the wire, bytes.
+    pub size: u32,
+    /// Whether every packet it sends through the link has that size: false for downloads,
+    /// whose last segments are shorter and whose SYN-ACKs are 40 B.
+    pub uniform: bool,
 }
 
 /// A discipline's description (see the module doc).
@@ -144,6 +163,12 @@ pub trait Described {
     /// Checks the parameters against each other and the link (each was checked alone by the
     /// caller, against its kind).
     fn check(_values: &Values, _limit: Limit) -> Result<(), ParamError> {
+        Ok(())
+    }
+
+    /// Checks the parameters against the traffic that crosses the link (one entry per
+    /// traffic entry, in scenario order), once the traffic is read.
+    fn check_traffic(_values: &Values, _sources: &[PacketSource]) -> Result<(), ParamError> {
         Ok(())
     }
 }
@@ -174,12 +199,21 @@ pub struct Kind<P> {
     pub doc: &'static str,
     pub params: &'static [Param],
     pub check: fn(&Values, Limit) -> Result<(), ParamError>,
+    pub check_traffic: fn(&Values, &[PacketSource]) -> Result<(), ParamError>,
     pub build: Build<P>,
 }
 
 impl<P: Queued + 'static> Kind<P> {
     fn described<D: Described>(build: Build<P>) -> Kind<P> {
-        Kind { name: D::NAME, label: D::LABEL, doc: D::DOC, params: D::PARAMS, check: D::check, build }
+        Kind {
+            name: D::NAME,
+            label: D::LABEL,
+            doc: D::DOC,
+            params: D::PARAMS,
+            check: D::check,
+            check_traffic: D::check_traffic,
+            build,
+        }
     }
 
     /// Drop-tail, which callers run inline.
@@ -227,6 +261,9 @@ impl<P: Queued + 'static> Kind<P> {
                 ParamKind::PositiveFraction => {
                     text.parse().ok().filter(|x: &f64| *x > 0.0 && *x <= 1.0).map(Value::Number)
                 }
+                ParamKind::Count => {
+                    text.parse::<u64>().ok().filter(|&x| x >= 1).map(|x| Value::Number(x as f64))
+                }
             };
             values.set(p.key, value.ok_or_else(|| format!("{key}: got {text:?}; expected {}", p.ty))?, true);
         }
@@ -263,13 +300,20 @@ mod tests {
         assert!(over.unwrap_err().starts_with("red_max_th: got Number(40.0)"));
     }
 
-    /// Every listed discipline builds as one that holds its packets, and sends what it admits.
+    /// Every listed discipline builds as one that holds its packets, and sends what it admits
+    /// (31 packets: a size every discipline takes, the optical FIFO's N − 1 with N = 32).
     #[test]
     fn every_discipline_builds_as_a_held_one() {
         for kind in crate::kinds::<P>() {
-            let limit = Limit::Packets(30);
+            let limit = Limit::Packets(31);
             let values = kind.values_from_text(&[], limit).expect("the defaults are valid");
-            let link = LinkInfo { rate: Rate::bps(1_000_000_000), limit, packet: 1500 };
+            let link = LinkInfo {
+                rate: Rate::bps(1_000_000_000),
+                delay: Time(0),
+                limit,
+                packet: 1500,
+                largest: 1500,
+            };
             let mut q = kind.build_held(&values, link, Rng::stream(1, buflab_base::rng::Stream::Queue, 0));
             let mut purged = Vec::new();
             let a = Arrival::new(Time(0), 0, 0, Time(0), limit, 1500, false);
@@ -279,11 +323,12 @@ mod tests {
                 "{}",
                 kind.name
             );
-            assert!(
-                matches!(q.dequeue(Time(0), &mut purged), crate::Dequeue::Send(p) if p.id == 7),
-                "{}",
-                kind.name
-            );
+            // Sent at once, or at the time the discipline names (BJP holds every packet D).
+            let sent = match q.dequeue(Time(0), &mut purged) {
+                crate::Dequeue::Wait(at) => q.dequeue(at, &mut purged),
+                other => other,
+            };
+            assert!(matches!(sent, crate::Dequeue::Send(p) if p.id == 7), "{}", kind.name);
         }
     }
 }

@@ -34,7 +34,8 @@
 //!    admitted packet is sent, in arrival order, as soon as the serializer is free. Such a
 //!    discipline holds no packets: the caller keeps them, and may compute each packet's
 //!    departure the moment it is admitted (the simulator does, which is what makes it fast).
-//!    Drop-tail ([`drop_tail`]) and RED ([`red`]) are admissions.
+//!    Drop-tail ([`drop_tail`]), RED ([`red`]) and the optical FIFO ([`optical_fifo`]) are
+//!    admissions.
 //! 2. [`Discipline`]: holds the waiting packets itself. At an arrival it may also drop packets
 //!    it holds (a head drop makes room for the newcomer), reported in `purged`; at a
 //!    departure it picks the next packet, may drop packets it holds (an AQM that drops at
@@ -59,6 +60,7 @@ pub mod bump;
 pub mod describe;
 mod fifo;
 pub mod log;
+pub mod optical;
 pub mod pacer;
 pub mod qcn;
 pub mod vqueue;
@@ -81,6 +83,8 @@ disciplines! {
     drop_tail::DropTail as inline,
     red::Red as admission,
     drop_head::DropHeadKind as held,
+    optical_fifo::OpticalFifoKind as admission,
+    bjp::BjpKind as held,
 }
 
 pub use buflab_base::units::{BufferLimit as Limit, Time};
@@ -148,10 +152,11 @@ pub fn fits(limit: Limit, waiting: u64, waiting_bytes: u64, size: u32) -> bool {
     }
 }
 
-/// A discipline that decides only at arrivals, the queue staying FIFO (see the crate doc).
-/// `Send`, so that a network running its disciplines can run on a thread of its own (a live
-/// session steps on a worker thread while its server answers).
-pub trait Admission: Send {
+/// A discipline that decides only at arrivals, the queue staying FIFO (see the crate doc). A
+/// caller that built one of a known type may reach it again through `Any` (the simulator reads
+/// an optical FIFO's counts). `Send`, so that a network running its disciplines can run on a
+/// thread of its own (a live session steps on a worker thread while its server answers).
+pub trait Admission: std::any::Any + Send {
     /// Decides for the packet described by `a`. `a.full` packets must be dropped.
     fn on_arrival(&mut self, a: &Arrival) -> Verdict;
 }
@@ -171,6 +176,14 @@ pub trait Queued: Copy + Send + 'static {
     fn ect(&self) -> bool;
     /// Sets Congestion Experienced (a `Mark` verdict).
     fn mark_ce(&mut self);
+    /// The time stamp it carries for BJP ([`bjp`]): a global time or a slack, zero until a
+    /// BJP router stamps it. Packets that cannot carry one always read zero, as a packet at
+    /// its first router does.
+    fn stamp(&self) -> Time {
+        Time::ZERO
+    }
+    /// Writes its BJP time stamp as it leaves a BJP router (nothing for packets without one).
+    fn set_stamp(&mut self, _stamp: Time) {}
 }
 
 /// What a discipline answers when the serializer is free.

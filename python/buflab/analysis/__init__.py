@@ -4,6 +4,7 @@
 - `stats`: confidence intervals of the mean of a few runs.
 - `transfers`: finite transfers' completion times and throughput by file size.
 - `queue`: the bottleneck queue rebuilt from its event log, and the testbed's traffic measures.
+- `bumps`, `optical`: what a sweep keeps of the bumps and optical tables, as metrics of a run.
 
 It stands on the engine layer (`buflab.engine`: scenarios, units, the event log) and on
 nothing else: it must not know how runs are organised (sweeps, searches), drawn or printed.

@@ -7,6 +7,15 @@
                   peak offered load is ρ, to reach θ of that load, i.e. utilization θρ.
 - Poisson:        drop rate ≤ ρ^B for Poisson arrivals at load ρ into a buffer of B packets.
 - eq. 3.1:        N·W_max/RTT = C: the flows that offer a link 100 % load (thesis §3.1).
+- networks (thesis ch. 5), with Poisson ingress at load factor ρ (the largest offered load
+  of any link) and routes of at most n routers:
+  - tree, Lemma 5.1 / Thm 5.1: each router drops at most ρ^B, a route at most n·ρ^B, so
+    B ≥ log_{1/ρ}(n/ε) reaches a drop rate ε;
+  - any topology under the Bounded Jitter Policy, Thm 5.2 (Appendix C): with
+    α = ρe^{1−ρ}, each router with jitter bound Δ drops at most α^Δ/(1−α)² (eq. C.2), so
+    Δ ≥ 2·log_{1/α}(n/((1−α)ε)) and a buffer B = 2Δ reach ε;
+  - with TCP, Thm 5.3 (Appendix D): B ≥ 4·log_{1/α}(nW/((1−α)(1−θ))) gives effective
+    utilization θ to flows of window W; solved for θ, θ = 1 − nW·α^{B/4}/(1−α).
 
 Rates are bits/s, times seconds, sizes bytes; results are real numbers of packets (round
 up to size a buffer).
@@ -71,6 +80,95 @@ def poisson_drop_bound(load: float, buffer_pkts: float) -> float:
     return load**buffer_pkts
 
 
+def _load_factor(load: float, where: str) -> None:
+    if not 0 < load < 1:
+        raise ValueError(
+            f"load factor ρ = {load:g} must be between 0 and 1 (exclusive) for {where}"
+        )
+
+
+def _positive_int(**values: float) -> None:
+    for name, value in values.items():
+        if not value >= 1:
+            raise ValueError(f"{name} = {value:g} must be at least 1")
+
+
+def tree_router_drop_bound(load: float, buffer_pkts: float) -> float:
+    """Lemma 5.1: a router of a tree with Poisson ingress at load factor ρ and a buffer of B
+    packets drops at most ρ^B of what reaches it."""
+    _load_factor(load, "Lemma 5.1")
+    return poisson_drop_bound(load, buffer_pkts)
+
+
+def tree_drop_bound(load: float, buffer_pkts: float, routers: int) -> float:
+    """Thm 5.1: a packet crossing at most n routers of such a tree is dropped with
+    probability at most n·ρ^B (above 1: no bound)."""
+    _positive_int(routers=routers)
+    return routers * tree_router_drop_bound(load, buffer_pkts)
+
+
+def tree_buffer(load: float, routers: int, drop: float) -> float:
+    """Thm 5.1: the buffer B ≥ log_{1/ρ}(n/ε) that holds a tree's drop rate to ε."""
+    _load_factor(load, "Thm 5.1")
+    _positive_int(routers=routers)
+    if not 0 < drop < 1:
+        raise ValueError(f"drop rate ε = {drop:g} must be between 0 and 1 (exclusive)")
+    return max(0.0, math.log(routers / drop) / math.log(1 / load))
+
+
+def bjp_alpha(load: float) -> float:
+    """α = ρ·e^{1−ρ} of Thm 5.2: below 1 for ρ < 1, and close to 1 near it."""
+    _load_factor(load, "Thm 5.2")
+    return load * math.exp(1 - load)
+
+
+def bjp_router_drop_bound(load: float, jitter_pkts: float) -> float:
+    """Eq. C.2: a router under BJP with jitter bound Δ (packet times) drops at most
+    α^Δ/(1−α)² of what reaches it (above 1: no bound)."""
+    alpha = bjp_alpha(load)
+    if jitter_pkts < 0:
+        raise ValueError(f"jitter bound Δ = {jitter_pkts:g} must not be negative")
+    return alpha**jitter_pkts / (1 - alpha) ** 2
+
+
+def bjp_drop_bound(load: float, jitter_pkts: float, routers: int) -> float:
+    """Thm 5.2 (Appendix C): a packet crossing at most n BJP routers is dropped with
+    probability at most n·α^Δ/(1−α)²."""
+    _positive_int(routers=routers)
+    return routers * bjp_router_drop_bound(load, jitter_pkts)
+
+
+def bjp_buffer(load: float, routers: int, drop: float) -> float:
+    """Thm 5.2: the buffer B = 2Δ ≥ 4·log_{1/α}(n/((1−α)ε)) that holds the drop rate of any
+    topology under BJP to ε."""
+    alpha = bjp_alpha(load)
+    _positive_int(routers=routers)
+    if not 0 < drop < 1:
+        raise ValueError(f"drop rate ε = {drop:g} must be between 0 and 1 (exclusive)")
+    return max(0.0, 4 * math.log(routers / ((1 - alpha) * drop)) / math.log(1 / alpha))
+
+
+def bjp_tcp_buffer(load: float, routers: int, wmax_pkts: float, theta: float) -> float:
+    """Thm 5.3: the buffer B ≥ 4·log_{1/α}(nW/((1−α)(1−θ))) that gives TCP flows of window
+    W packets an effective utilization θ (throughput ÷ offered load) under BJP."""
+    alpha = bjp_alpha(load)
+    _positive_int(routers=routers)
+    _require_positive(wmax=wmax_pkts)
+    if not 0 < theta < 1:
+        raise ValueError(f"θ = {theta:g} must be between 0 and 1 (exclusive)")
+    ratio = routers * wmax_pkts / ((1 - alpha) * (1 - theta))
+    return max(0.0, 4 * math.log(ratio) / math.log(1 / alpha))
+
+
+def bjp_tcp_utilization(load: float, routers: int, wmax_pkts: float, buffer_pkts: float) -> float:
+    """Thm 5.3 solved for θ: the effective utilization a buffer of B packets guarantees,
+    1 − nW·α^{B/4}/(1−α) (at or below 0: the theorem guarantees nothing at this B)."""
+    alpha = bjp_alpha(load)
+    _positive_int(routers=routers)
+    _require_positive(wmax=wmax_pkts)
+    return 1 - routers * wmax_pkts * alpha ** (buffer_pkts / 4) / (1 - alpha)
+
+
 def eq31_flows(rate_bps: float, rtt_s: float, wmax_bytes: float) -> int:
     """Eq. 3.1, N·W_max/RTT = C: the flows that together offer a link of `rate_bps` 100 % load
     when each sends a window of `wmax_bytes` (on the wire) every `rtt_s`, rounded up, as the
@@ -117,6 +215,8 @@ class LinkFacts:
     flows: int  # long-lived flows (the N of RTT·C/√N)
     # Largest window a flow can use: its max window, or what its access link carries in an RTT.
     wmax_pkts: float
+    # Links the run monitors (its links table's rows), for the wall-time estimate.
+    monitored_links: int = 1
 
     @classmethod
     def from_scenario(cls, scenario: dict[str, Any]) -> LinkFacts:

@@ -112,6 +112,80 @@ def vary_option(help: str) -> Any:
 jobs_option = click.option(
     "--jobs", "-j", type=click.IntRange(min=1), help="Parallel runs [default: all cores]."
 )
+cluster_option = click.option(
+    "--cluster",
+    metavar="local|tcp://HOST:PORT|slurm",
+    help="Run on Dask: `local` (a LocalCluster of --jobs workers on this machine), a "
+    "scheduler's address, or `slurm` (workers as Slurm jobs, see --slurm) [default: this "
+    "machine's process pool]. Needs pip install 'buflab[cluster]'.",
+)
+slurm_option = click.option(
+    "--slurm",
+    "slurm",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --cluster slurm, a job setting: cores, memory, walltime, queue, account, jobs, "
+    "processes, prologue, job_extra, interface, python, local_directory, log_directory "
+    "(repeatable; e.g. --slurm cores=32 --slurm memory=64GB --slurm jobs=4).",
+)
+slurm_config_option = click.option(
+    "--slurm-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A TOML file whose [slurm] table holds the --slurm settings (--slurm overrides it).",
+)
+
+
+def cluster_options(function: Any) -> Any:
+    """--cluster, --slurm and --slurm-config: where a command's runs go."""
+    return cluster_option(slurm_option(slurm_config_option(function)))
+
+
+@contextmanager
+def runs_executor(
+    cluster: str | None,
+    jobs: int | None,
+    slurm: tuple[str, ...] = (),
+    slurm_config: Path | None = None,
+) -> Iterator[Any]:
+    """The executor a command's runs go to, opened before anything runs (an unreachable
+    scheduler is one line, within seconds, with nothing started) and closed at the end. A
+    cluster is announced on stderr with its dashboard."""
+    # start-up time: the executors import pandas (through the sweep's tables) and Dask
+    from buflab.experiments.backends import open_executor
+
+    settings = slurm_settings(slurm, slurm_config)
+    executor = open_executor(jobs, cluster, settings or None)
+    try:
+        if cluster is not None:
+            click.echo(f"running on {executor.description}", err=True)
+        yield executor
+    finally:
+        executor.close()
+
+
+def slurm_settings(given: tuple[str, ...], config: Path | None) -> dict[str, Any]:
+    """The Slurm settings of --slurm-config's [slurm] table, then of each --slurm KEY=VALUE
+    (as text: `buflab.experiments.cluster.slurm_settings` reads each as its setting's type)."""
+    settings: dict[str, Any] = {}
+    if config is not None:
+        try:
+            table = tomllib.loads(config.read_text())
+        except FileNotFoundError:
+            raise BadInput(f"--slurm-config {config}: no such file") from None
+        except tomllib.TOMLDecodeError as error:
+            raise BadInput(f"--slurm-config {config}: invalid TOML: {error}") from None
+        section = table.get("slurm")
+        if not isinstance(section, dict):
+            raise BadInput(f"--slurm-config {config}: expected a [slurm] table")
+        settings.update(section)
+    for text in given:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise BadInput(f"--slurm {text!r}: expected KEY=VALUE, e.g. cores=32")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
 runs_option = click.option(
     "--runs", "-r", type=click.IntRange(min=1), help="Seeds per point: seed, seed+1, …"
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -18,11 +19,14 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from buflab.engine.units import format_bytes, format_percent, format_rate, format_time
 
@@ -48,9 +52,31 @@ stdout = _console()
 stderr = _console(stderr=True)
 
 
+class EstimatedRemainingColumn(ProgressColumn):
+    """The time left as the sweep estimates it (`buflab.experiments.schedule.Eta`: each run's
+    estimated cost, corrected by the runs that finished), counting down between updates;
+    rich's own guess from the count done so far when no estimate was given. Longest runs go
+    first, so a guess from the count alone would run long at the start."""
+
+    def render(self, task: Task) -> Text:
+        deadline = task.fields.get("deadline")
+        if task.finished:
+            return Text("0:00:00", style="progress.remaining")
+        if deadline is None:
+            remaining = task.time_remaining
+            if remaining is None:
+                return Text("-:--:--", style="progress.remaining")
+        else:
+            remaining = max(0.0, deadline - time.monotonic())
+        minutes, seconds = divmod(int(remaining), 60)
+        hours, minutes = divmod(minutes, 60)
+        return Text(f"{hours:d}:{minutes:02d}:{seconds:02d}", style="progress.remaining")
+
+
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A bar with count, elapsed time and ETA; yields `update(done, total)`.
+def progress_bar(description: str) -> Iterator[Callable[..., None]]:
+    """A bar with count, elapsed time and ETA; yields `update(done, total, seconds_left)`
+    (`seconds_left` the sweep's estimate, or None to let the bar guess from the count).
 
     The bar appears at the first update, so checks that fail before any work starts
     (a bad --vary value) print their one-line error without a bar above it.
@@ -62,21 +88,22 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         TextColumn("elapsed"),
         TimeElapsedColumn(),
         TextColumn("ETA"),
-        TimeRemainingColumn(),
+        EstimatedRemainingColumn(),
     )
-    # ETA from the last 10 minutes of finished runs: single runs can take minutes, and rich's
-    # default 30 s window would often hold fewer than two finished runs.
+    # Without an estimate, the ETA comes from the last 10 minutes of finished runs: single
+    # runs can take minutes, and rich's default 30 s window would often hold fewer than two.
     progress = Progress(*columns, console=stderr, speed_estimate_period=600)
     task = progress.add_task(description, total=None)
     last_done: list[int] = []
 
-    def update(done: int, total: int) -> None:
+    def update(done: int, total: int, seconds_left: float | None = None) -> None:
+        deadline = None if seconds_left is None else time.monotonic() + seconds_left
         if not last_done:
             progress.start()
             # Runs found on disk count as done, but not toward the speed behind the ETA.
-            progress.reset(task, total=total, completed=done)
+            progress.reset(task, total=total, completed=done, deadline=deadline)
         else:
-            progress.update(task, total=total, advance=done - last_done[-1])
+            progress.update(task, total=total, advance=done - last_done[-1], deadline=deadline)
         last_done[:] = [done]
 
     try:
@@ -206,6 +233,25 @@ def _table(title: str, caption: str, headers: list[str]) -> Table:
     for header in headers[1:]:
         table.add_column(header, justify="right")
     return table
+
+
+def frame_table(frame: pd.DataFrame, title: str) -> Table:
+    """Any table of numbers and names as it is, numbers to 4 significant digits (nan: –)."""
+    table = Table(title=title)
+    for column in frame.columns:
+        numeric = not any(isinstance(value, str) for value in frame[column])
+        table.add_column(str(column), justify="right" if numeric else "left")
+    for row in frame.itertuples(index=False):
+        table.add_row(*(_cell_text(value) for value in row))
+    return table
+
+
+def _cell_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and math.isnan(value):
+        return "–"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def links_table(links: pd.DataFrame, summary_hop: int, title: str = "links") -> Table:

@@ -94,6 +94,9 @@ TABLE_NOTES: dict[str, str] = {
     "bumps": "In a sweep each row's counts are metrics named `NAME.COLUMN` "
     "(`monitor.vq_overflows`, `pacer.gap_mean_s`).",
     "rates": "`buflab run FILE --out DIR` draws them in `DIR/rates.png` (`buflab.plots.rates`).",
+    "optical": "In a sweep each row's figures are metrics named `optical.LINK.COLUMN` "
+    "(`optical.bottleneck.fiber_km`). `buflab optical check` runs the construction on its own "
+    "(recipe F8), `buflab optical show` steps through its slots.",
 }
 
 EVENTS = """\

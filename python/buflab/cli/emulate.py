@@ -102,6 +102,9 @@ def emulate(
     # start-up time: pandas and the emulator only when the command runs
     from buflab.engine.emulation.runner import emulate as run_emulation
     from buflab.engine.emulation.testbed import remove_stale, require_privileges
+    from buflab.engine.pcap import PCAP_FILE
+    from buflab.engine.runner import validate
+    from buflab.experiments.store import RunStore, linux_engine, store_one
 
     require_privileges()
     if cleanup:
@@ -119,8 +122,9 @@ def emulate(
         if out is None:
             raise BadInput("monitor.events = true: give --out, where the event log goes")
         events_to = out / "events.parquet"
+    pcap_to = out / PCAP_FILE if out is not None and get_key(scenario, "monitor.pcap") else None
     try:
-        result = run_emulation(scenario, events_to=events_to)
+        result = run_emulation(scenario, events_to=events_to, pcap_to=pcap_to)
     except KeyboardInterrupt:
         # The run's processes are stopped and its namespaces removed on the way out.
         click.echo("interrupted: the emulation was stopped and its namespaces removed", err=True)
@@ -129,6 +133,8 @@ def emulate(
         stderr.print(f"note: {note}")
     if out is not None:
         result.to_dir(out)
+        normalized, engine = validate(result.scenario), linux_engine()
+        store_one(RunStore(out), normalized, result.summary, command="emulate", engine=engine)
     if as_json:
         click.echo(json.dumps(result.summary))
         return
@@ -168,7 +174,7 @@ def compare(
     from buflab.cli.console import progress_bar
     from buflab.engine.emulation.testbed import require_privileges
     from buflab.engine.runner import load_scenario
-    from buflab.experiments.compare import FIGURES, write_compare
+    from buflab.experiments.compare import FIGURES, store_compared, write_compare
     from buflab.experiments.compare import compare as run_compare
     from buflab.experiments.sweep import Plan, Vary
     from buflab.plots import Setting, footer_text
@@ -205,4 +211,5 @@ def compare(
         seed = [int(tree.get("seed", 1))]
         footer = footer_text(str(tree.get("name", "")), seed, __version__, setting)
         files = write_compare(frame, dims[0].key if dims else None, out, title, footer, kept)
+        store_compared(out, kept)
         stdout.print(f"wrote {', '.join(map(str, files))}")

@@ -59,6 +59,8 @@ def load_command(
     tree = scenario_of(file, overrides)
     offered = load.offered_load(tree)
     stdout.print(_load_table(offered))
+    if len(offered["links"]) > 1:
+        stdout.print(_links_table(offered["links"]))
     if offered["capped"]:
         stdout.print("The total is capped by what the server machines' links can carry.")
     if potential:
@@ -100,9 +102,10 @@ def _load_table(offered: dict[str, Any]) -> Any:
     )
     if any(row["link_share"] == 0 for row in offered["traffic"]):
         caption += "; – under rate and load: traffic that does not cross this link"
-    table = Table(
-        title=f"Offered load on {format_rate(offered['bottleneck_bps'])}", caption=caption
-    )
+    on = format_rate(offered["bottleneck_bps"])
+    if len(offered["links"]) > 1:
+        on = f"{offered['summary_link']} ({on}), the summary link"
+    table = Table(title=f"Offered load on {on}", caption=caption)
     table.add_column("traffic", justify="right")
     table.add_column("kind", no_wrap=True)
     for header in ("flows", "each", "active", "rate", "load"):
@@ -120,4 +123,27 @@ def _load_table(offered: dict[str, Any]) -> Any:
             share(row["load"]) if crosses else "–",
         )
     table.add_row("total", "", "", "", "", rate(offered["rate_bps"]), share(offered["load"]))
+    return table
+
+
+def _links_table(links: list[dict[str, Any]]) -> Any:
+    """Every monitored link's offered load; the largest is the load factor ρ (thesis §5.1)."""
+    most = next(row for row in links if row["max"])
+    rho = format_percent(most["load"]) if math.isfinite(most["load"]) else "unbounded"
+    table = Table(
+        title=f"Load factor ρ = {rho}, on {most['name']}",
+        caption="Offered load of every link: the traffic crossing it with no drops and no "
+        "queueing, headers included; *: the most loaded link, whose load is ρ",
+    )
+    table.add_column("link", no_wrap=True)
+    for header in ("rate", "offered", "load"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for row in links:
+        offered = row["offered_bps"]
+        table.add_row(
+            f"{row['name']}*" if row["max"] else row["name"],
+            format_rate(row["rate_bps"]),
+            format_rate(offered) if math.isfinite(offered) else "unbounded",
+            format_percent(row["load"]) if math.isfinite(row["load"]) else "unbounded",
+        )
     return table

@@ -13,7 +13,7 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -41,6 +41,9 @@ from buflab.cli.console import (
 )
 from buflab.engine.scenario import get_key
 from buflab.engine.units import format_time, parse_time, parse_time_range
+
+if TYPE_CHECKING:  # start-up time: the result module imports pandas
+    from buflab.engine.result import Result
 
 
 @click.command()
@@ -71,9 +74,11 @@ def run(
     --point picks."""
     # start-up time: results are pandas tables, imported only when a run is made
     from buflab.analysis.transfers import by_size_bin
+    from buflab.engine.pcap import PCAP_FILE, write_simulated
     from buflab.engine.runner import prepare
     from buflab.engine.runner import run as run_scenario
     from buflab.engine.wall_time import announcement, estimate
+    from buflab.experiments.store import RunStore, store_one
 
     # The event log streams straight into OUT, so a long run's log never sits in memory.
     events_to = out / "events.parquet" if out is not None else None
@@ -84,6 +89,8 @@ def run(
         # Without a destination the log would be kept in memory and thrown away (gigabytes
         # for a long fast run).
         raise BadInput("monitor.events = true: give --out, where the event log goes")
+    # A store in OUT that this buflab cannot extend is refused before the run, not after it.
+    store = RunStore(out) if out is not None else None
     # A long run says so up front, with the time it should take, and shows its progress.
     # The scenario is read and validated once (seconds on a file of 100,000 traffic entries).
     ready = prepare(scenario)
@@ -101,8 +108,15 @@ def run(
         # Nothing half-done is written: a streamed event log stays `events.parquet.partial`.
         click.echo("interrupted: the run was stopped; no results were written", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    if out is not None:
+    if out is not None and store is not None:
         result.to_dir(out, csv=csv)
+        store_one(store, ready.normalized, result.summary)
+        if ready.normalized["monitor"]["pcap"]:
+            # The capture is the event log's arrivals, with synthesized headers.
+            captured = write_simulated(
+                out / "events.parquet", out / PCAP_FILE, result.flows, ready.normalized["traffic"]
+            )
+            stdout.print(f"{captured:,} packets captured in {out / PCAP_FILE}")
         if len(result.traces) > 0 or len(result.rates) > 0:
             # start-up time: matplotlib only when there is a figure to draw
             from buflab.plots import Setting, footer_text
@@ -127,12 +141,22 @@ def run(
         summary_port = get_key(result.scenario, "network.switch.summary_port", 1)
         stdout.print(ports_table(result.ports, summary_port))
     elif len(result.links) > 1:
-        summary_hop = get_key(result.scenario, "network.summary_hop", 1)
-        stdout.print(links_table(result.links, summary_hop))
+        stdout.print(links_table(result.links, summary_row(result)))
     if len(result.transfers) > 0:
         stdout.print(transfers_table(by_size_bin(result.transfers)))
     if out is not None:
         stdout.print(f"results in {out}/")
+
+
+def summary_row(result: Result) -> int:
+    """The row (hop, from 1) of the links table that the summary describes: a parking lot's
+    `network.summary_hop`, a graph's `network.summary_link` (the first monitored link by
+    default), or the one link."""
+    name = get_key(result.scenario, "network.summary_link", None)
+    if name is not None:
+        rows = result.links[result.links["name"] == name]
+        return int(rows["hop"].iloc[0]) if len(rows) else 1
+    return int(get_key(result.scenario, "network.summary_hop", 1))
 
 
 def warmup_note(normalized: dict[str, Any], facts: LinkFacts | None = None) -> str | None:

@@ -21,9 +21,11 @@ from buflab import __version__
 from buflab.cli.common import (
     BadInput,
     check_out_dir,
+    cluster_options,
     default_out,
     exit_when_interrupted,
     jobs_option,
+    runs_executor,
     runs_option,
     scenario_of,
     set_option,
@@ -61,6 +63,7 @@ from buflab.engine.units import format_percent, format_time
 )
 @runs_option
 @jobs_option
+@cluster_options
 @set_option
 @click.option(
     "--out",
@@ -77,6 +80,9 @@ def size(
     precision: float | None,
     runs: int | None,
     jobs: int | None,
+    cluster: str | None,
+    slurm: tuple[str, ...],
+    slurm_config: Path | None,
     overrides: tuple[str, ...],
     out: Path | None,
 ) -> None:
@@ -85,7 +91,11 @@ def size(
     RTT·C/√N and eq. 2.1. Bisection assumes utilization grows with the buffer; probes that
     contradict it are reported. Writes size.png/svg (the probes) to OUT.
 
-    With --vary, one search per value, each in OUT/KEY-VALUE, then a table of the answers
+    A probe's --runs seeds run at once, here or on a Dask cluster (--cluster); every run is
+    kept in OUT's run store too (`buflab runs OUT`).
+
+    With --vary, one search per value, all at once, each in OUT/KEY-VALUE (a probe line
+    names its value), then a table of the answers
     (also OUT/sizes.csv) and size_curve.png/svg: the minimum buffer against the value. A
     second --vary draws one such curve per value of its key, overlaid (e.g. --vary
     flows=1,10,100 --vary traffic.0.pacing=off,window), each kept in OUT/KEY2-VALUE2.
@@ -103,18 +113,16 @@ def size(
         )
     scenario = scenario_of(file, overrides)
     out = out or default_out("size", file, overrides, varies, key)
-    options: dict[str, Any] = {"key": key, "runs": runs or 1, "jobs": jobs, "high": high}
+    options: dict[str, Any] = {"key": key, "runs": runs or 1, "high": high}
     if precision is not None:
         options["precision"] = precision
 
     def show_probe(probe: Any) -> None:
-        stdout.print(probe_line(probe, target))
+        line = probe_line(probe, target)
+        stdout.print(f"{probe.label}: {line.lstrip()}" if probe.label else line)
 
-    def show_answer(point: Any) -> None:
-        for line in answer_lines(point.sizing):
-            stdout.print(line)
-
-    with exit_when_interrupted():
+    with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
+        options["cluster"] = executor
         if not varies:
             sizing = api.size(scenario, target, out, on_probe=show_probe, **options)
             for line in answer_lines(sizing):
@@ -125,16 +133,15 @@ def size(
         started = time.monotonic()
         done = itertools.count(1)
 
-        def show_value(name: str, value: Any) -> None:
-            # The searches' overall progress heads each one (P3 runs ten for 4 minutes).
+        def show_answer_of_many(point: Any) -> None:
+            # The searches run at once and their answers come in the order of the values,
+            # each headed with the overall progress (P3 runs ten searches for minutes).
             elapsed = format_time(time.monotonic() - started)
-            stdout.rule(f"search {next(done)} of {searches} ({elapsed}): {name} = {value}")
+            stdout.rule(f"{point.label}: search {next(done)} of {searches} done ({elapsed})")
+            for line in answer_lines(point.sizing):
+                stdout.print(line)
 
-        callbacks = {
-            "on_value": show_value,
-            "on_probe": show_probe,
-            "on_point": show_answer,
-        }
+        callbacks = {"on_probe": show_probe, "on_point": show_answer_of_many}
         if len(varies) == 1:
             curves = [api.size_curve(scenario, target, out, varies[0], **callbacks, **options)]
         else:
@@ -191,13 +198,16 @@ def autosize(
     buffer; writes the tables (autosize.parquet among them) and autosize.png/svg to OUT.
     The other [autosize] keys (settle, tolerance, recheck) take --set autosize.KEY=VALUE."""
     # start-up time: the auto-sizer imports pandas and matplotlib only when the command runs
+    from buflab.engine.runner import validate
     from buflab.experiments import autosize as live
     from buflab.experiments.sizing import rule_sizes
+    from buflab.experiments.store import RunStore, store_one
 
     scenario = scenario_of(file, overrides)
     out = out or default_out("autosize", file, overrides)
     result = live.run_autosize(scenario, target, interval=interval, start=start)
     result.to_dir(out)
+    store_one(RunStore(out), validate(result.scenario), result.summary, command="autosize")
     figures = live.save_figure(result, out, __version__)
     threshold = live.pass_threshold(result.scenario)
     stdout.print(autosize_table(result.autosize, threshold))

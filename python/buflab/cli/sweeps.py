@@ -17,14 +17,16 @@ from buflab import __version__
 from buflab.cli.common import (
     BadInput,
     check_out_dir,
+    cluster_options,
     default_out,
     exit_when_interrupted,
     jobs_option,
+    runs_executor,
     runs_option,
     set_option,
     vary_option,
 )
-from buflab.cli.console import progress_bar, stdout
+from buflab.cli.console import frame_table, progress_bar, stdout
 
 
 @click.command()
@@ -35,6 +37,7 @@ from buflab.cli.console import progress_bar, stdout
 )
 @runs_option
 @jobs_option
+@cluster_options
 @set_option
 @click.option(
     "--out",
@@ -48,13 +51,18 @@ def sweep(
     varies: tuple[str, ...],
     runs: int | None,
     jobs: int | None,
+    cluster: str | None,
+    slurm: tuple[str, ...],
+    slurm_config: Path | None,
     overrides: tuple[str, ...],
     out: Path,
 ) -> None:
-    """Run FILE for every combination of the --vary values, R seeds each, in parallel.
+    """Run FILE for every combination of the --vary values, R seeds each, in parallel
+    (longest runs first), on this machine or a Dask cluster (--cluster).
 
-    Each finished run is saved at once in OUT/runs/; running the same command again skips
-    them, so an interrupted sweep resumes. Writes results.csv, summary.csv and sweep.png/svg.
+    Each finished run is saved at once in OUT/runs/ and in the run store OUT/store/ (`buflab
+    runs OUT`); running the same command again skips them, so an interrupted sweep resumes,
+    here or on a cluster. Writes results.csv, summary.csv and sweep.png/svg.
     """
     # start-up time: sweeps import pandas and matplotlib only when the command runs
     from buflab.engine.runner import load_scenario
@@ -69,8 +77,10 @@ def sweep(
     if not plan.varies:
         raise BadInput("nothing to sweep: give at least one --vary KEY=V1,V2,...")
     title = f"{Path(file).stem}: utilization and drop rate"
-    with exit_when_interrupted():
-        report = run_and_report(plan, header, out, jobs, "sweep", title, progress_bar)
+    with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
+        report = run_and_report(
+            plan, header, out, jobs, "sweep", title, progress_bar, executor=executor
+        )
     stdout.print(report.view.table(title))
     thresholds, figures = write_thresholds(report.view, out, "sweep", __version__)
     report.figures.extend(figures)
@@ -90,8 +100,9 @@ def _print_thresholds(view: Any, frame: Any) -> None:
 
 def _print_written(report: Any, out: Path) -> None:
     outcome = report.outcome
-    files = [out / "results.csv", out / "summary.csv", *report.figures]
-    files += [out / name for name in ("published.csv", "threshold.csv") if (out / name).exists()]
+    files = [out / "results.csv", out / "summary.csv", out / "store", *report.figures]
+    extra = ("published.csv", "threshold.csv", "bounds.csv", "interarrival.csv")
+    files += [out / name for name in extra if (out / name).exists()]
     stdout.print(
         f"{outcome.executed} runs simulated, {outcome.skipped} found in {out / 'runs'}; "
         f"wrote {', '.join(map(str, files))}"
@@ -101,6 +112,7 @@ def _print_written(report: Any, out: Path) -> None:
 @click.command()
 @click.argument("name", required=False)
 @jobs_option
+@cluster_options
 @runs_option
 @set_option
 @vary_option("Run only these values of a varied key (or case), e.g. to try a recipe quickly.")
@@ -114,6 +126,9 @@ def _print_written(report: Any, out: Path) -> None:
 def reproduce(
     name: str | None,
     jobs: int | None,
+    cluster: str | None,
+    slurm: tuple[str, ...],
+    slurm_config: Path | None,
     runs: int | None,
     overrides: tuple[str, ...],
     varies: tuple[str, ...],
@@ -139,7 +154,7 @@ def reproduce(
         return
     out = out or default_out("", name, overrides, varies)
     parsed = [Vary.parse(text) for text in varies]
-    with exit_when_interrupted():
+    with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
         done = run_recipe(
             name,
             out,
@@ -148,6 +163,7 @@ def reproduce(
             overrides=overrides,
             varies=parsed,
             progress=progress_bar,
+            cluster=executor,
         )
     report = done.report
     stdout.print(report.view.table(f"{Path(name).stem}: {report.view.plan.base.get('name', '')}"))
@@ -155,6 +171,9 @@ def reproduce(
     if done.comparisons:
         stdout.print()
         stdout.print(comparison_table(done.comparisons, "published beside buflab"))
+    if done.bounds is not None:
+        stdout.print()
+        stdout.print(frame_table(done.bounds, "bounds beside the measurements (bounds.csv)"))
     if done.paragraph:
         stdout.print()
         stdout.print(done.paragraph)

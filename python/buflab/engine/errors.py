@@ -12,8 +12,9 @@ that escapes buflab is a bug in it.
     ├── EventLogError  (OSError)        the event log's destination failed mid-run
     └── EngineMissing  (RuntimeError)   the compiled engine is not installed
 
-The emulator adds `EmulationError` (the machine cannot run an emulation) and sweeps
-`SweepConflict` (a ScenarioError); both are Errors. Each also derives from the built-in
+The emulator adds `EmulationError` (the machine cannot run an emulation), sweeps
+`SweepConflict` (a ScenarioError) and the optical FIFO's checks `OpticalInputError` (an N,
+K or request it cannot take, a ValueError); all are Errors. Each also derives from the built-in
 exception a caller would have caught before, so that such code keeps working.
 
 Plain classes: this module must not import anything of buflab.

@@ -92,10 +92,16 @@ def check_growth(normalized: dict[str, Any]) -> None:
     if access.get("buffer") != "unlimited" or "rate" not in access:
         return
     line = parse_rate(access["rate"])
-    for i, entry in enumerate(normalized.get("traffic") or []):
-        if entry.get("kind") in ("udp_poisson", "udp_cbr") and parse_rate(entry["rate"]) > line:
+    traffic = normalized.get("traffic") or []
+    if not any(entry.get("kind") in ("udp_poisson", "udp_cbr") for entry in traffic):
+        return
+    # A source's rate as the engine set it (`load` and a `matrix` set them per source).
+    facts = core().traffic_facts(scenario_json(normalized))["entries"]
+    for i, (entry, fact) in enumerate(zip(traffic, facts, strict=True)):
+        if entry.get("kind") in ("udp_poisson", "udp_cbr") and fact["max_rate_bps"] > line:
+            key = "rate" if "rate" in entry else "load"
             raise ScenarioError(
-                f"traffic.{i}.rate: got {entry['rate']!r}; expected at most the access rate "
-                f"({access['rate']}): faster, its packets pile up without bound in the unlimited "
-                "access buffer (or give network.access.buffer a limit)"
+                f"traffic.{i}.{key}: got {entry[key]!r}; expected at most the access rate "
+                f"({access['rate']}) for every source: faster, its packets pile up without bound "
+                "in the unlimited access buffer (or give network.access.buffer a limit)"
             )

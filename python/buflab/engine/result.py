@@ -47,6 +47,8 @@ class Result:
     traces: pd.DataFrame = field(default_factory=lambda: empty_table("traces"))
     bumps: pd.DataFrame = field(default_factory=lambda: empty_table("bumps"))
     rates: pd.DataFrame = field(default_factory=lambda: empty_table("rates"))
+    optical: pd.DataFrame = field(default_factory=lambda: empty_table("optical"))
+    optical_lines: pd.DataFrame = field(default_factory=lambda: empty_table("optical_lines"))
     # The queue the event log records (`monitor.events_at`): name, rate_bps, buffer_pkts,
     # buffer_bytes, as the engine reports it.
     events_queue: dict[str, Any] = field(default_factory=dict)
@@ -82,6 +84,8 @@ class Result:
             traces=table("traces"),
             bumps=table("bumps"),
             rates=table("rates"),
+            optical=table("optical"),
+            optical_lines=table("optical_lines"),
             events_queue=dict(raw.get("events_queue") or {}),
         )
 
@@ -115,6 +119,8 @@ class Result:
             traces=table("traces"),
             bumps=table("bumps"),
             rates=table("rates"),
+            optical=table("optical"),
+            optical_lines=table("optical_lines"),
             events_file=events if events.is_file() else None,
         )
 
@@ -153,8 +159,8 @@ class Result:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables this result has, by file name (links, ports, transfers, autosize, traces,
-        bumps and rates only when there were any; the event log is apart, see `events` and
-        `events_file`)."""
+        bumps, rates and the optical tables only when there were any; the event log is apart,
+        see `events` and `events_file`)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
         if len(self.links) > 0:
             tables["links"] = self.links
@@ -170,6 +176,9 @@ class Result:
             tables["bumps"] = self.bumps
         if len(self.rates) > 0:
             tables["rates"] = self.rates
+        if len(self.optical) > 0:
+            tables["optical"] = self.optical
+            tables["optical_lines"] = self.optical_lines
         return tables
 
 

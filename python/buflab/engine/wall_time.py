@@ -40,10 +40,9 @@ def estimate(normalized: dict[str, Any], facts: dict[str, Any] | None = None) ->
     facts (`_core.link_facts`, asked for here unless given)."""
     if facts is None:
         facts = core().link_facts(scenario_json(normalized))
-    network = normalized.get("network") or {}
-    links = {"parking_lot": int(network.get("hops", 1) or 1)}.get(network.get("topology"), 1)
-    if network.get("topology") == "switch":
-        links = int((network.get("switch") or {}).get("ports", 1) or 1)
+    # Every monitored link as busy as the summary's: an upper bound (a tree's leaves carry a
+    # fraction of what its root does; a switch's outputs are its ports).
+    links = max(1, int(facts.get("monitored_links", 1)))
     simulated_s = parse_time(normalized["duration"])
     packets = facts["rate_bps"] * simulated_s / (8 * facts["packet_bytes"]) * links
     return WallTime(packets, simulated_s, packets / DEPARTURES_PER_WALL_SECOND)

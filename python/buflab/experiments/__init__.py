@@ -1,7 +1,10 @@
 """The experiments layer: many runs organised to answer one question.
 
-- `sweep` (with `_worker`, what its worker processes run): every combination of varied values
-  × seeds, in parallel and resumable.
+- `sweep` (with `_worker`, what its workers run): every combination of varied values × seeds,
+  in parallel and resumable. Where the runs go: `execution` (the contract), `pool` (this
+  machine's process pool, the default), `cluster` (Dask: a LocalCluster, a scheduler's address,
+  Slurm) and `backends` (choosing one); in what order: `schedule`. Every finished run is also a
+  row of the output directory's run store (`store`), which `where` filters.
 - `sizing` (the bisection), `sizing_plot` (its figures) and `size` (`buflab.size`,
   `size_curve`, `size_curves`: the search with its rules and figures): the smallest buffer
   that meets a target utilization.

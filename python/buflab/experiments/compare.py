@@ -23,6 +23,8 @@ from buflab.engine.emulation.runner import emulate
 from buflab.engine.files import write_atomically
 from buflab.engine.result import Result
 from buflab.engine.runner import run as simulate
+from buflab.engine.runner import validate
+from buflab.experiments.store import SIMULATOR, RunStore, linux_engine, store_one
 from buflab.experiments.sweep import Plan, Vary
 from buflab.plots import finish, labels, plt, save
 from buflab.plots.ticks import plain_linear
@@ -120,6 +122,16 @@ def detail_figure(sim: Result, real: Result, title: str, footer: str) -> plt.Fig
     if warmup > 0:
         notes.append(f"Shaded: the warm-up ({warmup:g} s), which the summary figures leave out.")
     return finish(fig, footer, handles, texts, notes)
+
+
+def store_compared(out: Path, kept: Sequence[tuple[dict[str, Any], Result, Result]]) -> None:
+    """Both runs of every point as rows of OUT's run store, each with what ran it (the same
+    scenario in the simulator and on Linux is two runs, two keys)."""
+    store = RunStore(out)
+    for _, sim, real in kept:
+        for result, engine in ((sim, SIMULATOR), (real, linux_engine())):
+            normalized = validate(result.scenario)
+            store_one(store, normalized, result.summary, command="compare", engine=engine)
 
 
 def write_compare(

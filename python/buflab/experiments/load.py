@@ -262,11 +262,17 @@ def offered_load(
     With server machines (`network.access.machines` > 0) a flow's access rate is taken as
     min(class rate, NIC rate) and the total is capped at what the machines' NICs and class
     queues can carry (`capped` is then true).
+
+    `links` has every monitored link (on a parking lot each hop, on a general network, a tree
+    or a layered network each link; none on the switch): its offered rate, the entries'
+    rates times the shares of their traffic crossing it, and its load; the largest is the
+    load factor ρ of thesis §5.1, the row with `max` true.
     """
     tree = load_scenario(scenario, overrides=overrides)
     facts = core().traffic_facts(scenario_json(tree))
     link, access = facts["link_bps"], facts["access_bps"]
-    entries = []
+    entries: list[dict[str, Any]] = []
+    whole: list[float] = []  # each entry's own rate, before its share of the summary link
     for index, entry in enumerate(facts["entries"]):
         kind = entry["kind"]
         rtts = _entry_rtts(entry["rtt"], seed)
@@ -280,7 +286,8 @@ def offered_load(
             row = _closed_loop(entry, access, rtts, draws, seed)
         share = entry["link_share"]
         row = {"traffic": index, "kind": kind, "link_share": share, **row}
-        row["rate_bps"] = row["rate_bps"] * share if share > 0 else 0.0  # not inf × 0
+        whole.append(row["rate_bps"])
+        row["rate_bps"] = _shared(row["rate_bps"], share)
         row["load"] = row["rate_bps"] / link
         entries.append(row)
     total = sum(row["rate_bps"] for row in entries)
@@ -288,11 +295,42 @@ def offered_load(
     capped = servers is not None and total > servers
     return {
         "bottleneck_bps": link,
+        "summary_link": facts["summary_link"],
         "rate_bps": servers if capped else total,
         "load": (servers if capped else total) / link,
         "capped": capped,
         "traffic": entries,
+        "links": _per_link(facts["links"], whole),
     }
+
+
+def _shared(rate_bps: float, share: float) -> float:
+    """The part `share` of an entry's rate (an unbounded one stays unbounded, but 0 × inf
+    is 0: an entry that does not cross a link offers it nothing)."""
+    return rate_bps * share if share > 0 else 0.0
+
+
+def _per_link(links: list[dict[str, Any]], whole: list[float]) -> list[dict[str, Any]]:
+    """The offered rate and load of every monitored link (the engine's `links` facts: the
+    share of each entry's traffic crossing it), `whole` being each entry's own rate; the
+    largest load is the network's load factor ρ (thesis §5.1), and its row says `max`."""
+    rows = []
+    for link in links:
+        offered = sum(
+            _shared(rate, share) for rate, share in zip(whole, link["shares"], strict=True)
+        )
+        rows.append(
+            {
+                "name": link["name"],
+                "rate_bps": link["rate_bps"],
+                "offered_bps": offered,
+                "load": offered / link["rate_bps"],
+                "max": False,
+            }
+        )
+    if rows:
+        max(rows, key=lambda r: r["load"])["max"] = True
+    return rows
 
 
 def _udp(entry: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from buflab.engine import core, scenario_json
 from buflab.engine.scenario import Scenario, apply_overrides
 from buflab.engine.units import format_rate, format_time, parse_rate
 from buflab.experiments import traced
+from buflab.experiments.execution import Executor
 from buflab.experiments.recipes import DEFAULT_METRICS, Published, SweepHeader
 from buflab.experiments.sweep import Plan, SweepOutcome, run_sweep
 from buflab.plots import Line, Mark, labels
@@ -411,8 +412,9 @@ class SweepReport:
 
 
 # How a caller shows a sweep's progress: given a description, a context that yields the
-# `on_progress(done, total)` of `run_sweep` (the command line's progress bar) or None.
-Progress = Callable[[str], AbstractContextManager[Callable[[int, int], None] | None]]
+# `on_progress(done, total, seconds_left)` of `run_sweep` (the command line's progress bar)
+# or None.
+Progress = Callable[[str], AbstractContextManager[Callable[..., None] | None]]
 
 
 def run_and_report(
@@ -423,14 +425,17 @@ def run_and_report(
     stem: str,
     title: str,
     progress: Progress | None = None,
+    executor: Executor | str | None = None,
+    command: str = "sweep",
 ) -> SweepReport:
-    """Run the plan, its progress shown by `progress` (nothing shown without), then draw
-    `stem`.png/.svg in OUT, and with a scenario that traces flows their figures
-    (`traced`: one more run per point, STEM_traces.png).
+    """Run the plan on `executor` (`run_sweep`'s: None for the process pool of `jobs`), its
+    progress shown by `progress` (nothing shown without), then draw `stem`.png/.svg in OUT,
+    and with a scenario that traces flows their figures (`traced`: one more run per point,
+    STEM_traces.png).
 
     Raises SweepInterrupted on Ctrl-C (finished runs and the CSV tables are kept)."""
     with (progress or _unshown)(f"{stem}: {len(plan.runs)} runs") as update:
-        outcome = run_sweep(plan, out, jobs, update)
+        outcome = run_sweep(plan, out, jobs, update, executor=executor, command=command)
     view = SweepView(plan, header, outcome.summary)
     marks = theory_marks(view, plan.base)
     figures = write_figure(view, marks, out, stem, title, __version__)

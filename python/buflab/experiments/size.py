@@ -9,6 +9,8 @@ printed.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -20,9 +22,12 @@ from buflab.engine import ScenarioError
 from buflab.engine.files import write_atomically
 from buflab.engine.runner import load_scenario
 from buflab.engine.scenario import Overrides, ScenarioSource
+from buflab.experiments.backends import executor_for
+from buflab.experiments.execution import Executor, in_parallel
 from buflab.experiments.sizing import (
     DEFAULT_KEY,
     DEFAULT_PRECISION,
+    InOrder,
     Probe,
     SizeCurve,
     SizePoint,
@@ -35,7 +40,7 @@ from buflab.experiments.sizing import (
     value_scenarios,
 )
 from buflab.experiments.sizing import size_curve as sizing_size_curve
-from buflab.experiments.sweep import Vary
+from buflab.experiments.store import RunStore
 
 
 def size(
@@ -50,11 +55,13 @@ def size(
     high: int | None = None,
     precision: float = DEFAULT_PRECISION,
     on_probe: Callable[[Probe], None] | None = None,
+    cluster: Executor | str | None = None,
 ) -> Sizing:
     """The smallest buffer meeting a target mean utilization, by bisection
     (`buflab.experiments.sizing.minimum_buffer`), with the rules of thumb beside it
     (`Sizing.rules`) and OUT/size.png/svg. Probes are sweep runs kept in OUT/runs, so a
-    repeated search reuses them."""
+    repeated search reuses them; `cluster` runs them on Dask ("local", "tcp://HOST:PORT" or
+    an executor of `buflab.experiments.backends`)."""
     # start-up time: matplotlib is imported only when there is a figure to draw
     from buflab.experiments import sizing_plot
 
@@ -69,6 +76,7 @@ def size(
         high=high,
         precision=precision,
         on_probe=on_probe,
+        executor=cluster,
     )
     sizing.rules = rule_sizes(tree, target_utilization)
     sizing.figures = sizing_plot.write_search_figure(sizing, tree, runs, Path(out))
@@ -90,11 +98,15 @@ def size_curve(
     on_value: Callable[[str, Any], None] | None = None,
     on_probe: Callable[[Probe], None] | None = None,
     on_point: Callable[[SizePoint], None] | None = None,
+    cluster: Executor | str | None = None,
+    store: RunStore | None = None,
 ) -> SizeCurve:
     """`size` for each value of another key: `vary=("traffic.0.flows", [1, 10, 100])` (or
-    "traffic.0.flows=1,10,100"). Each value's search is kept in OUT/KEY-VALUE with its own
-    size.png; OUT/sizes.csv holds `SizeCurve.frame()` and OUT/size_curve.png/svg plots the
-    minimum buffer against the value beside RTT·C/√N, RTT·C and eq. 2.1."""
+    "traffic.0.flows=1,10,100"), the searches at once (on `cluster`, as `size` takes it).
+    Each value's search is kept in OUT/KEY-VALUE with its own size.png; OUT/sizes.csv holds
+    `SizeCurve.frame()` and OUT/size_curve.png/svg plots the minimum buffer against the value
+    beside RTT·C/√N, RTT·C and eq. 2.1. Every probe is a row of OUT's run store (`store`
+    when given)."""
     # start-up time: matplotlib is imported only when there is a figure to draw
     from buflab.experiments import sizing_plot
 
@@ -122,6 +134,8 @@ def size_curve(
         on_value=on_value,
         on_probe=on_probe,
         on_point=finished,
+        executor=cluster,
+        store=store,
     )
     curve.figures = sizing_plot.write_curve_figure(curve, tree, runs, Path(out))
     return curve
@@ -136,14 +150,16 @@ def size_curves(
     *,
     overrides: Overrides = None,
     on_series: Callable[[SizeCurve], None] | None = None,
+    cluster: Executor | str | None = None,
     **kw: Any,
 ) -> list[SizeCurve]:
     """`size_curve` once per value of a second key, the curves overlaid: e.g. the minimum
     buffer against `traffic.0.flows` for `series=("traffic.0.pacing", ["off", "window"])`.
-    Each curve lives in OUT/SERIES_KEY-VALUE as `size_curve` leaves it; OUT/sizes.csv has
-    every row with the series key's column, OUT/size_curve.png/svg one line per value.
-    `on_series(curve)` is called as each curve is done; other keywords go to `size_curve`,
-    whose `on_value(key, value)` gets the series first in its key ("SERIES = V, KEY")."""
+    Every search of every curve runs at once, sharing `cluster` (as `size` takes it) and
+    OUT's run store. Each curve lives in OUT/SERIES_KEY-VALUE as `size_curve` leaves it;
+    OUT/sizes.csv has every row with the series key's column, OUT/size_curve.png/svg one line
+    per value. `on_series(curve)` is called as each curve is done, in the order of the values;
+    other keywords go to `size_curve`."""
     # start-up time: matplotlib is imported only when there is a figure to draw
     from buflab.experiments import sizing_plot
 
@@ -154,31 +170,55 @@ def size_curves(
         raise ScenarioError(f"--vary {x_key} is given twice: vary two different keys")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    store = RunStore(out)
     curves: list[SizeCurve] = []
-    on_value = kw.pop("on_value", None)
-    # Every value is checked by the engine before the first search starts.
-    for value, at_value in zip(resolved.values, value_scenarios(tree, resolved), strict=True):
-        # A search's heading names its curve too: "traffic.0.pacing = window, flows = 50".
-        heading = None if on_value is None else partial(_within_series, on_value, resolved, value)
-        curve = size_curve(
-            at_value,
-            target_utilization,
-            value_directory(out, resolved.key, value),
-            vary,
-            on_value=heading,
-            **kw,
-        )
-        curve.series = (resolved.key, value)
+    lock = threading.RLock()
+
+    def report(curve: SizeCurve) -> None:
         curves.append(curve)
         table = pd.concat([c.frame() for c in curves])
         write_atomically(out / "sizes.csv", partial(table.to_csv, index=False))
         if on_series:
             on_series(curve)
+
+    in_order = InOrder(report, lock)
+    # Every value is checked by the engine before the first search starts.
+    at_values = value_scenarios(tree, resolved)
+    with executor_for(cluster, kw.pop("jobs", None)) as runner:
+
+        def one_curve(index: int, value: Any, at_value: Any) -> None:
+            directory = value_directory(out, resolved.key, value)
+            series = f"{resolved.key} = {value}"
+            callbacks = {
+                name: partial(_in_series, kw[name], series)
+                for name in ("on_probe", "on_point")
+                if kw.get(name)
+            }
+            curve = size_curve(
+                at_value,
+                target_utilization,
+                directory,
+                vary,
+                cluster=runner,
+                store=store,
+                **{**kw, **callbacks},
+            )
+            curve.series = (resolved.key, value)
+            in_order.done(index, curve)
+
+        in_parallel(
+            [
+                partial(one_curve, index, value, at_value)
+                for index, (value, at_value) in enumerate(
+                    zip(resolved.values, at_values, strict=True)
+                )
+            ],
+            runner,
+        )
     sizing_plot.write_curve_figure(curves, tree, kw.get("runs", 1), out)
     return curves
 
 
-def _within_series(
-    on_value: Callable[[str, Any], None], series: Vary, series_value: Any, key: str, value: Any
-) -> None:
-    on_value(f"{series.key} = {series_value}, {key}", value)
+def _in_series(callback: Callable[[Any], None], series: str, item: Any) -> None:
+    """A probe's or answer's callback with its label naming the curve too ("SERIES, X")."""
+    callback(dataclasses.replace(item, label=f"{series}, {item.label}" if item.label else series))

@@ -29,10 +29,12 @@ line, through `on_probe`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +50,10 @@ from buflab.engine import ScenarioError, core, scenario_json
 from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Scenario, apply_overrides, expand_shorthand
 from buflab.engine.units import format_percent
+from buflab.experiments.backends import executor_for
+from buflab.experiments.execution import Executor, in_parallel
 from buflab.experiments.load import offered_load
+from buflab.experiments.store import RunStore
 from buflab.experiments.sweep import DEFAULT_SEED, Plan, Vary, run_sweep
 
 DEFAULT_KEY = "network.bottleneck.buffer"
@@ -71,6 +76,7 @@ class Probe:
     ci95: float
     passed: bool
     simulated: int = 0
+    label: str = ""  # "KEY = VALUE" of the search it belongs to, when several run at once
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,8 @@ def minimum_buffer(
     high: int | None = None,
     precision: float = DEFAULT_PRECISION,
     on_probe: Callable[[Probe], None] | None = None,
+    executor: Executor | str | None = None,
+    store: RunStore | None = None,
 ) -> Sizing:
     """Bisect over whole packets for the smallest `key` buffer with mean utilization ≥ target.
 
@@ -157,7 +165,9 @@ def minimum_buffer(
     fail, so the answer is at least 1. Bisection stops when the smallest passing buffer is
     within `precision` of itself from the largest failing one (0: one packet), or when a
     probe's 95 % interval holds the target (its seeds cannot say which side it is on);
-    `Sizing.missed_pkts` and `Sizing.stopped` say how precise the answer is.
+    `Sizing.missed_pkts` and `Sizing.stopped` say how precise the answer is. A probe's
+    `runs` seeds run at once on `executor` (as `run_sweep` takes it; one pool or cluster
+    serves every probe) and are added to `store` (default: OUT's run store).
     """
     check_target(target)
     if not 0 <= precision < 1:
@@ -169,18 +179,21 @@ def minimum_buffer(
         raise ScenarioError(f"upper buffer {high}: expected at least 1 packet")
     started = time.perf_counter()
     sizing = Sizing(target, None, precision=precision)
+    store = store if store is not None else RunStore(out)
 
-    def probe(buffer_pkts: int) -> Probe:
-        plan = Plan(scenario, [Vary(key, (f"{buffer_pkts}pkt",))], runs)
-        outcome = run_sweep(plan, out, jobs)
-        mean, ci95 = mean_ci(outcome.results["utilization"].astype(float).tolist())
-        result = Probe(buffer_pkts, mean, ci95, mean >= target, outcome.executed)
-        sizing.probes.append(result)
-        if on_probe:
-            on_probe(result)
-        return result
+    with executor_for(executor, jobs) as runner:
 
-    _bisect(probe, high, sizing)
+        def probe(buffer_pkts: int) -> Probe:
+            plan = Plan(scenario, [Vary(key, (f"{buffer_pkts}pkt",))], runs)
+            outcome = run_sweep(plan, out, executor=runner, store=store, command="size")
+            mean, ci95 = mean_ci(outcome.results["utilization"].astype(float).tolist())
+            result = Probe(buffer_pkts, mean, ci95, mean >= target, outcome.executed)
+            sizing.probes.append(result)
+            if on_probe:
+                on_probe(result)
+            return result
+
+        _bisect(probe, high, sizing)
     sizing.wall_s = time.perf_counter() - started
     return sizing
 
@@ -283,6 +296,7 @@ class SizePoint:
     scenario: Scenario
     sizing: Sizing
     out: Path
+    label: str = ""  # "KEY = VALUE", as its probes are labelled
 
 
 @dataclass
@@ -453,42 +467,96 @@ def size_curve(
     on_value: Callable[[str, Any], None] | None = None,
     on_probe: Callable[[Probe], None] | None = None,
     on_point: Callable[[SizePoint], None] | None = None,
+    executor: Executor | str | None = None,
+    store: RunStore | None = None,
 ) -> SizeCurve:
-    """`minimum_buffer` for each value of the varied key, each in its own OUT/KEY-VALUE.
+    """`minimum_buffer` for each value of the varied key, each in its own OUT/KEY-VALUE, the
+    searches at once (each from a thread of its own, their probes sharing one `executor`, the
+    process pool of `jobs` unless given, and one run store, OUT's unless given).
 
-    `on_value(key, value)` is called before a value's search, `on_probe` for each of its
-    probes and `on_point` when it is done. OUT/sizes.csv (`SizeCurve.frame`) is rewritten
-    after every search, so an interrupted curve keeps the table of the values it finished.
+    `on_value(key, value)` is called as a value's search starts, `on_probe` for each of its
+    probes (labelled with the value) and `on_point` when it is done, in the order of the
+    values (a search that finishes early waits for the ones before it). OUT/sizes.csv
+    (`SizeCurve.frame`) is rewritten as each is reported, so an interrupted curve keeps the
+    table of the values it finished. The callbacks are never called from two threads at once.
     """
     check_target(target)
     vary = curve_vary(scenario, vary, key)
     scenarios = value_scenarios(scenario, vary)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    store = store if store is not None else RunStore(out)
     curve = SizeCurve(vary.key, target)
-    for value, at_value in zip(vary.values, scenarios, strict=True):
-        if on_value:
-            on_value(vary.key, value)
-        directory = value_directory(out, vary.key, value)
-        sizing = minimum_buffer(
-            at_value,
-            target,
-            directory,
-            key=key,
-            runs=runs,
-            jobs=jobs,
-            high=high,
-            precision=precision,
-            on_probe=on_probe,
-        )
-        sizing.rules = rule_sizes(at_value, target)
-        point = SizePoint(value, at_value, sizing, directory)
+    lock = threading.RLock()
+
+    def report(point: SizePoint) -> None:
         curve.points.append(point)
         table = curve.frame()
         write_atomically(out / "sizes.csv", partial(table.to_csv, index=False))
         if on_point:
             on_point(point)
+
+    in_order = InOrder(report, lock)
+
+    def labelled(label: str) -> Callable[[Probe], None]:
+        def show(probe: Probe) -> None:
+            if on_probe:
+                with lock:
+                    on_probe(dataclasses.replace(probe, label=label))
+
+        return show
+
+    with executor_for(executor, jobs) as runner:
+
+        def search(index: int, value: Any, at_value: Scenario) -> None:
+            if on_value:
+                with lock:
+                    on_value(vary.key, value)
+            directory = value_directory(out, vary.key, value)
+            label = f"{vary.key} = {_value_text(value)}" if len(vary.values) > 1 else ""
+            sizing = minimum_buffer(
+                at_value,
+                target,
+                directory,
+                key=key,
+                runs=runs,
+                high=high,
+                precision=precision,
+                on_probe=labelled(label),
+                executor=runner,
+                store=store,
+            )
+            sizing.rules = rule_sizes(at_value, target)
+            label = f"{vary.key} = {_value_text(value)}"
+            point = SizePoint(value, at_value, sizing, directory, label)
+            in_order.done(index, point)
+
+        in_parallel(
+            [
+                partial(search, index, value, at_value)
+                for index, (value, at_value) in enumerate(zip(vary.values, scenarios, strict=True))
+            ],
+            runner,
+        )
     return curve
+
+
+class InOrder:
+    """Hands finished items to `report` in their index order: item i waits for items
+    0 … i-1, whichever thread finishes first. Reports run under `lock`."""
+
+    def __init__(self, report: Callable[[Any], None], lock: threading.RLock) -> None:
+        self._waiting: dict[int, Any] = {}
+        self._next = 0
+        self._report = report
+        self._lock = lock
+
+    def done(self, index: int, item: Any) -> None:
+        with self._lock:
+            self._waiting[index] = item
+            while self._next in self._waiting:
+                self._report(self._waiting.pop(self._next))
+                self._next += 1
 
 
 def eq21_notes(labelled: Sequence[tuple[str, RuleSizes | None]]) -> list[str]:

@@ -2,9 +2,17 @@
 
 Each finished run is written at once to `OUT/runs/<id>.json`, where the id is made from
 the varied values and the seed. That file is the unit of resumption: a sweep skips every
-run whose file exists, so Ctrl-C loses only the runs in flight and re-running the same
-command finishes the rest. `results.csv` (one row per run) and `summary.csv` (mean and
-95 % Student-t interval per point) are rebuilt from the run files at the end, or on Ctrl-C.
+run whose file exists and was made by this engine build, so Ctrl-C loses only the runs in
+flight and re-running the same command finishes the rest (on this machine or a cluster
+alike: workers send results back and this process writes them). A run file made by another
+engine build is run again, so that no table mixes two engines. `results.csv` (one row per
+run) and `summary.csv` (mean and 95 % Student-t interval per point) are rebuilt from the run
+files at the end, or on Ctrl-C. Every finished run is also a row of the output directory's
+run store (`buflab.experiments.store`).
+
+Where the runs go is an `Executor` (`execution`, `backends`: the process pool or Dask), in
+what order and in which batches is `schedule`'s. A run that fails is reported once, with its
+scenario and error in OUT/failed/, after the others finish (`RunsFailed`).
 
 It must not know what a sweep is for (searches, recipes and reports build on it) or how its
 progress is shown (`on_progress`).
@@ -12,17 +20,14 @@ progress is shown (`on_progress`).
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import itertools
 import json
-import multiprocessing
 import os
 import re
-import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -31,7 +36,7 @@ from typing import Any
 import pandas as pd
 
 from buflab.analysis.stats import mean_ci
-from buflab.engine import ScenarioError, core, scenario_json
+from buflab.engine import Error, ScenarioError, core, scenario_json
 from buflab.engine.files import write_atomically
 from buflab.engine.memory import check_growth, check_memory
 from buflab.engine.scenario import (
@@ -43,7 +48,10 @@ from buflab.engine.scenario import (
     parse_value,
 )
 from buflab.engine.units import UnitError, parse_quantity
-from buflab.experiments._worker import run_summary, start_worker
+from buflab.experiments.backends import executor_for
+from buflab.experiments.execution import Executor, Interrupted
+from buflab.experiments.schedule import CostModel, Eta, RunCost, make_tasks
+from buflab.experiments.store import RunStore, run_key, store_row
 
 # The engine's default seed (docs/scenario.md); a test checks that they agree.
 DEFAULT_SEED = 1
@@ -175,12 +183,13 @@ class SweepOutcome:
     summary: pd.DataFrame  # as written to summary.csv
 
 
-class SweepInterrupted(Exception):
-    """Ctrl-C during a sweep; finished runs are kept on disk, in OUT/`folder`."""
+class SweepInterrupted(Interrupted):
+    """Ctrl-C during a sweep; finished runs are kept on disk (in `where`, OUT/runs unless
+    said otherwise)."""
 
-    def __init__(self, kept: int, planned: int, out: Path, folder: str = "runs") -> None:
+    def __init__(self, kept: int, planned: int, out: Path, where: str | None = None) -> None:
         super().__init__(
-            f"interrupted: {kept} of {planned} runs kept in {out / folder}; "
+            f"interrupted: {kept} of {planned} runs kept in {where or out / 'runs'}; "
             "run the same command again to finish the rest"
         )
         self.kept, self.planned, self.out = kept, planned, out
@@ -190,159 +199,244 @@ class SweepConflict(ScenarioError):
     """OUT holds a run file for the same id made from a different scenario."""
 
 
+class RunsFailed(Error):
+    """Runs that raised (or killed their worker every time they ran): each reported once,
+    its scenario, error and traceback in OUT/failed/<id>.json; the runs that finished are
+    kept and tabled."""
+
+
 def run_sweep(
     plan: Plan,
     out: str | Path,
     jobs: int | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[int, int, float | None], None] | None = None,
+    *,
+    executor: Executor | str | None = None,
+    store: RunStore | None = None,
+    command: str = "sweep",
 ) -> SweepOutcome:
-    """Run every planned run that has no file in OUT/runs yet; then write the CSV tables.
+    """Run every planned run that has no file in OUT/runs yet (or one made by another engine
+    build); then write the CSV tables.
 
-    `on_progress(done, total)` is called at the start (with runs found on disk) and after each
-    finished run. Raises SweepInterrupted on Ctrl-C after saving what finished.
+    Runs go to `executor` (an `Executor`, a cluster spec such as "local", or None for a process
+    pool of `jobs` for this call), longest first (`schedule`); each finished run is written to
+    OUT/runs at once and added to `store` (default: OUT's own run store; `command` is named
+    in its rows). `on_progress(done, total, seconds_left)` is called at the start (with runs
+    found on disk) and after each finished run. Raises SweepInterrupted on Ctrl-C after
+    saving what finished, and RunsFailed when runs failed (after the rest finished).
     """
     out = Path(out)
+    store = store if store is not None else RunStore(out)  # a store too new: refused first
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     # A sweep killed mid-write (kill -9, a power cut) leaves the run it was writing as a
     # temporary file, never as a finished one: that run is simply run again.
     for stale in [*runs_dir.glob(".*.json.tmp"), *out.glob(".*.partial")]:
         stale.unlink(missing_ok=True)
-    pending = [run for run in plan.runs if not _is_done(run, runs_dir)]
-    if pending:
-        _validate_points(pending)
+    build = core().engine_build()
+    done = {run.id: record for run in plan.runs if (record := _done_record(run, runs_dir, build))}
+    pending = [run for run in plan.runs if run.id not in done]
+    normalized = _validate_points(plan.runs, pending)
+    directory = store.directory_of(out)
+    _store_what_it_lacks(store, plan, done, normalized, directory, command)
     skipped = len(plan.runs) - len(pending)
-    if on_progress:
-        on_progress(skipped, len(plan.runs))
+    model = CostModel.fit(store.history())
+    estimates = {run.id: model.predict(RunCost.of(normalized[run.id])) for run in pending}
     executed = 0
+    failures: list[tuple[PlannedRun, dict[str, Any]]] = []
 
-    def finished(run: PlannedRun, summary: dict[str, Any]) -> None:
-        nonlocal executed
-        _write_run(runs_dir, run, summary)
-        executed += 1
+    with executor_for(executor, jobs) as runner:
+        eta = Eta(estimates, runner.workers)
         if on_progress:
-            on_progress(skipped + executed, len(plan.runs))
+            on_progress(skipped, len(plan.runs), eta.seconds_left())
 
-    try:
-        _execute(pending, jobs or os.cpu_count() or 1, finished)
-    except BaseException as error:
-        write_tables(plan, out)  # the tables cover whatever finished
-        if isinstance(error, KeyboardInterrupt):
-            raise SweepInterrupted(skipped + executed, len(plan.runs), out) from None
-        raise
+        def finished(run: PlannedRun, record: dict[str, Any]) -> None:
+            nonlocal executed
+            if "summary" in record:
+                record["finished_at"] = datetime.datetime.now(datetime.UTC)
+                _write_run(runs_dir, run, record, run_key(normalized[run.id]))
+                estimate_s = estimates[run.id]
+                store.add(_row(run, record, normalized[run.id], estimate_s, command, directory))
+                executed += 1
+                eta.finished(run.id, record["summary"].get("wall_s"))
+            else:
+                failures.append((run, record))
+                eta.finished(run.id, None)
+            if on_progress:
+                on_progress(skipped + executed + len(failures), len(plan.runs), eta.seconds_left())
+
+        tasks = make_tasks(pending, lambda run: estimates[run.id], runner.workers)
+        try:
+            runner.run(tasks, finished)
+        except BaseException as error:
+            store.flush()
+            write_tables(plan, out)  # the tables cover whatever finished
+            if isinstance(error, KeyboardInterrupt):
+                raise SweepInterrupted(skipped + executed, len(plan.runs), out) from None
+            raise
+    store.flush()
     results, summary = write_tables(plan, out)
+    if failures:
+        raise _failed(failures, len(plan.runs), out)
     return SweepOutcome(len(plan.runs), executed, skipped, out, results, summary)
 
 
-def _is_done(run: PlannedRun, runs_dir: Path) -> bool:
+def _done_record(run: PlannedRun, runs_dir: Path, build: str) -> dict[str, Any] | None:
+    """The run's record in OUT/runs when it is finished there by this engine build; None when
+    it is to run (no file, a file half written or not a run record, or made by another engine
+    build, which is run again so that no table mixes two engines' results)."""
     path = runs_dir / f"{run.id}.json"
     if not path.exists():
-        return False
+        return None
     try:
         stored = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False  # unreadable: run it again (files are written atomically, so rare)
+        return None  # unreadable: run it again (files are written atomically, so rare)
     if not isinstance(stored, dict) or "summary" not in stored:
-        return False  # not a run record (half of one, or something else): run it again
+        return None  # not a run record (half of one, or something else): run it again
     if stored.get("scenario") != _as_json(run.scenario):
         raise SweepConflict(
             f"{path} was made from a different scenario than this sweep's run {run.id}; "
             "use another --out, or delete that directory to start over"
         )
-    return True
+    return stored if stored.get("engine_build") == build else None
 
 
 def _as_json(scenario: Scenario) -> Any:
     return json.loads(scenario_json(scenario))
 
 
-def _validate_points(pending: Sequence[PlannedRun]) -> None:
-    """Check each distinct point before starting workers, so a bad --vary value fails at
-    once with the engine's message instead of after the first batch of runs."""
-    seen: set[str] = set()
-    for run in pending:
+def _validate_points(
+    runs: Sequence[PlannedRun], pending: Sequence[PlannedRun]
+) -> dict[str, dict[str, Any]]:
+    """Each run's validated scenario (run id -> the engine's normalized tree), checking each
+    distinct point once before any run starts, so a bad --vary value fails at once with the
+    engine's message instead of after the first batch of runs. A point with runs to do must
+    also pass the front end's refusals (memory, growth): workers run the engine directly."""
+    to_run = {run.id for run in pending}
+    by_point: dict[str, dict[str, Any]] = {}
+    checked: set[str] = set()
+    normalized: dict[str, dict[str, Any]] = {}
+    for run in runs:
         text = scenario_json({k: v for k, v in run.scenario.items() if k != "seed"})
-        if text not in seen:
-            seen.add(text)
-            normalized = core().validate(scenario_json(run.scenario))
-            # Workers run the engine directly: the front end's refusals apply here.
-            check_memory(normalized)
-            check_growth(normalized)
+        if text not in by_point:
+            by_point[text] = core().validate(scenario_json(run.scenario))
+        if run.id in to_run and text not in checked:
+            checked.add(text)
+            check_memory(by_point[text])
+            check_growth(by_point[text])
+        # The seed is the one key that differs between a point's runs; the engine echoes it.
+        normalized[run.id] = {**by_point[text], "seed": run.seed}
+    return normalized
 
 
-def _write_run(runs_dir: Path, run: PlannedRun, summary: dict[str, Any]) -> None:
-    record = {
+def _write_run(runs_dir: Path, run: PlannedRun, record: dict[str, Any], key: str) -> None:
+    document = {
         "id": run.id,
         "point": run.point,
         "seed": run.seed,
         "scenario": _as_json(run.scenario),
-        "summary": summary,
+        "summary": record["summary"],
+        "key": key,
+        **{name: record[name] for name in MADE_BY if name in record},
     }
     # Write then rename: a Ctrl-C mid-write must not leave a half file that looks finished.
     temporary = runs_dir / f".{run.id}.json.tmp"
-    temporary.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    temporary.write_text(json.dumps(document, indent=1, default=str) + "\n")
     os.replace(temporary, runs_dir / f"{run.id}.json")
+    (runs_dir.parent / "failed" / f"{run.id}.json").unlink(missing_ok=True)
 
 
-def _execute(
-    pending: Sequence[PlannedRun],
-    jobs: int,
-    finished: Callable[[PlannedRun, dict[str, Any]], None],
+# What a run file says of what made it, beside the run itself.
+MADE_BY = ("engine_build", "buflab_version", "host", "finished_at")
+
+
+def _store_what_it_lacks(
+    store: RunStore,
+    plan: Plan,
+    done: dict[str, dict[str, Any]],
+    normalized: dict[str, dict[str, Any]],
+    directory: str,
+    command: str,
 ) -> None:
-    if not pending:
+    """Runs finished in OUT/runs whose rows never reached the store (the process was killed
+    between two flushes, or the runs predate the store) are added from their run files."""
+    if not done:
         return
-    # "spawn" gives workers a fresh interpreter: forking a process that runs the progress
-    # bar's refresh thread is unsafe (and deprecated in Python 3.12).
-    pool = ProcessPoolExecutor(
-        max_workers=min(jobs, len(pending)),
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=start_worker,
-        initargs=(os.getpid(),),
+    stored = store.stored()
+    for run in plan.runs:
+        record = done.get(run.id)
+        if record is None or (run_key(normalized[run.id]), record["engine_build"]) in stored:
+            continue
+        estimate_s = CostModel().predict(RunCost.of(normalized[run.id]))
+        store.add(_row(run, record, normalized[run.id], estimate_s, command, directory))
+
+
+def _row(
+    run: PlannedRun,
+    record: dict[str, Any],
+    normalized: dict[str, Any],
+    estimate_s: float,
+    command: str,
+    directory: str,
+) -> dict[str, Any]:
+    """The run store's row of a finished run (`record`: a worker's, or its run file)."""
+    cost = RunCost.of(normalized)
+    return store_row(
+        key=run_key(normalized),
+        run=run.id,
+        point=run.point,
+        normalized=normalized,
+        summary=record["summary"],
+        made_by=record,
+        estimate_s=estimate_s,
+        cost=(cost.packets, cost.flows),
+        command=command,
+        directory=directory,
     )
-    with _workers_without_main():
-        futures: dict[Future[dict[str, Any]], PlannedRun] = {
-            pool.submit(run_summary, scenario_json(run.scenario)): run for run in pending
+
+
+def _failed(
+    failures: list[tuple[PlannedRun, dict[str, Any]]], planned: int, out: Path
+) -> RunsFailed:
+    """Each failed run's scenario, error and traceback in OUT/failed/<id>.json, and the one
+    line that reports them."""
+    folder = out / "failed"
+    folder.mkdir(exist_ok=True)
+    for run, record in failures:
+        document = {
+            "id": run.id,
+            "point": run.point,
+            "seed": run.seed,
+            "scenario": _as_json(run.scenario),
+            "error": record.get("error", ""),
+            "traceback": record.get("traceback", ""),
+            "host": record.get("host", ""),
         }
-    try:
-        remaining = set(futures)
-        while remaining:
-            done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
-            for future in done:
-                finished(futures[future], future.result())
-    except BaseException:
-        _stop(pool)
-        raise
-    pool.shutdown(wait=True)
+        write_atomically(
+            folder / f"{run.id}.json",
+            partial(_write_text, json.dumps(document, indent=1, default=str) + "\n"),
+        )
+    run, record = failures[0]
+    first = f"run {run.id} ({_point_text(run)}): {record.get('error')}"
+    if len(failures) == 1:
+        return RunsFailed(
+            f"1 of {planned} runs failed, {first}; its scenario and traceback are in "
+            f"{folder / (run.id + '.json')} (the other runs are kept)"
+        )
+    return RunsFailed(
+        f"{len(failures)} of {planned} runs failed, each once; the first: {first}; each one's "
+        f"scenario and traceback are in {folder} (the other runs are kept)"
+    )
 
 
-@contextmanager
-def _workers_without_main() -> Iterator[None]:
-    """While workers start, the caller's main module looks like it has no file: a spawned
-    worker otherwise runs it again first (a script without an `if __name__ == "__main__"`
-    guard would start the sweep again in every worker, and `<stdin>` cannot be read back),
-    and a worker needs nothing of it (it runs buflab's own functions)."""
-    main = sys.modules.get("__main__")
-    saved = {name: getattr(main, name) for name in ("__file__", "__spec__") if hasattr(main, name)}
-    try:
-        for name in saved:
-            if name == "__spec__":
-                main.__spec__ = None
-            else:
-                delattr(main, name)
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(main, name, value)
+def _point_text(run: PlannedRun) -> str:
+    values = ", ".join(f"{key} = {_text(value)}" for key, value in run.point.items())
+    return f"{values}, seed {run.seed}" if values else f"seed {run.seed}"
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel queued runs and end the running ones now rather than when they finish."""
-    processes = list(getattr(pool, "_processes", {}).values())  # CPython keeps them here
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join()
+def _write_text(text: str, path: Path) -> None:
+    path.write_text(text)
 
 
 # --- tables --------------------------------------------------------------------------------
@@ -445,13 +539,15 @@ def sweep(
     out: str | Path | None = None,
     jobs: int | None = None,
     overrides: Overrides = None,
+    cluster: Executor | str | None = None,
 ) -> pd.DataFrame:
     """A sweep from Python (`buflab sweep` without the command line): every combination of
     the `vary` values ({"network.bottleneck.buffer": ["10pkt", "50pkt"]}, or "KEY=V1,V2"
     strings as `--vary` takes them), `runs` seeds each, and the per-point table (summary.csv:
     the mean and 95 % interval of every metric), varied quantities also as numbers
     (`with_numbers`). With `out`, run files are kept there and a second call reuses them;
-    without, they go to a temporary directory that is removed."""
+    without, they go to a temporary directory that is removed. `cluster` runs them on Dask
+    ("local", "tcp://HOST:PORT", or an executor from `buflab.experiments.backends`)."""
     base = load_scenario(scenario, overrides)
     if isinstance(vary, Mapping):
         varies = [Vary(str(key), tuple(values)) for key, values in vary.items()]
@@ -464,6 +560,6 @@ def sweep(
         )
     plan = Plan(base, varies, runs)
     if out is not None:
-        return run_sweep(plan, out, jobs).summary
+        return run_sweep(plan, out, jobs, executor=cluster).summary
     with tempfile.TemporaryDirectory(prefix="buflab-sweep-") as scratch:
-        return run_sweep(plan, scratch, jobs).summary
+        return run_sweep(plan, scratch, jobs, executor=cluster).summary

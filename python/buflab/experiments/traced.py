@@ -64,7 +64,7 @@ def run_traced(
             try:
                 result = run(planned.scenario)
             except KeyboardInterrupt:
-                raise SweepInterrupted(len(done), len(todo), out, TRACES_DIR) from None
+                raise SweepInterrupted(len(done), len(todo), out, str(out / TRACES_DIR)) from None
             result.to_dir(where)
         done[planned.id] = where
         if on_progress:

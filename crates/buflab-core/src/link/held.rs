@@ -47,6 +47,14 @@ impl Queued for Waiting {
     fn mark_ce(&mut self) {
         self.pkt.flags |= flags::CE;
     }
+    #[inline]
+    fn stamp(&self) -> Time {
+        self.pkt.stamp
+    }
+    #[inline]
+    fn set_stamp(&mut self, stamp: Time) {
+        self.pkt.stamp = stamp;
+    }
 }
 
 impl Flowing for Waiting {

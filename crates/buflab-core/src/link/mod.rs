@@ -63,7 +63,7 @@ pub use held::Waiting;
 
 use crate::monitor::QueueMonitor;
 use crate::packet::{flags, Packet};
-use crate::queue::{Admission, Arrival, Discipline, Verdict};
+use crate::queue::{Admission, Arrival, Discipline, OpticalFifo, Verdict};
 use crate::sched::{Event, Scheduler};
 use crate::units::{BufferLimit, Rate, Time};
 
@@ -196,6 +196,14 @@ impl Link {
     pub fn set_queue(&mut self, queue: Queue) {
         debug_assert!(self.ring.is_empty());
         self.queue = queue;
+    }
+
+    /// The optical FIFO this link runs beside its timetable, if its discipline is one.
+    pub fn optical_mut(&mut self) -> Option<&mut OpticalFifo> {
+        match &mut self.queue {
+            Queue::Admission(a) => (a.as_mut() as &mut dyn std::any::Any).downcast_mut::<OpticalFifo>(),
+            _ => None,
+        }
     }
 
     /// Whether its departures are fixed on admission, so that it may relay (see `set_relay`):

@@ -72,6 +72,7 @@ impl Replay {
             hop: 0,
             kind: Kind::Data,
             flags: 0,
+            stamp: Time::ZERO,
         };
         let m = &mut self.monitor;
         let Some(event) = QueueEvent::from_code(e.event) else {

@@ -11,6 +11,8 @@
 
 pub use buflab_queue::bump::{Bump, BumpSpec, BumpStats, Flowing};
 pub use buflab_queue::describe::{Kind, LinkInfo, ParamKind, Values};
+pub use buflab_queue::optical;
+pub use buflab_queue::optical_fifo::{OpticalFifo, Report as OpticalReport, FIBER_KM_PER_S};
 pub use buflab_queue::{
     drop_tail, fits, qcn, red, Admission, Arrival, Dequeue, Discipline, Fifo, Queued, Verdict,
 };

@@ -9,6 +9,7 @@
 use super::bumps::bump_rows;
 use super::flows::FlowRecord;
 use super::links::{ratio, switch_ports, LinkRow};
+use super::optical::optical_rows;
 use super::rates::rate_rows;
 use super::series::series;
 use super::summary::{Summary, SwitchFigures};
@@ -85,6 +86,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         departures = net.monitored.iter().map(|m| sim.links[m.link as usize].departures).sum();
     }
 
+    let (optical, optical_lines) = optical_rows(sim, &net.monitored);
     let flow_ports = net.switch.as_ref().map(|w| &w.flow_ports);
     let port_of = |f: usize| flow_ports.and_then(|p| p.get(f)).map(|&(i, j)| (i as i64 + 1, j as i64 + 1));
     let flows: Vec<FlowRecord> =
@@ -138,6 +140,8 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         traces: sim.tracer.take().map_or_else(Vec::new, |t| t.finish()),
         bumps: bump_rows(sim, &s.network.bumps),
         rates: rate_rows(sim, &s.network.bumps),
+        optical,
+        optical_lines,
         events_queue,
         events,
         events_written,

@@ -37,14 +37,15 @@ pub struct LinkRow {
 }
 
 table!(LinkRow, "links",
-    "One row per monitored link, in path order: the dumbbell's bottleneck, hops 1 to k of a \
-     parking lot, or the output lines of a switch, over the measured time. The row of the link \
+    "One row per monitored link, over the measured time: the dumbbell's bottleneck, hops 1 to k \
+     of a parking lot in path order, every monitored link of a network, a tree or a layered \
+     network in entry order (a tree's routers from the root), or the output lines of a switch. The row of the link \
      the summary describes has the summary's figures exactly (on a switch, the summary's totals \
      and means cover every output).",
 {
-    hop: "", "Position on the path, from 1 (the dumbbell's bottleneck is hop 1; the port on a switch).",
+    hop: "", "The row's position, from 1: on the path of a parking lot, among the links of a graph, the port on a switch (the dumbbell's bottleneck is hop 1).",
         |l| l.hop;
-    name: "", "`bottleneck`, `hop1`, `hop2`, …, or `output1`, … on a switch.", |l| l.name.clone();
+    name: "", "`bottleneck`, `hop1`, `hop2`, …, a graph link's name (`r2->r1`), or `output1`, … on a switch.", |l| l.name.clone();
     rate_bps: "bit/s", "Link rate.", |l| l.rate_bps;
     buffer_pkts: "pkt",
         "Buffer limit in packets at the end of the run; null (<NA> in pandas) when it is in \

@@ -4,7 +4,8 @@
 //! them, so a column is written in one place.
 //!
 //! "The bottleneck" of the summary, time series and event log is the network's summary link:
-//! the dumbbell's bottleneck, or the parking lot's `network.summary_hop`. The per-link table
+//! the dumbbell's bottleneck, the parking lot's `network.summary_hop`, or a graph's
+//! `network.summary_link`. The per-link table
 //! has a row for every monitored link, the summary link's computed exactly as the summary is.
 //! On the switch topology the monitored links are the switch's output lines, and the summary's
 //! queue figures that are totals or means cover every output (its doc says which); figures of
@@ -16,6 +17,8 @@
 //! - `summary.rs`: the summary, one row.
 //! - `flows.rs`, `links.rs` (links and the switch's ports), `series.rs` (the time series),
 //!   `transfers.rs`: the tables read from the network at the end of a run.
+//! - `bumps.rs`, `rates.rs`, `optical.rs` (optical FIFOs and their lines): the tables of
+//!   parts that only some scenarios have.
 //! - `autosize.rs`, `traces.rs`: the descriptions of the tables whose rows the auto-sizer
 //!   ([`crate::autosize::Step`]) and the flow tracer ([`crate::monitor::trace::TraceRow`]) keep.
 //! - `collect.rs`: reads the network at the end of a run into a [`RunResult`].
@@ -32,6 +35,7 @@ pub mod bumps;
 mod collect;
 pub mod flows;
 pub mod links;
+pub mod optical;
 pub mod rates;
 pub mod replayed;
 pub mod series;
@@ -44,6 +48,7 @@ pub use bumps::BumpRow;
 pub use collect::collect;
 pub use flows::FlowRecord;
 pub use links::{LinkRow, PortRow};
+pub use optical::{OpticalLineRow, OpticalRow};
 pub use rates::RateRow;
 pub use series::SeriesRow;
 pub use summary::{Summary, SwitchFigures};
@@ -73,6 +78,10 @@ pub struct RunResult {
     pub bumps: Vec<BumpRow>,
     /// Every QCN reaction point's rate change (empty without one).
     pub rates: Vec<RateRow>,
+    /// One row per link whose queue is an optical FIFO, and one per line of each (empty
+    /// without one).
+    pub optical: Vec<OpticalRow>,
+    pub optical_lines: Vec<OpticalLineRow>,
     /// The queue the event log records (`monitor.events_at`), for rebuilding it.
     pub events_queue: EventsQueue,
     /// The event log kept in memory (`monitor.events` without a sink).
@@ -124,6 +133,8 @@ exported!(
     traces: TraceRow,
     bumps: BumpRow,
     rates: RateRow,
+    optical: OpticalRow,
+    optical_lines: OpticalLineRow,
 );
 
 #[cfg(test)]
@@ -147,7 +158,9 @@ mod tests {
                 "autosize",
                 "traces",
                 "bumps",
-                "rates"
+                "rates",
+                "optical",
+                "optical_lines"
             ]
         );
         for t in &tables {

@@ -55,6 +55,8 @@ pub fn from_queue_log(
         traces: Vec::new(),
         bumps: Vec::new(),
         rates: Vec::new(),
+        optical: Vec::new(),
+        optical_lines: Vec::new(),
         ports: Vec::new(),
         events_queue: EventsQueue { name: row.name.clone(), rate: queue.rate, buffer: queue.buffer },
         events: None,

@@ -85,8 +85,9 @@ table!(Summary, "summary",
     "Rates are in bit/s, times in seconds. Metrics cover the measured time only (after \
      warm-up), except `departures` and `events` (whole run) and the echoes of the \
      configuration. On a parking lot, the bottleneck of the summary, the time series and the \
-     event log is hop `network.summary_hop` (the first by default); the `links` table has \
-     every hop. On a switch, the summary's utilization, throughput, drops, arrivals and queue \
+     event log is hop `network.summary_hop` (the first by default); on a network, a tree or a \
+     layered network, the link `network.summary_link` (the first monitored link by default); \
+     the `links` table has every monitored link. On a switch, the summary's utilization, throughput, drops, arrivals and queue \
      figures cover every output line (utilization and throughput: the mean over the outputs; \
      `bottleneck_rate_bps` and `buffer_pkts` are one output's); its delay, gap and burst \
      figures, the time series and the event log are `network.switch.summary_port`'s; the \

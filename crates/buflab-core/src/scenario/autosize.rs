@@ -15,6 +15,7 @@ use super::reader::{error, Asked, Result, Table};
 use super::traffic::Entries;
 use crate::autosize::Config;
 use crate::units::{self, Time};
+use buflab_queue::describe::Described;
 
 /// Largest `autosize.start`, packets (a buffer far beyond any window the engine can run).
 const MAX_AUTOSIZE_START: u64 = 1_000_000_000;
@@ -28,14 +29,20 @@ pub(super) fn read(
     measured: Time,
     asked: &mut Asked,
 ) -> Result<Option<Config>> {
-    let bdp = || {
-        LinkFacts::of(network, &entries.traffic, &entries.spans, &entries.cross, &entries.rtts).bdp_packets()
-    };
+    let bdp = || LinkFacts::of(network, &entries.traffic, &entries.placements, &entries.rtts).bdp_packets();
     let mut au = root.table("autosize", "autosize")?;
     if network.topology == Topology::Switch {
         if let Some(v) = au.raw("target_utilization") {
             let expected = "no auto-sizer on the switch topology (it sizes one link's buffer; \
                             size the switch's with a sweep over network.switch.voq_buffer or output_buffer)";
+            return Err(error(&au.key_path("target_utilization"), v, expected));
+        }
+    }
+    let queue = &network.bottleneck().queue;
+    if queue.name == buflab_queue::optical_fifo::OpticalFifoKind::NAME {
+        if let Some(v) = au.raw("target_utilization") {
+            let expected = "no auto-sizer with queue = \"optical_fifo\" (its N − 1 packets are fiber, \
+                            built to one size; compare sizes with a sweep over network.bottleneck.buffer)";
             return Err(error(&au.key_path("target_utilization"), v, expected));
         }
     }
@@ -48,9 +55,7 @@ pub(super) fn read(
 /// change starts without an `[autosize]` table; None when the default interval does not fit
 /// in the measured time.
 pub(super) fn defaults(network: &Network, entries: &Entries, measured: Time) -> Option<Config> {
-    let bdp = || {
-        LinkFacts::of(network, &entries.traffic, &entries.spans, &entries.cross, &entries.rtts).bdp_packets()
-    };
+    let bdp = || LinkFacts::of(network, &entries.traffic, &entries.placements, &entries.rtts).bdp_packets();
     let mut map = serde_json::Map::new();
     map.insert("target_utilization".into(), Value::from(1.0));
     let mut t = Table::entry("autosize".into(), "autosize", None, &map);

@@ -174,6 +174,9 @@ fn read_at(b: &mut Table, topology: Topology, hops: usize, machines: u32) -> Res
         Topology::Dumbbell => "\"access\" or \"bottleneck\"".to_string(),
         Topology::ParkingLot => format!("\"access\" or a hop, \"hop1\" to \"hop{hops}\""),
         Topology::Switch => "\"access\" (on the switch, bumps sit on the access links)".to_string(),
+        Topology::Network | Topology::Tree | Topology::Layered => {
+            "\"access\" (on a network, bumps sit on the access links)".to_string()
+        }
     };
     let at = match (got.as_str(), topology) {
         (Some("access"), _) => BumpAt::Access,

@@ -13,6 +13,7 @@
 //! the settings of flows added from then on (`access_rate`, `pacing`, `cc`), the number of
 //! long-lived flows, the buffer, and the auto-sizer started or stopped.
 
+use buflab_queue::describe::Described;
 use serde_json::{Map, Value};
 
 use super::network::Topology;
@@ -68,10 +69,14 @@ pub struct Context {
     pub autosize: Option<Config>,
     /// Why flows cannot be added or closed on this network, if they cannot.
     pub flows_refused: Option<String>,
+    /// Per traffic entry: why its flows cannot be added or closed, if they cannot.
+    pub entry_refused: Vec<Option<String>>,
     /// Whether the network has access links of its own per flow (`access_rate` applies).
     pub own_access: bool,
     /// Whether the topology takes changes at all (not the switch).
     pub refused: Option<&'static str>,
+    /// Why the summary link's buffer cannot change (by hand or by the auto-sizer), if so.
+    pub buffer_refused: Option<&'static str>,
 }
 
 impl Context {
@@ -101,10 +106,17 @@ impl Context {
             added: 0,
             target: autosize.map(|a| a.target),
             autosize: autosize.copied().or(defaults),
-            flows_refused: flows_refused(network, traffic),
+            flows_refused: flows_refused(network, entries),
+            entry_refused: entries_refused(entries),
             own_access: network.machines == 0,
             refused: (network.topology == Topology::Switch)
                 .then_some("no change on the switch topology (its flows' ports are placed before the run)"),
+            buffer_refused: (network.topology != Topology::Switch
+                && network.bottleneck().queue.name == buflab_queue::optical_fifo::OpticalFifoKind::NAME)
+                .then_some(
+                    "no change of the buffer with queue = \"optical_fifo\" (its N − 1 packets are fiber, \
+                     built to one size; compare sizes with a sweep over network.bottleneck.buffer)",
+                ),
         }
     }
 }
@@ -112,8 +124,11 @@ impl Context {
 /// Why long-lived flows cannot be added or closed during the run on this network, if so.
 /// Flows join the shared links the topology built before them; the simulator may have
 /// planned to feed some of those links ahead of time from one flow's link alone (see
-/// `sim/plan.rs`), which a newcomer would break.
-fn flows_refused(network: &Network, traffic: &[Traffic]) -> Option<String> {
+/// `sim/plan.rs`: a link that holds its packets, or an express one, entered first by one
+/// flow and nothing else), which a newcomer would break. A newcomer takes a route a flow of
+/// its entry took before it (flow k takes route k of its entry), so no link gains a feeder it
+/// did not have but the one it enters first.
+fn flows_refused(network: &Network, entries: &Entries) -> Option<String> {
     if network.machines > 0 {
         return Some(
             "no change of flows with network.access.machines > 0 (their flows share class queues)".into(),
@@ -125,18 +140,54 @@ fn flows_refused(network: &Network, traffic: &[Traffic]) -> Option<String> {
                 .into(),
         );
     }
+    use buflab_queue::describe::Build;
     let kinds = crate::queue::kinds();
-    let held = network.hops.iter().any(|h| {
-        kinds
-            .iter()
-            .any(|k| k.name == h.queue.name && matches!(k.build, buflab_queue::describe::Build::Held(_)))
+    let build = |spec: &super::LinkSpec| kinds.iter().find(|k| k.name == spec.queue.name).map(|k| &k.build);
+    let links = &network.graph.links;
+    // Per graph link: the flows whose route enters the network on it.
+    let mut first = vec![0u64; links.len()];
+    for (t, p) in entries.traffic.iter().zip(&entries.placements) {
+        for (r, route) in p.routes.iter().enumerate() {
+            if let Some(&l) = route.links.first() {
+                first[l as usize] += p.flows_on(r, t.flows() as u64);
+            }
+        }
+    }
+    let fed_ahead = links.iter().zip(&first).find(|(g, &n)| {
+        let held = matches!(build(&g.spec), Some(Build::Held(_)));
+        let express = g.spec.buffer == BufferLimit::Unlimited
+            && !g.monitored
+            && matches!(build(&g.spec), Some(Build::Inline));
+        n == 1 && g.loss == 0.0 && (held || express)
     });
-    let flows: u64 = traffic.iter().map(|t| t.flows() as u64).sum();
-    (held && flows < 2).then(|| {
-        "no change of flows on a run of one flow whose bottleneck's discipline holds its packets: the \
-         simulator feeds that queue ahead of time from the one flow's link; start with 2 flows or more"
-            .into()
+    fed_ahead.map(|(g, _)| {
+        format!(
+            "no change of flows on a run of one flow into link {:?}, whose discipline holds its packets \
+             (or that cannot queue): the simulator feeds it ahead of time from the one flow's link; start \
+             with 2 flows or more there",
+            g.name
+        )
     })
+}
+
+/// Per traffic entry: why its flows cannot change, if its long-lived flows are fewer than its
+/// routes (a newcomer would take a route no flow took before the run, whose links the
+/// simulator planned without it).
+fn entries_refused(entries: &Entries) -> Vec<Option<String>> {
+    entries
+        .traffic
+        .iter()
+        .zip(&entries.placements)
+        .map(|(t, p)| {
+            let (flows, routes) = (t.flows() as usize, p.routes.len());
+            (flows < routes).then(|| {
+                format!(
+                    "no change of flows on an entry of {flows} flows over {routes} routes (a new flow would take a \
+                     route no flow took before the run); give it {routes} flows or more"
+                )
+            })
+        })
+        .collect()
 }
 
 /// The `[[change]]` entries, read in order (the key is absent: no change).
@@ -237,7 +288,7 @@ fn read_entry(
         }
     }
     let flows = if t.given("flows") {
-        if let Some(reason) = &context.flows_refused {
+        if let Some(reason) = context.flows_refused.as_ref().or(context.entry_refused[entry].as_ref()) {
             let got = t.value("flows")?;
             return Err(error(&t.key_path("flows"), &got, reason));
         }
@@ -250,6 +301,12 @@ fn read_entry(
     } else {
         None
     };
+    for key in ["buffer", "autosize"] {
+        if let (true, Some(reason)) = (t.given(key), context.buffer_refused) {
+            let got = t.value(key)?;
+            return Err(error(&t.key_path(key), &got, reason));
+        }
+    }
     let buffer = if t.given("buffer") { Some(t.buffer("buffer")?) } else { None };
     if let Some(BufferLimit::Packets(0) | BufferLimit::Bytes(0)) = buffer {
         let got = t.value("buffer")?;
@@ -431,7 +488,29 @@ mod tests {
         v["traffic"][0]["flows"] = json!(1);
         v["network"]["bottleneck"]["queue"] = json!("drop_head");
         v["change"] = json!([{ "at": "1s", "flows": 3 }]);
-        assert!(err(v).starts_with("change.0.flows: got 3; expected no change of flows on a run of one flow"));
+        assert!(err(v).starts_with(
+            "change.0.flows: got 3; expected no change of flows on a run of one flow into link \"bottleneck\""
+        ));
+        // A tree's entry spreads its flows over the leaves' routes: with fewer flows than
+        // routes a newcomer would take a route planned without any flow.
+        let mut v = base();
+        v["network"] = json!({ "topology": "tree", "tree": { "depth": 3, "fanout": 2 },
+                               "bottleneck": { "rate": "10Mbps", "buffer": "10pkt" }, "rtt": "10ms" });
+        v["traffic"][0]["flows"] = json!(2);
+        v["change"] = json!([{ "at": "1s", "flows": 3 }]);
+        assert!(err(v.clone()).starts_with(
+            "change.0.flows: got 3; expected no change of flows on an entry of 2 flows over 4 routes"
+        ));
+        v["traffic"][0]["flows"] = json!(8);
+        Scenario::from_value(&v).expect("8 flows over 4 routes may change");
+        // An optical FIFO's size is its construction.
+        let mut v = base();
+        v["network"]["bottleneck"]["queue"] = json!("optical_fifo");
+        v["network"]["bottleneck"]["buffer"] = json!("15pkt");
+        v["change"] = json!([{ "at": "1s", "buffer": "7pkt" }]);
+        assert!(
+            err(v).starts_with("change.0.buffer: got \"7pkt\"; expected no change of the buffer with queue")
+        );
         let mut v = base();
         v["network"]["topology"] = json!("switch");
         v["network"]["switch"] = json!({ "rate": "1Gbps" });

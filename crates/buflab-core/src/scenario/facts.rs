@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::network::Network;
 use super::switch;
-use super::traffic::{HopSpan, LongLived, Traffic, TrafficKind};
+use super::traffic::{LongLived, Placement, Traffic, TrafficKind};
 use super::Scenario;
 use crate::tcp::TcpConfig;
 use crate::traffic::dist::Dist;
@@ -44,40 +44,46 @@ pub struct LinkFacts {
     /// segments), or what the access link carries in one mean RTT if that is less (the W_max
     /// of eq. 3.1, [`switch::max_per_rtt`], in packets).
     pub wmax_pkts: f64,
+    /// How many links the run monitors (the rows of its links table): what the wall-time
+    /// estimate counts as busy as this one.
+    pub monitored_links: usize,
 }
 
 impl LinkFacts {
-    /// The facts of the summary link of `network`, crossed by the `traffic` entries as
-    /// `spans` and `cross` say (see [`Scenario`]). The auto-sizer's reader calls it before the
+    /// The facts of the summary link of `network`, crossed by the `traffic` entries as their
+    /// `placements` say (see [`Scenario`]). The auto-sizer's reader calls it before the
     /// scenario is whole; [`Scenario::link_facts`] after.
-    pub fn of(
-        network: &Network,
-        traffic: &[Traffic],
-        spans: &[HopSpan],
-        cross: &[bool],
-        rtts: &[Rtt],
-    ) -> LinkFacts {
-        let long_lived: Vec<(&LongLived, &Rtt)> = traffic
+    pub fn of(network: &Network, traffic: &[Traffic], placements: &[Placement], rtts: &[Rtt]) -> LinkFacts {
+        // Each long-lived entry crossing the link, with its flows that do (all of them on the
+        // switch, whose outputs share them below), and how they draw their RTTs.
+        let long_lived: Vec<(&LongLived, u64, &Rtt)> = traffic
             .iter()
-            .enumerate()
-            .filter(|&(i, _)| crosses(network, spans[i], cross[i]))
-            .filter_map(|(i, t)| match t {
-                Traffic::LongLived(l) => Some((l, &rtts[i])),
+            .zip(placements)
+            .zip(rtts)
+            .filter_map(|((t, p), rtt)| match (t, network.summary_link()) {
+                (Traffic::LongLived(l), None) => Some((l, l.flows as u64, rtt)),
+                (Traffic::LongLived(l), Some(link)) => {
+                    let on: u64 = (0..p.routes.len())
+                        .filter(|&r| p.routes[r].links.contains(&link))
+                        .map(|r| p.flows_on(r, l.flows as u64))
+                        .sum();
+                    (on > 0).then_some((l, on, rtt))
+                }
                 _ => None,
             })
             .collect();
-        let first = long_lived.first().map(|(l, _)| l.tcp);
+        let first = long_lived.first().map(|(l, _, _)| l.tcp);
         let packet = first.map_or(DEFAULT_PACKET, |tcp| tcp.packet);
         let rtt = network.rtt;
         let counts: Vec<(u64, &Rtt)> = long_lived
             .iter()
-            .map(|(l, r)| {
+            .map(|&(l, on, r)| {
                 let n = match (l.per_output, &network.switch) {
                     (Some(n), _) => n as u64,
                     (None, Some(spec)) => l.flows as u64 / spec.ports as u64,
-                    (None, None) => l.flows as u64,
+                    (None, None) => on,
                 };
-                (n, *r)
+                (n, r)
             })
             .collect();
         let flows: u64 = counts.iter().map(|(n, _)| n).sum();
@@ -89,7 +95,19 @@ impl LinkFacts {
         let window = first.map_or(u64::MAX, |tcp| tcp.max_window as u64 * packet as u64);
         let per_rtt = switch::max_per_rtt(window, network.access_rate, mean_rtt);
         let wmax_pkts = per_rtt as f64 / packet as f64;
-        LinkFacts { rate: network.bottleneck().rate, rtt, own_rtt_mean_ps, packet, flows, wmax_pkts }
+        let monitored_links = match &network.switch {
+            Some(switch) => switch.ports,
+            None => network.hops.len(),
+        };
+        LinkFacts {
+            rate: network.bottleneck().rate,
+            rtt,
+            own_rtt_mean_ps,
+            packet,
+            flows,
+            wmax_pkts,
+            monitored_links,
+        }
     }
 
     /// The rule of thumb RTT·C in packets, rounded up: the link's rate × the mean RTT ÷ the
@@ -113,6 +131,7 @@ impl LinkFacts {
             "packet_bytes": self.packet as f64,
             "flows": self.flows,
             "wmax_pkts": self.wmax_pkts,
+            "monitored_links": self.monitored_links,
         })
     }
 }
@@ -132,6 +151,29 @@ pub struct TrafficFacts {
     /// its NIC and its class queues. None without machines.
     pub servers_bps: Option<f64>,
     pub entries: Vec<EntryFacts>,
+    /// Every monitored link (none on the switch): its name, its rate and the share of each
+    /// entry's traffic it carries, for the load factor ρ of every link (thesis §5.1).
+    pub links: Vec<LinkShares>,
+    /// The name of the summary link among them (None on the switch).
+    pub summary: Option<String>,
+    /// The most links any flow's route crosses: the n of thesis ch. 5 (0 on the switch).
+    pub longest_route: usize,
+    /// Per entry, the names of the links its first flow's route crosses, in order (empty on
+    /// the switch): where to watch one flow go through the network.
+    pub first_routes: Vec<Vec<String>>,
+}
+
+/// A monitored link and the share of each traffic entry's traffic that crosses it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkShares {
+    pub name: String,
+    pub rate: Rate,
+    /// Per entry, as [`EntryFacts::link_share`] is for the summary link.
+    pub shares: Vec<f64>,
+    /// Every packet arriving at it has just entered the network: it is the first link of the
+    /// routes that cross it (a tree's leaves, a layered network's first column). Its arrivals,
+    /// summed over such links, count what entered, for an end-to-end drop rate.
+    pub ingress: bool,
 }
 
 /// One traffic entry as the offered-load model reads it.
@@ -148,8 +190,10 @@ pub struct EntryFacts {
     pub tcp: Option<TcpConfig>,
     /// Downloads open their connections with a handshake; None for long-lived and UDP.
     pub handshake: Option<bool>,
-    /// A UDP source's rate (each flow).
+    /// A UDP source's rate (each flow; their mean when a `matrix` or `load` sets them apart),
+    /// and the largest.
     pub udp_rate: Option<Rate>,
+    pub udp_max_rate: Option<Rate>,
     /// A UDP source's packet, bytes.
     pub udp_packet: Option<u32>,
     /// Open-loop arrivals per second (with `load`, as the engine converted it).
@@ -172,12 +216,31 @@ impl TrafficFacts {
             .enumerate()
             .map(|(i, t)| {
                 let per_output = matches!(t, Traffic::LongLived(LongLived { per_output: Some(_), .. }));
-                let link_share = match ports {
-                    _ if !crosses(network, s.spans[i], s.cross[i]) => 0.0,
-                    Some(ports) if !per_output => 1.0 / ports,
-                    _ => 1.0,
+                let link_share = match (ports, network.summary_link()) {
+                    (Some(ports), _) if !per_output => 1.0 / ports,
+                    (Some(_), _) | (None, None) => 1.0,
+                    (None, Some(link)) => share_on(&s.placements[i], t, link),
                 };
                 entry_facts(t, link_share, &s.rtts[i])
+            })
+            .collect();
+        let graph = &network.graph;
+        let links = graph
+            .monitored()
+            .into_iter()
+            .map(|l| {
+                let link = &graph.links[l as usize];
+                let shares = s.traffic.iter().zip(&s.placements).map(|(t, p)| share_on(p, t, l)).collect();
+                let routes = s.placements.iter().flat_map(|p| &p.routes);
+                let (mut first, mut later) = (false, false);
+                for r in routes {
+                    match r.links.iter().position(|&x| x == l) {
+                        Some(0) => first = true,
+                        Some(_) => later = true,
+                        None => {}
+                    }
+                }
+                LinkShares { name: link.name.clone(), rate: link.spec.rate, shares, ingress: first && !later }
             })
             .collect();
         let access = match network.machines {
@@ -188,19 +251,51 @@ impl TrafficFacts {
             let classes = network.classes as f64 * network.access_rate.bits_per_s() as f64;
             network.machines as f64 * (network.nic_rate.bits_per_s() as f64).min(classes)
         });
-        TrafficFacts { link: network.bottleneck().rate, rtt: network.rtt, access, servers_bps, entries }
+        let summary = network.summary_link().map(|l| graph.links[l as usize].name.clone());
+        let longest_route =
+            s.placements.iter().flat_map(|p| &p.routes).map(|r| r.links.len()).max().unwrap_or(0);
+        let first_routes = s
+            .placements
+            .iter()
+            .map(|p| {
+                let links = p.routes.first().map_or(&[][..], |r| &r.links[..]);
+                links.iter().map(|&l| graph.links[l as usize].name.clone()).collect()
+            })
+            .collect();
+        TrafficFacts {
+            link: network.bottleneck().rate,
+            rtt: network.rtt,
+            access,
+            servers_bps,
+            entries,
+            links,
+            summary,
+            longest_route,
+            first_routes,
+        }
     }
 
     /// As `buflab.load` reads them: rates in bits/s, times in seconds, sizes in bytes, windows
     /// in segments; a distribution as a table of its parameters and its mean.
     pub fn to_json(&self) -> Value {
         let entries: Vec<Value> = self.entries.iter().map(EntryFacts::to_json).collect();
+        let links: Vec<Value> = self
+            .links
+            .iter()
+            .map(|l| {
+                json!({ "name": l.name, "rate_bps": l.rate.bits_per_s() as f64, "shares": l.shares, "ingress": l.ingress })
+            })
+            .collect();
         json!({
             "link_bps": self.link.bits_per_s() as f64,
             "rtt_s": [self.rtt.lo.secs_f64(), self.rtt.hi.secs_f64()],
             "access_bps": self.access.bits_per_s() as f64,
             "servers_bps": self.servers_bps,
             "entries": entries,
+            "links": links,
+            "summary_link": self.summary,
+            "longest_route": self.longest_route,
+            "first_routes": self.first_routes,
         })
     }
 }
@@ -224,6 +319,7 @@ impl EntryFacts {
         }
         if let (Some(rate), Some(packet)) = (self.udp_rate, self.udp_packet) {
             v["rate_bps"] = json!(rate.bits_per_s() as f64);
+            v["max_rate_bps"] = json!(self.udp_max_rate.unwrap_or(rate).bits_per_s() as f64);
             v["packet_bytes"] = json!(packet as f64);
         }
         if let Some(per_s) = self.arrivals_per_s {
@@ -240,10 +336,27 @@ impl EntryFacts {
     }
 }
 
-/// Whether the flows of an entry with `span` (and `cross` on the dumbbell) cross the summary
-/// link: cross traffic leaves by its own link before the dumbbell's bottleneck.
-fn crosses(network: &Network, span: HopSpan, cross: bool) -> bool {
-    !cross && span.range().contains(&network.summary_hop)
+/// The share of entry `t`'s traffic that crosses graph link `link`: of its flows (weighted by
+/// their rates for UDP sources, whose rates may differ by route) those whose route crosses it.
+/// Dumbbell cross traffic leaves by its own link, and so does not cross the bottleneck.
+fn share_on(placement: &Placement, t: &Traffic, link: u32) -> f64 {
+    let n = placement.routes.len();
+    let flows = t.flows() as u64;
+    let weight = |r: usize| -> f64 {
+        // Open-loop flows come and go: each route counts alike.
+        let on = if flows == 0 { 1.0 } else { placement.flows_on(r, flows) as f64 };
+        match t {
+            Traffic::Udp(u) => on * u.rates[r % u.rates.len()].bits_per_s() as f64,
+            _ => on,
+        }
+    };
+    let total: f64 = (0..n).map(weight).sum();
+    let crossing: f64 = (0..n).filter(|&r| placement.routes[r].links.contains(&link)).map(weight).sum();
+    if total > 0.0 {
+        crossing / total
+    } else {
+        0.0
+    }
 }
 
 /// The midpoint of a range of times, seconds.
@@ -259,6 +372,7 @@ fn entry_facts(t: &Traffic, link_share: f64, rtt: &Rtt) -> EntryFacts {
         tcp: None,
         handshake: None,
         udp_rate: None,
+        udp_max_rate: None,
         udp_packet: None,
         arrivals_per_s: None,
         file_size: None,
@@ -283,7 +397,9 @@ fn entry_facts(t: &Traffic, link_share: f64, rtt: &Rtt) -> EntryFacts {
             f.file_size = Some(o.file_size.clone());
         }
         Traffic::Udp(u) => {
-            f.udp_rate = Some(u.rate);
+            let total: u128 = (0..u.flows).map(|k| u.rate(k).bits_per_s() as u128).sum();
+            f.udp_rate = Some(Rate((total / u.flows.max(1) as u128) as u64));
+            f.udp_max_rate = u.rates.iter().copied().max();
             f.udp_packet = Some(u.packet);
         }
     }
@@ -323,7 +439,7 @@ fn dist_json(d: &Dist, unit: f64) -> Value {
 impl Scenario {
     /// The facts of the link the run summary describes (see [`LinkFacts`]).
     pub fn link_facts(&self) -> LinkFacts {
-        LinkFacts::of(&self.network, &self.traffic, &self.spans, &self.cross, &self.rtts)
+        LinkFacts::of(&self.network, &self.traffic, &self.placements, &self.rtts)
     }
 
     /// What the offered-load model reads of the traffic (see [`TrafficFacts`]).
@@ -361,7 +477,8 @@ mod tests {
         assert_eq!(f.bdp_packets(), 1250);
         assert_eq!(
             f.to_json(),
-            json!({ "rate_bps": 1e8, "rtt_s": 0.1, "packet_bytes": 1000.0, "flows": 15, "wmax_pkts": 20_833.0 })
+            json!({ "rate_bps": 1e8, "rtt_s": 0.1, "packet_bytes": 1000.0, "flows": 15, "wmax_pkts": 20_833.0,
+                    "monitored_links": 1 })
         );
     }
 

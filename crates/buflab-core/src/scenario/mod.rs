@@ -26,11 +26,13 @@ pub mod change;
 mod dist;
 mod emulation;
 pub mod facts;
+pub mod graph;
 pub mod monitor;
 pub mod network;
 pub mod queue;
 pub mod reader;
 pub mod schema;
+pub mod shapes;
 pub mod switch;
 pub mod traffic;
 
@@ -40,13 +42,14 @@ use crate::units::Time;
 pub(crate) use autosize::exact_time;
 pub use bump::{BumpAt, BumpEntry};
 pub use facts::{EntryFacts, LinkFacts, TrafficFacts};
+pub use graph::{Graph, GraphLink, Route};
 pub use monitor::Monitor;
 pub use network::{LinkSpec, Network, Topology};
 pub use queue::QueueSpec;
 use reader::{error, Asked, Table};
 pub use reader::{Result, ScenarioError};
 pub use switch::{Load, PerOutput, SwitchSpec};
-pub use traffic::{ClosedLoop, HopSpan, LongLived, OpenLoop, Starts, Traffic, TrafficKind, Udp};
+pub use traffic::{ClosedLoop, HopSpan, LongLived, OpenLoop, Placement, Starts, Traffic, TrafficKind, Udp};
 
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -59,8 +62,9 @@ pub struct Scenario {
     pub traffic: Vec<Traffic>,
     /// Per traffic entry: cross traffic (`path = "cross"`) rather than main traffic.
     pub cross: Vec<bool>,
-    /// Per traffic entry: the hops its flows cross (on the dumbbell, the bottleneck: hop 0).
-    pub spans: Vec<HopSpan>,
+    /// Per traffic entry: the routes its flows take through `network.graph` (none on the
+    /// switch).
+    pub placements: Vec<Placement>,
     /// Per traffic entry: how its flows draw their RTTs (its `rtt`, or `network.rtt`).
     pub rtts: Vec<crate::traffic::rtt::Rtt>,
     /// The live auto-sizer (`[autosize]` with a target), or None.
@@ -102,7 +106,17 @@ impl Scenario {
         let monitor = monitor::read(&mut root, duration, &mut asked)?;
         let entries = traffic::read(&mut root, &net, &mut asked)?;
         let monitor = monitor.finish(&entries.traffic, &net.network.bumps)?;
-        let network = net.finish(traffic::typical_packet(&entries.traffic));
+        let mut network = net.finish(traffic::typical_packet(&entries.traffic));
+        let monitored = network.graph.monitored();
+        for (hop, spec) in network.hops.iter_mut().enumerate() {
+            let sources = traffic::packet_sources(&entries, monitored.get(hop).copied());
+            queue::check_traffic(&mut spec.queue, &sources)?;
+        }
+        // The graph's links are what the engine builds (`hops` are copies of its monitored
+        // ones, for the reports): each learns the traffic that crosses it too.
+        for (l, link) in network.graph.links.iter_mut().enumerate() {
+            queue::check_traffic(&mut link.spec.queue, &traffic::packet_sources(&entries, Some(l as u32)))?;
+        }
         let autosize = autosize::read(&mut root, &network, &entries, duration - warmup, &mut asked)?;
         let emulation = emulation::read(&mut root, &mut asked)?;
         let defaults = autosize::defaults(&network, &entries, duration - warmup);
@@ -110,7 +124,7 @@ impl Scenario {
             change::Context::new(&network, &entries, duration, autosize.as_ref(), defaults);
         let changes = change::read(&mut root, &mut change_context, &mut asked)?;
         root.finish(&mut asked)?;
-        let traffic::Entries { traffic, cross, spans, rtts } = entries;
+        let traffic::Entries { traffic, cross, placements, rtts } = entries;
         let scenario = Scenario {
             name,
             seed,
@@ -120,7 +134,7 @@ impl Scenario {
             monitor,
             traffic,
             cross,
-            spans,
+            placements,
             rtts,
             autosize,
             emulation,
@@ -171,6 +185,10 @@ impl Scenario {
                 fill_defaults(item, "traffic", foreign);
                 if let Some(shared) = kind.shared() {
                     fill_defaults(item, shared, foreign);
+                }
+                if let (Traffic::Udp(u), Some(map)) = (t, item.as_object_mut()) {
+                    // A matrix's rows are its sources.
+                    map.insert("flows".into(), Value::from(u.flows));
                 }
                 if let Traffic::LongLived(LongLived { per_output: Some(n), .. }) = t {
                     // Flows were given per output (eq. 3.1 resolved to its count), not in all.
@@ -312,7 +330,8 @@ mod tests {
         assert!(lot["network"]["access"].get("machines").is_none());
         let s = Scenario::from_value(&lot).unwrap();
         assert_eq!(s.network.hops.len(), 3);
-        assert_eq!(s.spans[0], HopSpan { first: 0, last: 2 });
+        // Hop j is link 2j of the parking lot's graph, its way back 2j + 1.
+        assert_eq!(s.placements[0].routes, vec![Route { links: vec![0, 2, 4], back: vec![5, 3, 1] }]);
     }
 
     #[test]
@@ -375,6 +394,34 @@ mod tests {
             "traffic": [ { "kind": "long_lived", "flows_per_output": "eq3.1" } ],
         });
         asked.extend(Scenario::read(&switch).unwrap().1);
+        // And the graph topologies: a network with every key of its nodes, links and routes,
+        // a tree and a layered network.
+        let network = json!({
+            "network": {
+                "topology": "network", "summary_link": "ab", "bottleneck": { "rate": "10Mbps" },
+                "node": [{ "name": "a" }, "b", "c"],
+                "link": [
+                    { "from": "a", "to": "b", "name": "ab", "rate": "20Mbps", "buffer": "10pkt", "delay": "1ms",
+                      "queue": "droptail", "loss": 0.001, "monitor": true, "duplex": true },
+                    { "from": "b", "to": "c", "duplex": true },
+                ],
+            },
+            "traffic": [
+                { "kind": "long_lived", "route": ["a", "b", "c"] },
+                { "kind": "long_lived", "from": "a", "to": "c" },
+                { "kind": "udp_poisson", "matrix": [["a", "c", 2]], "load": 0.5 },
+            ],
+        });
+        asked.extend(Scenario::read(&network).unwrap().1);
+        for (topology, shape) in
+            [("tree", json!({ "depth": 2, "fanout": 3 })), ("layered", json!({ "stages": 2, "width": 2 }))]
+        {
+            let v = json!({
+                "network": { "topology": topology, topology: shape, "bottleneck": { "rate": "10Mbps" }, "loss": 0.0 },
+                "traffic": [ { "kind": "udp_poisson", "rate": "1Mbps" } ],
+            });
+            asked.extend(Scenario::read(&v).unwrap().1);
+        }
         for k in schema::keys() {
             assert!(asked.contains(&(k.section, k.key)), "schema key {}.{} is never read", k.section, k.key);
         }

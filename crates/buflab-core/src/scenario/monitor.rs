@@ -19,6 +19,8 @@ use crate::units::Time;
 pub struct Monitor {
     pub interval: Time,
     pub events: bool,
+    /// Write the event log's arrivals as a packet capture (the front end does, from the log).
+    pub pcap: bool,
     /// The bump whose queue the event log records (its entry index); None: the summary link.
     pub events_at: Option<usize>,
     /// Per-flow TCP traces; None when no flow is traced.
@@ -36,6 +38,7 @@ impl Monitor {
 pub(super) struct MonitorKeys {
     interval: Time,
     events: bool,
+    pcap: bool,
     events_at: Value,
     trace_flows: Value,
     trace_interval: Time,
@@ -68,11 +71,17 @@ pub(super) fn read(root: &mut Table, duration: Time, asked: &mut Asked) -> Resul
         ));
     }
     let events = mon.boolean("events")?;
+    let pcap = mon.boolean("pcap")?;
+    if pcap && !events {
+        let expected =
+            "false unless monitor.events = true as well (the capture lists the event log's arrivals)";
+        return Err(error("monitor.pcap", &Value::Bool(true), expected));
+    }
     let events_at = mon.value("events_at")?;
     let trace_flows = mon.value("trace_flows")?;
     let trace_interval = mon.time("trace_interval")?;
     mon.finish(asked)?;
-    Ok(MonitorKeys { interval, events, events_at, trace_flows, trace_interval })
+    Ok(MonitorKeys { interval, events, pcap, events_at, trace_flows, trace_interval })
 }
 
 impl MonitorKeys {
@@ -83,7 +92,7 @@ impl MonitorKeys {
         let open_loop = traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_)));
         let trace = read_trace(&self.trace_flows, self.trace_interval, total_flows, open_loop)?;
         let events_at = read_events_at(&self.events_at, bumps, traffic)?;
-        Ok(Monitor { interval: self.interval, events: self.events, events_at, trace })
+        Ok(Monitor { interval: self.interval, events: self.events, pcap: self.pcap, events_at, trace })
     }
 }
 

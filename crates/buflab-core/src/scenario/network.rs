@@ -1,19 +1,24 @@
-//! The `network` section: the topology, the RTT range, the bottleneck links (the dumbbell's
-//! bottleneck, the parking lot's hops, or the switch), the access links and the cross link.
+//! The `network` section: the topology, the RTT range, the links (the dumbbell's bottleneck,
+//! the parking lot's hops, a tree's or a layered network's routers, a general network's
+//! nodes and links, or the switch), the access links and the cross link.
 //!
 //! Read first: [`super`] (how `Scenario::read` calls one reader per section) and
 //! [`super::reader`] (typed key access, errors). Owns [`Network`], [`LinkSpec`], [`Topology`]
 //! with the table of keys only some topologies read, and the readers of `network`,
-//! `network.bottleneck`, `network.hop`, `network.access` and `network.cross`; it hands
-//! `network.switch` to [`super::switch`] and each link's discipline to [`super::queue`]. Must
-//! not know the traffic beyond the one number that is filled in after it is read (the typical
-//! packet, `ReadNetwork::finish`), nor how a topology is built from what it reads.
+//! `network.bottleneck`, `network.hop`, `network.tree`, `network.layered`, `network.access`
+//! and `network.cross`; it hands `network.switch` to [`super::switch`], a general network's
+//! nodes and links to [`super::graph`], each link's discipline to [`super::queue`], and has
+//! [`super::shapes`] lay out every topology but the switch as a [`Graph`]. Must not know the
+//! traffic beyond the one number that is filled in after it is read (the typical packet,
+//! `ReadNetwork::finish`), nor how a topology is built from what it reads.
 
 use serde_json::Value;
 
 use super::bump::{read_bumps, BumpEntry};
+use super::graph::{read_graph, read_summary_link, Graph, LinkDefaults};
 use super::queue::{self, read_queue, QueueSpec};
 use super::reader::{error, Asked, Result, ScenarioError, Table};
+use super::shapes::{self, Shape};
 use super::switch::{self, SwitchSpec};
 use super::MAX_FLOWS;
 use crate::units::{BufferLimit, Range, Rate, Time};
@@ -29,17 +34,43 @@ pub enum Topology {
     /// The N×N router of thesis ch. 3 behind multiplexing routers (see
     /// [`crate::topology::switch`]).
     Switch,
+    /// Named nodes and links, each flow on a route (see [`super::graph`]).
+    Network,
+    /// The tree of thesis Fig 5.1 ([`shapes::tree`]).
+    Tree,
+    /// The general network standing for thesis Fig 5.2 ([`shapes::layered`]).
+    Layered,
 }
 
-crate::names::names!(Topology { Dumbbell = "dumbbell", ParkingLot = "parking_lot", Switch = "switch" });
+crate::names::names!(Topology {
+    Dumbbell = "dumbbell",
+    ParkingLot = "parking_lot",
+    Switch = "switch",
+    Network = "network",
+    Tree = "tree",
+    Layered = "layered",
+});
 
-use Topology::{Dumbbell, ParkingLot, Switch};
+use Topology::{Dumbbell, Layered, ParkingLot, Switch, Tree};
+
+/// The topologies whose flows follow routes through named nodes (traffic `route`, `from`,
+/// `to`, `matrix`).
+const GRAPHS: &[Topology] = &[Topology::Network, Tree, Layered];
 
 /// Keys that only some topologies read, and which. The others reject them rather than
 /// ignoring them, and [`Scenario::normalized`] fills in their defaults only where they apply.
 const TOPOLOGY_KEYS: &[(&str, &str, &[Topology])] = &[
-    ("network", "bottleneck", &[Dumbbell, ParkingLot]),
-    ("network", "loss", &[Dumbbell, ParkingLot]),
+    ("network", "bottleneck", &[Dumbbell, ParkingLot, Topology::Network, Tree, Layered]),
+    ("network", "loss", &[Dumbbell, ParkingLot, Tree, Layered]),
+    ("network", "node", &[Topology::Network]),
+    ("network", "link", &[Topology::Network]),
+    ("network", "tree", &[Tree]),
+    ("network", "layered", &[Layered]),
+    ("network", "summary_link", GRAPHS),
+    ("traffic", "route", GRAPHS),
+    ("traffic", "from", GRAPHS),
+    ("traffic", "to", GRAPHS),
+    ("traffic", "matrix", GRAPHS),
     ("network", "cross", &[Dumbbell]),
     ("network.access", "machines", &[Dumbbell]),
     ("network.access", "classes", &[Dumbbell]),
@@ -112,11 +143,18 @@ pub struct LinkSpec {
 #[derive(Clone, Debug)]
 pub struct Network {
     pub topology: Topology,
-    /// The bottleneck links in path order: the dumbbell's one bottleneck, or the parking
-    /// lot's hops, hop 1 first (on the switch, one output link: what every output is made of).
+    /// The monitored links, the rows of the `links` table: the dumbbell's one bottleneck, the
+    /// parking lot's hops, hop 1 first, the monitored links of a graph in entry order (on the
+    /// switch, one output link: what every output is made of).
     pub hops: Vec<LinkSpec>,
     /// Index in `hops` of the link the run summary, the time series and the event log describe.
     pub summary_hop: usize,
+    /// Every topology but the switch as nodes and links (empty on the switch); `hops` are its
+    /// monitored links.
+    pub graph: Graph,
+    /// The routes of flows whose entry names none (a tree's and a layered network's ingress;
+    /// see [`Shape`]).
+    pub ingress: Vec<Vec<u32>>,
     pub access_rate: Rate,
     pub access_buffer: BufferLimit,
     /// Server machines (0: a private access link per flow) and class queues per machine.
@@ -128,7 +166,6 @@ pub struct Network {
     pub cross_buffer: BufferLimit,
     pub cross_delay: Time,
     pub rtt: Range<Time>,
-    pub loss: f64,
     /// The switch topology's router; None on the others.
     pub switch: Option<SwitchSpec>,
     /// Bumps in the wire, in entry order.
@@ -140,6 +177,16 @@ impl Network {
     /// summary hop (on the switch, an output link).
     pub fn bottleneck(&self) -> &LinkSpec {
         &self.hops[self.summary_hop]
+    }
+
+    /// The graph link of the summary (None on the switch).
+    pub fn summary_link(&self) -> Option<u32> {
+        self.graph.monitored().get(self.summary_hop).copied()
+    }
+
+    /// Whether flows follow routes through named nodes (`network`, `tree`, `layered`).
+    pub fn is_graph(&self) -> bool {
+        GRAPHS.contains(&self.topology)
     }
 }
 
@@ -172,8 +219,20 @@ impl ReadNetwork {
         for hop in &mut network.hops {
             queue::set_typical_packet(&mut hop.queue, typical);
         }
+        for link in &mut network.graph.links {
+            queue::set_typical_packet(&mut link.spec.queue, typical);
+        }
         network
     }
+}
+
+/// How the links are laid out, as read before the access and cross links are.
+enum Layout {
+    Switch(SwitchSpec, LinkSpec),
+    Dumbbell(LinkSpec, f64),
+    ParkingLot(Vec<LinkSpec>, usize, f64),
+    /// A general network, a tree or a layered network.
+    Graph(Shape),
 }
 
 /// Reads the `network` table.
@@ -183,26 +242,40 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<ReadNetwork> {
     reject_other_topology(&mut net, topology)?;
     let rtt = net.time_range("rtt")?;
     let rtt_value = net.value("rtt")?;
-    let (bottleneck, loss, switch, cell) = match topology {
+    let mut cell = None;
+    let layout = match topology {
         Topology::Switch => {
             let mut sw = net.table("switch", "network.switch")?;
-            let (spec, cell) = switch::read_switch(&mut sw)?;
+            let (spec, c) = switch::read_switch(&mut sw)?;
             sw.finish(asked)?;
+            cell = c;
             // The output links are the bottlenecks: what the summary's rate and buffer echo.
             let buffer =
                 spec.output_buffer.map_or(BufferLimit::Unlimited, |b| BufferLimit::Packets(b as u64));
             let link = LinkSpec { rate: spec.rate, buffer, delay: Time::ZERO, queue: QueueSpec::drop_tail() };
-            (link, 0.0, Some(spec), cell)
+            Layout::Switch(spec, link)
+        }
+        Topology::Network => {
+            let defaults = read_link_defaults(&mut net, asked)?;
+            Layout::Graph(Shape { graph: read_graph(&mut net, &defaults, asked)?, ingress: Vec::new() })
         }
         _ => {
             let bottleneck = read_bottleneck(&mut net, rtt, asked)?;
-            (bottleneck, net.fraction("loss")?, None, None)
+            let loss = net.fraction("loss")?;
+            match topology {
+                Dumbbell => Layout::Dumbbell(bottleneck, loss),
+                ParkingLot => {
+                    let (hops, summary) = read_hops(&mut net, bottleneck, asked)?;
+                    Layout::ParkingLot(hops, summary, loss)
+                }
+                Tree => Layout::Graph(read_tree(&mut net, &bottleneck, loss, asked)?),
+                _ => Layout::Graph(read_layered(&mut net, &bottleneck, loss, asked)?),
+            }
         }
     };
-    let load_rate = bottleneck.rate;
-    let (hops, summary_hop) = match topology {
-        Topology::ParkingLot => read_hops(&mut net, bottleneck, asked)?,
-        _ => (vec![bottleneck], 0),
+    let bump_hops = match &layout {
+        Layout::ParkingLot(hops, ..) => hops.len(),
+        _ => 1,
     };
     let mut acc = net.table("access", "network.access")?;
     reject_other_topology(&mut acc, topology)?;
@@ -213,12 +286,44 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<ReadNetwork> {
     let nic_rate = acc.rate("nic")?;
     acc.finish(asked)?;
     let (cross_rate, cross_buffer, cross_delay) = read_cross(&mut net, rtt, asked)?;
-    let bumps = read_bumps(&mut net, topology, hops.len(), access_rate, machines, asked)?;
+    let bumps = read_bumps(&mut net, topology, bump_hops, access_rate, machines, asked)?;
+    let (shape, summary_hop, switch) = match layout {
+        Layout::Switch(spec, link) => {
+            // No graph: the switch builder lays out its own links; its summary is a port.
+            let shape = Shape { graph: Graph::default(), ingress: Vec::new() };
+            (shape, Err(link), Some(spec))
+        }
+        Layout::Dumbbell(bottleneck, loss) => {
+            // Cross traffic needs server machines: only then has the dumbbell a cross link.
+            let cross = LinkSpec {
+                rate: cross_rate,
+                buffer: cross_buffer,
+                delay: cross_delay,
+                queue: QueueSpec::drop_tail(),
+            };
+            (shapes::dumbbell(&bottleneck, loss, (machines > 0).then_some(&cross)), Ok(0), None)
+        }
+        Layout::ParkingLot(hops, summary, loss) => (shapes::parking_lot(&hops, loss), Ok(summary), None),
+        Layout::Graph(shape) => {
+            let row = read_summary_link(&mut net, &shape.graph)?;
+            (shape, Ok(row), None)
+        }
+    };
     net.finish(asked)?;
+    let (hops, summary_hop) = match summary_hop {
+        Ok(row) => {
+            let g = &shape.graph;
+            (g.monitored().iter().map(|&l| g.links[l as usize].spec.clone()).collect(), row)
+        }
+        Err(switch_link) => (vec![switch_link], 0),
+    };
+    let load_rate = hops[summary_hop].rate;
     let network = Network {
         topology,
         hops,
         summary_hop,
+        graph: shape.graph,
+        ingress: shape.ingress,
         access_rate,
         access_buffer,
         machines,
@@ -228,11 +333,59 @@ pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<ReadNetwork> {
         cross_buffer,
         cross_delay,
         rtt,
-        loss,
         switch,
         bumps,
     };
     Ok(ReadNetwork { network, rtt_value, load_rate, cell })
+}
+
+/// `network.bottleneck` on a general network: every link's defaults, the table and its rate
+/// optional.
+fn read_link_defaults(net: &mut Table, asked: &mut Asked) -> Result<LinkDefaults> {
+    let mut bn = net.table("bottleneck", "network.bottleneck")?;
+    let rate = if bn.given("rate") { Some(bn.rate("rate")?) } else { None };
+    let buffer = bn.buffer("buffer")?;
+    let delay = bn.time("delay")?;
+    let queue = read_queue(&mut bn, None, buffer)?;
+    bn.finish(asked)?;
+    Ok(LinkDefaults { rate, buffer, delay, queue })
+}
+
+/// `network.tree`: its depth and fanout; every router's link is made of `link`.
+fn read_tree(net: &mut Table, link: &LinkSpec, loss: f64, asked: &mut Asked) -> Result<Shape> {
+    let mut t = net.table("tree", "network.tree")?;
+    let depth = t.uint("depth", 1, 32)?;
+    let fanout = t.uint("fanout", 1, 64)?;
+    let routers = shapes::tree_routers(depth, fanout);
+    if routers > shapes::MAX_ROUTERS {
+        let got = t.value("depth")?;
+        let expected = format!(
+            "a tree of at most {} routers (depth {depth} with fanout {fanout} has {routers})",
+            shapes::MAX_ROUTERS
+        );
+        return Err(error(&t.key_path("depth"), &got, &expected));
+    }
+    t.finish(asked)?;
+    Ok(shapes::tree(depth, fanout, link, loss))
+}
+
+/// `network.layered`: its stages and width; every router's links are made of `link`.
+fn read_layered(net: &mut Table, link: &LinkSpec, loss: f64, asked: &mut Asked) -> Result<Shape> {
+    let mut t = net.table("layered", "network.layered")?;
+    let stages = t.uint("stages", 1, 16)?;
+    let width = t.uint("width", 2, shapes::MAX_ROUTERS)?;
+    let (routers, routes) = (stages * width, width << stages);
+    if routers > shapes::MAX_ROUTERS || routes > shapes::MAX_LAYERED_ROUTES {
+        let got = t.value("width")?;
+        let expected = format!(
+            "at most {} routers and {} routes (width × 2^stages); {stages} stages of {width} have {routers} and {routes}",
+            shapes::MAX_ROUTERS,
+            shapes::MAX_LAYERED_ROUTES
+        );
+        return Err(error(&t.key_path("width"), &got, &expected));
+    }
+    t.finish(asked)?;
+    Ok(shapes::layered(stages, width, link, loss))
 }
 
 /// `network.cross`: the rate, buffer and delay of the link cross traffic leaves by.

@@ -1,11 +1,12 @@
 //! The queue discipline of a bottleneck or hop table: the `queue` key and the disciplines'
-//! own keys (`red_*`).
+//! own keys (`red_*`, `optical_*`).
 //!
 //! Read first: [`super::reader`] (typed key access, errors) and [`crate::queue::kinds`] (the
 //! disciplines, each describing its own parameters). Owns [`QueueSpec`] and `read_queue`,
-//! the one function that reads a table's discipline, for every discipline alike, plus the two
+//! the one function that reads a table's discipline, for every discipline alike, plus the
 //! things the rest of the scenario asks of a discipline once it is read: the typical packet
-//! (`set_typical_packet`) and the normalized echo of a bottleneck table (`normalize`).
+//! (`set_typical_packet`), the check against the traffic that crosses its link
+//! (`check_traffic`) and the normalized echo of a bottleneck table (`normalize`).
 //! Must not know any one discipline, which table it reads (bottleneck or hop), the topology or
 //! the traffic: what it inherits and the link's buffer are passed in.
 
@@ -13,9 +14,10 @@ use serde_json::Value;
 
 use buflab_queue::describe::Described;
 
-use super::reader::{error, Result, Table};
+use super::reader::{error, Result, ScenarioError, Table};
 use crate::queue::{kinds, ParamKind, Values};
 use crate::units::BufferLimit;
+use buflab_queue::describe::{PacketSource, ParamError};
 
 /// A link's queue discipline as the scenario gives it (`network.bottleneck.queue`).
 #[derive(Clone, Debug, PartialEq)]
@@ -27,12 +29,24 @@ pub struct QueueSpec {
     /// The largest data packet of the traffic, bytes on the wire (filled in once the traffic
     /// is read): RED's idle rule counts idle time in transmissions of it.
     pub packet: u32,
+    /// The largest data packet that crosses this link (filled in likewise; `packet` if none
+    /// does): an optical FIFO's slot holds it.
+    pub largest: u32,
+    /// The table it was read from (`network.bottleneck`, `network.hop.1`), for errors found
+    /// once the traffic is read.
+    pub path: String,
 }
 
 impl QueueSpec {
     /// Drop-tail, which has no parameters.
     pub fn drop_tail() -> QueueSpec {
-        QueueSpec { name: crate::queue::drop_tail::DropTail::NAME, values: Values::new(), packet: 0 }
+        QueueSpec {
+            name: crate::queue::drop_tail::DropTail::NAME,
+            values: Values::new(),
+            packet: 0,
+            largest: 0,
+            path: String::new(),
+        }
     }
 }
 
@@ -75,14 +89,28 @@ pub(super) fn read_queue(
         };
         values.set(p.key, value, given);
     }
-    (kind.check)(&values, buffer).map_err(|e| {
-        let got = match e.got {
-            buflab_queue::describe::Value::Number(x) => Value::from(x),
-            buflab_queue::describe::Value::Bool(b) => Value::from(b),
-        };
-        error(&t.key_path(e.key), &got, &e.expected)
-    })?;
-    Ok(QueueSpec { name, values, packet: 0 })
+    (kind.check)(&values, buffer).map_err(|e| param_error(t, kind, e))?;
+    Ok(QueueSpec { name, values, packet: 0, largest: 0, path: t.path().to_string() })
+}
+
+/// A discipline's check's error as the scenario's: under the table's path, with the value
+/// as the user wrote it when the key is not one of the discipline's own (the `buffer`), and
+/// whole numbers written whole for a count.
+fn param_error(
+    t: &mut Table,
+    kind: &crate::queue::Kind<crate::link::Waiting>,
+    e: ParamError,
+) -> ScenarioError {
+    use buflab_queue::describe::Value as V;
+    let param = kind.params.iter().find(|p| p.key == e.key);
+    let got = match (param, e.got) {
+        (None, _) if t.present(e.key) => t.raw(e.key).cloned().unwrap_or(Value::Null),
+        (Some(p), V::Number(x)) if p.kind == ParamKind::Count => Value::from(x as u64),
+        (_, V::Number(x)) if x.is_infinite() => Value::from("unlimited"),
+        (_, V::Number(x)) => Value::from(x),
+        (_, V::Bool(b)) => Value::from(b),
+    };
+    error(&t.key_path(e.key), &got, &e.expected)
 }
 
 /// One parameter's value, checked against its kind.
@@ -98,6 +126,7 @@ fn read_param(t: &mut Table, key: &'static str, kind: ParamKind) -> Result<bufla
             V::Number(x)
         }
         ParamKind::PositiveFraction => V::Number(t.positive_fraction(key)?),
+        ParamKind::Count => V::Number(t.uint(key, 1, u32::MAX as u64)? as f64),
         ParamKind::Bool => V::Bool(t.boolean(key)?),
     })
 }
@@ -105,6 +134,22 @@ fn read_param(t: &mut Table, key: &'static str, kind: ParamKind) -> Result<bufla
 /// Gives a discipline the typical packet of the traffic (wire bytes).
 pub(super) fn set_typical_packet(queue: &mut QueueSpec, packet: u32) {
     queue.packet = packet;
+}
+
+/// Checks a link's discipline against `sources`, the traffic entries whose packets cross the
+/// link, and gives it the largest of their packets.
+pub(super) fn check_traffic(queue: &mut QueueSpec, sources: &[PacketSource]) -> Result<()> {
+    queue.largest = sources.iter().map(|s| s.size).max().unwrap_or(queue.packet);
+    let kinds = kinds();
+    let kind = kinds.iter().find(|k| k.name == queue.name).expect("a listed discipline");
+    (kind.check_traffic)(&queue.values, sources).map_err(|e| {
+        let got = match e.got {
+            buflab_queue::describe::Value::Number(x) => Value::from(x),
+            buflab_queue::describe::Value::Bool(b) => Value::from(b),
+        };
+        let key = if queue.path.is_empty() { e.key.to_string() } else { format!("{}.{}", queue.path, e.key) };
+        error(&key, &got, &e.expected)
+    })
 }
 
 /// The normalized echo of a bottleneck table whose defaults are filled in: the keys of the
@@ -241,5 +286,77 @@ mod tests {
             err(v),
             "network.hop.0.red_max_th: got 30.0; expected at most the buffer (20 packets), which stays the hard limit"
         );
+    }
+
+    /// The optical FIFO's keys (thesis ch. 6): its size is the buffer, N − 1 packets with N a
+    /// power of two; K a power of two up to N/2; packets of one size through its link unless
+    /// padded. Each bad value is one line naming the key, the value and what was expected.
+    #[test]
+    fn optical_fifo_keys_are_checked_against_the_buffer_and_the_traffic() {
+        let with = |pairs: Value, traffic: Value| {
+            let mut v = base();
+            v["network"]["bottleneck"]["queue"] = json!("optical_fifo");
+            for (k, x) in pairs.as_object().unwrap() {
+                v["network"]["bottleneck"][k] = x.clone();
+            }
+            v["traffic"] = traffic;
+            v
+        };
+        let long = json!([{ "kind": "long_lived", "flows": 10 }]);
+        let ok =
+            Scenario::from_value(&with(json!({ "buffer": "63pkt", "optical_k": 4 }), long.clone())).unwrap();
+        let q = &ok.network.hops[0].queue;
+        assert_eq!((q.name, q.values.number("optical_k"), q.largest), ("optical_fifo", 4.0, 1000));
+        assert_eq!(
+            err(with(json!({ "buffer": "20pkt" }), long.clone())),
+            "network.bottleneck.buffer: got \"20pkt\"; expected N − 1 packets with N a power of two for queue = \"optical_fifo\" (thesis §6.3): 15pkt or 31pkt, the nearest"
+        );
+        assert_eq!(
+            err(with(json!({ "buffer": "15000B" }), long.clone())),
+            "network.bottleneck.buffer: got \"15000B\"; expected a buffer in packets for queue = \"optical_fifo\": N − 1 with N a power of two (15pkt, 31pkt, 63pkt, …)"
+        );
+        assert_eq!(
+            err(with(json!({ "buffer": "15pkt", "optical_k": 3 }), long.clone())),
+            "network.bottleneck.optical_k: got 3; expected a power of two from 1 to N/2 = 8 (thesis Thm 6.2; buffer = N − 1 = 15pkt)"
+        );
+        assert_eq!(
+            err(with(json!({ "buffer": "15pkt", "optical_k": 16 }), long.clone())),
+            "network.bottleneck.optical_k: got 16; expected a power of two from 1 to N/2 = 8 (thesis Thm 6.2; buffer = N − 1 = 15pkt)"
+        );
+        assert!(err(with(json!({ "buffer": "15pkt", "optical_k": 0 }), long.clone()))
+            .starts_with("network.bottleneck.optical_k: got 0; expected a whole number from 1"));
+        let mut other = with(json!({ "buffer": "15pkt", "optical_pad": true }), long.clone());
+        other["network"]["bottleneck"]["queue"] = json!("droptail");
+        assert_eq!(
+            err(other),
+            "network.bottleneck.optical_pad: got true; expected no optical FIFO setting with queue = \"droptail\" (set queue = \"optical_fifo\" to use it)"
+        );
+        let two = json!([{ "kind": "long_lived", "flows": 5 }, { "kind": "long_lived", "flows": 5, "packet": "1500B" }]);
+        assert_eq!(
+            err(with(json!({ "buffer": "15pkt" }), two.clone())),
+            "network.bottleneck.optical_pad: got false; expected true, or traffic of one packet size: traffic.0 sends 1000-B packets through this link and traffic.1 1500-B ones, and an optical FIFO's slots hold packets of one size (thesis §6.2)"
+        );
+        let padded =
+            Scenario::from_value(&with(json!({ "buffer": "15pkt", "optical_pad": true }), two)).unwrap();
+        assert_eq!(padded.network.hops[0].queue.largest, 1500, "the slot holds the largest");
+        let downloads = json!([{ "kind": "closed_loop", "users": 10 }]);
+        assert!(err(with(json!({ "buffer": "15pkt" }), downloads))
+            .starts_with("network.bottleneck.optical_pad: got false; expected true, or traffic of one packet size: traffic.0's downloads end in shorter segments"));
+        // Cross traffic leaves by its own link: another size there is no concern of this one.
+        let mut cross = with(
+            json!({ "buffer": "15pkt" }),
+            json!([
+                { "kind": "long_lived", "flows": 5 },
+                { "kind": "long_lived", "flows": 5, "packet": "1500B", "path": "cross" },
+            ]),
+        );
+        cross["network"]["access"] = json!({ "machines": 2 });
+        assert_eq!(Scenario::from_value(&cross).unwrap().network.hops[0].queue.largest, 1000);
+        // The auto-sizer searches a limit; an optical FIFO's size is fiber.
+        let mut auto = with(json!({ "buffer": "15pkt" }), long);
+        auto["autosize"] = json!({ "target_utilization": 0.9 });
+        assert!(err(auto).starts_with(
+            "autosize.target_utilization: got 0.9; expected no auto-sizer with queue = \"optical_fifo\""
+        ));
     }
 }

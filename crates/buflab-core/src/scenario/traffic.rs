@@ -11,7 +11,10 @@ use std::ops::RangeInclusive;
 
 use serde_json::{Map, Value};
 
+use buflab_queue::describe::PacketSource;
+
 use super::dist::read_dist_key;
+use super::graph::{acks_back, read_matrix, read_route, Route};
 use super::network::{reject_other_topology, ReadNetwork, Topology};
 use super::reader::{error, Asked, Result, ScenarioError, Table};
 use super::switch::{self, PerOutput};
@@ -85,9 +88,18 @@ pub struct LongLived {
 pub struct Udp {
     pub pattern: UdpPattern,
     pub flows: u32,
-    pub rate: Rate,
+    /// Each source's rate: one for all, or one per route of the entry's [`Placement`] (flow k
+    /// at `rates[k mod len]`), set by a `matrix` or by `load`.
+    pub rates: Vec<Rate>,
     pub packet: u32,
     pub start: Range<Time>,
+}
+
+impl Udp {
+    /// The rate of source `k`.
+    pub fn rate(&self, k: u32) -> Rate {
+        self.rates[k as usize % self.rates.len()]
+    }
 }
 
 /// What a traffic entry's `kind` names.
@@ -167,25 +179,46 @@ impl HopSpan {
     }
 }
 
+/// Where a traffic entry's flows go through the network's graph: flow k of the entry follows
+/// `routes[k mod len]`. Empty on the switch, which places flows by its own rules.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Placement {
+    pub routes: Vec<Route>,
+}
+
+impl Placement {
+    /// The route of flow `k` of the entry.
+    pub fn route(&self, k: u32) -> &Route {
+        &self.routes[k as usize % self.routes.len()]
+    }
+
+    /// How many of the entry's `flows` flows take route `r`.
+    pub fn flows_on(&self, r: usize, flows: u64) -> u64 {
+        let n = self.routes.len() as u64;
+        flows / n + u64::from((r as u64) < flows % n)
+    }
+}
+
 /// The traffic entries as read, each with where its flows go.
 pub(super) struct Entries {
     pub traffic: Vec<Traffic>,
     /// Per entry: cross traffic (`path = "cross"`) rather than main traffic.
     pub cross: Vec<bool>,
-    /// Per entry: the hops its flows cross.
-    pub spans: Vec<HopSpan>,
+    /// Per entry: the routes its flows take.
+    pub placements: Vec<Placement>,
     /// Per entry: how its flows draw their RTTs (its `rtt`, or `network.rtt`).
     pub rtts: Vec<Rtt>,
 }
 
 /// Reads the `traffic` array: every entry, checked against the network it runs on.
 pub(super) fn read(root: &mut Table, net: &ReadNetwork, asked: &mut Asked) -> Result<Entries> {
-    let mut entries = Entries { traffic: Vec::new(), cross: Vec::new(), spans: Vec::new(), rtts: Vec::new() };
+    let mut entries =
+        Entries { traffic: Vec::new(), cross: Vec::new(), placements: Vec::new(), rtts: Vec::new() };
     for (path, map) in root.array("traffic")? {
-        let (t, is_cross, span, rtt) = read_entry(path, map, net, asked)?;
+        let (t, is_cross, placement, rtt) = read_entry(path, map, net, asked)?;
         entries.traffic.push(t);
         entries.cross.push(is_cross);
-        entries.spans.push(span);
+        entries.placements.push(placement);
         entries.rtts.push(rtt);
     }
     let total_flows = total_flows(&entries.traffic);
@@ -218,12 +251,13 @@ fn read_entry(
     map: &Map<String, Value>,
     net: &ReadNetwork,
     asked: &mut Asked,
-) -> Result<(Traffic, bool, HopSpan, Rtt)> {
+) -> Result<(Traffic, bool, Placement, Rtt)> {
     let mut kind_t = Table::entry(path.clone(), "traffic", None, map);
     let kind: TrafficKind = kind_t.named("kind")?;
     reject_other_topology(&mut kind_t, net.network.topology)?;
     let rtt = read_rtt(&mut kind_t, net, asked)?;
-    let (is_cross, span, per_output) = read_placement(&mut kind_t, kind, &path, net, &rtt)?;
+    let Where { is_cross, placement, weights, per_output } =
+        read_placement(&mut kind_t, kind, &path, net, &rtt)?;
     asked.extend(kind_t.asked());
     let t = kind_table(path, kind, map);
     let t = match kind {
@@ -231,10 +265,10 @@ fn read_entry(
         TrafficKind::ClosedLoop => read_closed_loop(t, asked)?,
         TrafficKind::OpenLoop => read_open_loop(t, net.load_rate, asked)?,
         TrafficKind::RepeatedDownloads => read_repeated_downloads(t, asked)?,
-        TrafficKind::UdpPoisson => read_udp(t, UdpPattern::Poisson, asked)?,
-        TrafficKind::UdpCbr => read_udp(t, UdpPattern::Cbr, asked)?,
+        TrafficKind::UdpPoisson => read_udp(t, UdpPattern::Poisson, &placement, weights, net, asked)?,
+        TrafficKind::UdpCbr => read_udp(t, UdpPattern::Cbr, &placement, weights, net, asked)?,
     };
-    Ok((t, is_cross, span, rtt))
+    Ok((t, is_cross, placement, rtt))
 }
 
 /// The entry's own `rtt` (a time range, or a distribution table of times), or `network.rtt`.
@@ -257,18 +291,56 @@ fn read_rtt(t: &mut Table, net: &ReadNetwork, asked: &mut Asked) -> Result<Rtt> 
     }
 }
 
+/// Where an entry's flows go: cross traffic or not (dumbbell), its routes, a matrix's weights
+/// (one per route) and its flows per output (switch).
+struct Where {
+    is_cross: bool,
+    placement: Placement,
+    weights: Option<Vec<f64>>,
+    per_output: Option<PerOutputOn>,
+}
+
 /// Where an entry's flows go, by topology: on the dumbbell, main or cross traffic (`path`);
 /// on the parking lot, the hops they cross (`hops`); on the switch, the flows per output if
-/// given that way (`flows_per_output`).
+/// given that way (`flows_per_output`); on a graph topology, a `route`, `from` and `to`, a
+/// `matrix` (UDP), or else the shape's ingress routes.
 fn read_placement(
     kind_t: &mut Table,
     kind: TrafficKind,
     path: &str,
     net: &ReadNetwork,
     rtt: &Rtt,
-) -> Result<(bool, HopSpan, Option<PerOutputOn>)> {
+) -> Result<Where> {
     let network = &net.network;
-    let own_rtt = kind_t.present("rtt");
+    let graph = &network.graph;
+    // The smallest RTT the entry's flows draw (its own `rtt`, or `network.rtt`) must leave
+    // their access links a delay of at least 0 after the links their data crosses.
+    let (smallest, blamed, got) = if kind_t.present("rtt") {
+        (rtt.min(), kind_t.key_path("rtt"), kind_t.value("rtt")?)
+    } else {
+        (network.rtt.lo, "network.rtt".to_string(), net.rtt_value.clone())
+    };
+    let fits_rtt = |links: &[u32]| -> Result<()> {
+        let one_way = graph.delay(links);
+        if Time(one_way.0 * 2) > smallest {
+            let expected = if network.topology == Topology::ParkingLot {
+                format!("a smallest RTT of at least twice the one-way delay of the hops {path} crosses ({one_way})")
+            } else {
+                format!(
+                    "a smallest RTT of at least twice the one-way delay of the links {path} crosses ({one_way} on {})",
+                    graph.describe(links)
+                )
+            };
+            return Err(error(&blamed, &got, &expected));
+        }
+        Ok(())
+    };
+    // A route the entry's data takes, with its ACKs' way back (TCP only).
+    let route = |links: Vec<u32>, key: &str| -> Result<Route> {
+        fits_rtt(&links)?;
+        let back = if kind.shared().is_some() { acks_back(graph, key, &links)? } else { Vec::new() };
+        Ok(Route { links, back })
+    };
     match network.topology {
         Topology::Switch => {
             if kind == TrafficKind::OpenLoop {
@@ -281,7 +353,7 @@ fn read_placement(
             let max = MAX_FLOWS / spec.ports as u64;
             let per_output = switch::read_per_output(kind_t, kind, max)?
                 .map(|p| (p, spec.ports as u32, spec.rate, network.access_rate, rtt.mean()));
-            Ok((false, HopSpan { first: 0, last: 0 }, per_output))
+            Ok(Where { is_cross: false, placement: Placement::default(), weights: None, per_output })
         }
         Topology::Dumbbell => {
             let is_cross = kind_t.choice("path", &["main", "cross"])? == "cross";
@@ -291,38 +363,63 @@ fn read_placement(
                     "\"main\" unless network.access.machines > 0 (cross traffic shares a machine's NIC link)";
                 return Err(error(&kind_t.key_path("path"), &got, expected));
             }
-            let (one_way, what) = match is_cross {
-                true => (network.cross_delay, "the cross link"),
-                false => (network.bottleneck().delay, "the bottleneck"),
-            };
-            check_rtt(kind_t, rtt, one_way, what)?;
-            Ok((is_cross, HopSpan { first: 0, last: 0 }, None))
+            // The shape's links: the bottleneck and its way back, then the cross link's pair.
+            let exit = if is_cross { 2 } else { 0 };
+            fits_rtt(&[exit])?;
+            let routes = vec![Route { links: vec![exit], back: vec![exit + 1] }];
+            Ok(Where { is_cross, placement: Placement { routes }, weights: None, per_output: None })
         }
         Topology::ParkingLot => {
-            let hops = &network.hops;
-            let span = read_span(kind_t, hops.len())?;
-            let one_way = Time(hops[span.range()].iter().map(|h| h.delay.0).sum());
-            check_rtt(kind_t, rtt, one_way, &format!("the hops {path} crosses"))?;
-            if !own_rtt && Time(one_way.0 * 2) > network.rtt.lo {
-                let expected = format!(
-                    "a smallest RTT of at least twice the one-way delay of the hops {path} crosses ({one_way})"
-                );
-                return Err(error("network.rtt", &net.rtt_value, &expected));
+            let span = read_span(kind_t, network.hops.len())?;
+            // Hop j is link 2j, its way back 2j + 1.
+            let links: Vec<u32> = span.range().map(|j| 2 * j as u32).collect();
+            let r = route(links, &kind_t.key_path("hops"))?;
+            Ok(Where {
+                is_cross: false,
+                placement: Placement { routes: vec![r] },
+                weights: None,
+                per_output: None,
+            })
+        }
+        _ => {
+            let explicit = read_route(kind_t, graph)?;
+            let matrix = read_matrix(kind_t, graph)?;
+            let udp = kind.shared().is_none();
+            if let (Some(_), Some(v)) = (&matrix, kind_t.raw("matrix")) {
+                if !udp {
+                    let expected = format!(
+                        "no matrix on a {} entry (a matrix gives UDP sources; TCP flows take `route`, or `from` and `to`)",
+                        kind.name()
+                    );
+                    return Err(error(&kind_t.key_path("matrix"), v, &expected));
+                }
+                if explicit.is_some() {
+                    return Err(error(&kind_t.key_path("matrix"), v, "either `matrix` or a route, not both"));
+                }
             }
-            Ok((false, span, None))
+            // The key an error about a route names: the one the user wrote.
+            let written = ["route", "to", "matrix"].into_iter().find(|k| kind_t.present(k)).unwrap_or("kind");
+            let key = kind_t.key_path(written);
+            let (links, weights): (Vec<Vec<u32>>, Option<Vec<f64>>) = match (explicit, matrix) {
+                (Some(links), _) => (vec![links], None),
+                (None, Some(rows)) => {
+                    let (links, weights) = rows.into_iter().unzip();
+                    (links, Some(weights))
+                }
+                (None, None) if !network.ingress.is_empty() => (network.ingress.clone(), None),
+                (None, None) => {
+                    let expected = if udp {
+                        "`route`, `from` and `to`, or `matrix`: where the flows go on a network"
+                    } else {
+                        "`route`, or `from` and `to`: where the flows go on a network"
+                    };
+                    return Err(kind_t.missing("route", expected));
+                }
+            };
+            let routes = links.into_iter().map(|l| route(l, &key)).collect::<Result<Vec<_>>>()?;
+            Ok(Where { is_cross: false, placement: Placement { routes }, weights, per_output: None })
         }
     }
-}
-
-/// The smallest RTT an entry's own `rtt` draws must leave its access links a delay of at least
-/// 0 after the shared links it crosses (`network.rtt` is checked against them where it is read).
-fn check_rtt(t: &mut Table, rtt: &Rtt, one_way: Time, what: &str) -> Result<()> {
-    if t.present("rtt") && Time(one_way.0 * 2) > rtt.min() {
-        let got = t.value("rtt")?;
-        let expected = format!("a smallest RTT of at least twice the one-way delay of {what} ({one_way})");
-        return Err(error(&t.key_path("rtt"), &got, &expected));
-    }
-    Ok(())
 }
 
 /// The hops a parking-lot traffic entry crosses (`hops`, counted from 1): one hop, a range
@@ -352,7 +449,7 @@ fn read_span(t: &mut Table, k: usize) -> Result<HopSpan> {
 /// `path`, `hops`, `flows_per_output`, `rtt`) were read from the entry's generic table.
 fn kind_table(path: String, kind: TrafficKind, map: &Map<String, Value>) -> Table<'_> {
     let mut t = Table::entry(path, kind.section(), kind.shared(), map);
-    for key in ["kind", "path", "hops", "flows_per_output", "rtt"] {
+    for key in ["kind", "path", "hops", "flows_per_output", "rtt", "route", "from", "to", "matrix"] {
         t.consume(key);
     }
     t
@@ -464,7 +561,25 @@ fn read_long_lived(mut t: Table, per_output: Option<PerOutputOn>, asked: &mut As
     Ok(Traffic::LongLived(LongLived { flows, tcp, start, jitter, per_output }))
 }
 
-/// The data packet size of a traffic entry (wire bytes).
+/// The entries whose packets cross graph link `link` (a route of theirs takes it; on the
+/// switch, None: its output lines carry every entry's packets), as a discipline's traffic
+/// check sees them: downloads send packets of other sizes too (their last segments, their
+/// SYN-ACKs).
+pub(super) fn packet_sources(entries: &Entries, link: Option<u32>) -> Vec<PacketSource> {
+    let crosses = |i: usize| match link {
+        None => true,
+        Some(l) => entries.placements[i].routes.iter().any(|r| r.links.contains(&l)),
+    };
+    (0..entries.traffic.len())
+        .filter(|&i| crosses(i))
+        .map(|i| {
+            let t = &entries.traffic[i];
+            let uniform = matches!(t, Traffic::LongLived(_) | Traffic::Udp(_));
+            PacketSource { entry: i, size: data_packet(t), uniform }
+        })
+        .collect()
+}
+
 fn data_packet(t: &Traffic) -> u32 {
     match t {
         Traffic::LongLived(l) => l.tcp.packet,
@@ -540,9 +655,52 @@ fn read_repeated_downloads(mut t: Table, asked: &mut Asked) -> Result<Traffic> {
     }))
 }
 
-fn read_udp(mut t: Table, pattern: UdpPattern, asked: &mut Asked) -> Result<Traffic> {
-    let flows = t.uint("flows", 1, MAX_FLOWS)? as u32;
-    let rate = t.rate("rate")?;
+/// A UDP entry: `flows` sources (one per row of a `matrix`), each at `rate` (times its row's
+/// weight), or at the rates that make the most loaded link its flows cross carry `load` of
+/// its rate (the load factor ρ of thesis §5.1, counting this entry's sources).
+fn read_udp(
+    mut t: Table,
+    pattern: UdpPattern,
+    placement: &Placement,
+    weights: Option<Vec<f64>>,
+    net: &ReadNetwork,
+    asked: &mut Asked,
+) -> Result<Traffic> {
+    let flows = match &weights {
+        // The normalized echo writes the rows' number as `flows`: it reads back to itself.
+        Some(w) if t.present("flows") && t.value("flows")?.as_u64() != Some(w.len() as u64) => {
+            let got = t.value("flows")?;
+            let expected = format!("{}, the matrix's rows (each row is one source), or no `flows`", w.len());
+            return Err(error(&t.key_path("flows"), &got, &expected));
+        }
+        Some(w) => w.len() as u32,
+        None => t.uint("flows", 1, MAX_FLOWS)? as u32,
+    };
+    let rates = match (t.present("rate"), t.present("load"), &weights) {
+        (true, true, _) => {
+            let got = t.value("load")?;
+            return Err(error(&t.key_path("load"), &got, "either `rate` or `load`, not both"));
+        }
+        (_, false, None) => vec![t.rate("rate")?],
+        (_, false, Some(weights)) => {
+            let rate = t.rate("rate")?;
+            weights.iter().map(|w| Rate((rate.bits_per_s() as f64 * w).round() as u64)).collect()
+        }
+        (false, true, _) => {
+            let weights = weights.clone().unwrap_or_else(|| vec![1.0; placement.routes.len().max(1)]);
+            let load = t.number_between("load", 0.0, 1e6)?;
+            if placement.routes.is_empty() {
+                let got = t.value("load")?;
+                let expected = "`rate` on the switch (a load needs the links the sources cross)";
+                return Err(error(&t.key_path("load"), &got, expected));
+            }
+            rates_for_load(placement, &weights, flows, load, &net.network.graph)
+        }
+    };
+    if rates.iter().any(|r| r.bits_per_s() == 0) {
+        let got = t.value(if t.present("load") { "load" } else { "rate" })?;
+        return Err(error(t.path(), &got, "rates of at least 1 bit/s for every source"));
+    }
     let packet = t.bytes("packet")?;
     if !(1..=65_535).contains(&packet) {
         let got = t.raw("packet").cloned().unwrap_or(Value::Null);
@@ -550,7 +708,32 @@ fn read_udp(mut t: Table, pattern: UdpPattern, asked: &mut Asked) -> Result<Traf
     }
     let start = t.time_range("start")?;
     t.finish(asked)?;
-    Ok(Traffic::Udp(Udp { pattern, flows, rate, packet: packet as u32, start }))
+    Ok(Traffic::Udp(Udp { pattern, flows, rates, packet: packet as u32, start }))
+}
+
+/// The rate of each route's sources that makes the most loaded link carry `load` of its rate:
+/// source k on route r = k mod n sends at c·w_r, c = load ÷ max over links l of
+/// Σ_{k crossing l} w_{r(k)} ÷ C_l (bits per second, so with equal packets also packets).
+fn rates_for_load(
+    placement: &Placement,
+    weights: &[f64],
+    flows: u32,
+    load: f64,
+    graph: &super::graph::Graph,
+) -> Vec<Rate> {
+    let mut per_link = vec![0.0f64; graph.links.len()];
+    for (r, route) in placement.routes.iter().enumerate() {
+        let on = placement.flows_on(r, flows as u64) as f64;
+        for &l in &route.links {
+            per_link[l as usize] += on * weights[r];
+        }
+    }
+    let most = per_link
+        .iter()
+        .zip(&graph.links)
+        .map(|(w, l)| w / l.spec.rate.bits_per_s() as f64)
+        .fold(0.0f64, f64::max);
+    weights.iter().map(|w| Rate((load / most * w).round() as u64)).collect()
 }
 
 #[cfg(test)]

@@ -245,6 +245,7 @@ impl TcpReceiver {
             conn: self.conn,
             sack,
             flags: f,
+            stamp: Time::ZERO,
         };
         match &mut self.ack_pacer {
             // A connection request is not an ACK of data: it goes at once.

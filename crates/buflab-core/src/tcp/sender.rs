@@ -292,6 +292,7 @@ impl TcpSender {
             hop: 0,
             kind: Kind::Data,
             flags: flags::SYN,
+            stamp: Time::ZERO,
         });
         self.rto_deadline = Some(now + self.rtt.rto());
     }
@@ -342,6 +343,7 @@ impl TcpSender {
             hop: 0,
             kind: Kind::Data,
             flags: f,
+            stamp: Time::ZERO,
         });
         // RFC 6298 §5.1: start the timer when sending data if it is not running.
         if self.rto_deadline.is_none() {

@@ -53,34 +53,40 @@ impl Access {
     }
 }
 
-/// How a topology routes the flows of each traffic entry.
+/// How a topology routes the flows of each traffic entry (flow `k` of entry `ti` is flow
+/// `id` of the network).
 pub(super) trait Routing: Send {
-    /// One-way propagation delay of the shared links that entry `ti`'s data crosses.
-    fn path_delay(&self, ti: usize) -> Time;
-    /// The hops of the data route of flow `id` of entry `ti` (its private links built), whose
+    /// One-way propagation delay of the shared links that flow `k` of entry `ti` crosses.
+    fn path_delay(&self, ti: usize, k: u32) -> Time;
+    /// The hops of the data route of flow `k` of entry `ti` (its private links built), whose
     /// access links delay by `access_delay` each way, starting on its own access link; and the
     /// flow's (machine, class) placement.
     fn forward(
         &self,
         sim: &mut Sim,
         ti: usize,
+        k: u32,
         id: u64,
         access_delay: Time,
     ) -> (Vec<Hop>, Option<(i64, i64)>);
-    /// The hops of the ACK route of TCP flow `id` of entry `ti`, ending on its reverse access
+    /// The hops of the ACK route of TCP flow `k` of entry `ti`, ending on its reverse access
     /// link.
-    fn backward(&self, sim: &mut Sim, ti: usize, id: u64, access_delay: Time) -> Vec<Hop>;
+    fn backward(&self, sim: &mut Sim, ti: usize, k: u32, id: u64, access_delay: Time) -> Vec<Hop>;
     /// The access links flows added from now on get (a timed change may change their rate).
     fn access_mut(&mut self) -> &mut Access;
 }
 
-/// Everything needed to add a flow: at build time, or during the run for open-loop arrivals.
+/// Everything needed to add a flow: at build time, or during the run (open-loop arrivals, and
+/// the long-lived flows a timed change adds).
 struct Slots<R> {
     seed: u64,
     rtts: Vec<Rtt>,
     traffic: Vec<Traffic>,
     routing: R,
     bumps: Bumps,
+    /// Per entry: the number `k` of its next flow added during the run (flow k takes its
+    /// entry's route k): after the flows built before the run, from 0 for open-loop arrivals.
+    next: Vec<u32>,
 }
 
 impl<R: Routing> Slots<R> {
@@ -93,8 +99,8 @@ impl<R: Routing> Slots<R> {
         let mut rng = Rng::stream(self.seed, Stream::Flow, id);
         let rtt = self.rtts[ti].draw(&mut rng);
         // The scenario checks that the shared links leave a non-negative remainder.
-        let access_delay = Time((rtt.0 / 2).saturating_sub(self.routing.path_delay(ti).0));
-        let (hops, placement) = self.routing.forward(sim, ti, id, access_delay);
+        let access_delay = Time((rtt.0 / 2).saturating_sub(self.routing.path_delay(ti, k).0));
+        let (hops, placement) = self.routing.forward(sim, ti, k, id, access_delay);
         let (hops, own_bumps) = self.bumps.data_route(sim, hops, flow, ti as u16);
         let forward = sim.add_route(&hops);
         let jitter_rng = Rng::stream(self.seed, Stream::Jitter, id);
@@ -112,7 +118,7 @@ impl<R: Routing> Slots<R> {
             Traffic::Udp(u) => {
                 let start = offset + uniform_time(&mut rng, u.start.lo, u.start.hi);
                 let src_rng = Rng::stream(self.seed, Stream::Source, id);
-                let src = UdpSource::new(u.pattern, flow, forward, u.rate, u.packet, src_rng);
+                let src = UdpSource::new(u.pattern, flow, forward, u.rate(k), u.packet, src_rng);
                 return sim.add_flow(
                     info(start, u.packet, ""),
                     Endpoints::Udp(src),
@@ -139,7 +145,7 @@ impl<R: Routing> Slots<R> {
                 (o.tcp, Time::MAX, o.jitter, Some(user))
             }
         };
-        let hops = self.routing.backward(sim, ti, id, access_delay);
+        let hops = self.routing.backward(sim, ti, k, id, access_delay);
         let hops = self.bumps.ack_route(sim, hops, &own_bumps);
         let backward = sim.add_route(&hops);
         let mut receiver = TcpReceiver::new(
@@ -173,7 +179,9 @@ impl<R: Routing> Slots<R> {
 
 impl<R: Routing> FlowMaker for Slots<R> {
     fn add(&mut self, sim: &mut Sim, ti: u32, offset: Time) -> u32 {
-        Slots::add(self, sim, ti as usize, 0, offset)
+        let k = self.next[ti as usize];
+        self.next[ti as usize] += 1;
+        Slots::add(self, sim, ti as usize, k, offset)
     }
 
     fn set_new_flows(
@@ -196,7 +204,9 @@ impl<R: Routing> FlowMaker for Slots<R> {
 /// Adds the flows of every traffic entry of `s`, routed by `routing` through the `bumps`, and
 /// the open-loop arrival processes that add more during the run.
 pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R, bumps: Bumps) {
-    let slots = Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps };
+    let next = s.traffic.iter().map(Traffic::flows).collect();
+    let slots =
+        Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps, next };
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
         // Flows that arrive during the run will join the links built so far (a machine's NIC
         // and class queues, a cross link, reverse hops) after the simulator has planned how

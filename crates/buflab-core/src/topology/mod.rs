@@ -4,16 +4,16 @@
 //! turning a scenario into links, routes, flows and monitors; must not run anything or know the
 //! event loop's insides (it only calls the simulator's building API).
 //!
-//! - [`dumbbell`]: one bottleneck shared by every flow.
-//! - [`parking_lot`]: bottlenecks in series, with cross traffic at each.
+//! - [`graph`]: every topology but the switch — the scenario's graph of links (a general
+//!   network, or a shape: the dumbbell, the parking lot, the tree of thesis Fig 5.1, the
+//!   layered network of Fig 5.2), each flow on its route.
 //! - [`switch`]: the N×N router of thesis ch. 3 behind multiplexing routers (Fig 3.1).
 //! - `flows`: what both share — flows with their own access links and RTTs, endpoints by
 //!   traffic kind, open-loop arrivals; a topology supplies only the routes.
 
 mod bumps;
-pub mod dumbbell;
 mod flows;
-pub mod parking_lot;
+pub mod graph;
 pub mod switch;
 
 use crate::autosize::AutoSizer;
@@ -29,7 +29,8 @@ use crate::units::BufferLimit;
 /// A link whose queue is monitored, for the results' `links` table.
 #[derive(Clone, Debug)]
 pub struct MonitoredLink {
-    /// "bottleneck" on the dumbbell, "hop1", "hop2", … on the parking lot.
+    /// Its name: "bottleneck" on the dumbbell, "hop1", "hop2", … on the parking lot, the
+    /// link's name on a graph ("r2->r1" on a tree), "output1", … on the switch.
     pub name: String,
     pub link: u32,
 }
@@ -37,7 +38,8 @@ pub struct MonitoredLink {
 /// A built network: the simulator and the links it monitors.
 pub struct Network {
     pub sim: Sim,
-    /// The monitored links in path order: the dumbbell's bottleneck, the parking lot's hops.
+    /// The monitored links, the rows of the links table: the dumbbell's bottleneck, the parking
+    /// lot's hops in path order, a graph's monitored links in entry order, the switch's outputs.
     pub monitored: Vec<MonitoredLink>,
     /// Index in `monitored` of the link the run summary, the time series and the event log
     /// describe.
@@ -91,9 +93,8 @@ impl Network {
 /// end of warm-up.
 pub fn build(s: &Scenario) -> Network {
     let mut net = match s.network.topology {
-        Topology::Dumbbell => dumbbell::build(s),
-        Topology::ParkingLot => parking_lot::build(s),
         Topology::Switch => switch::build(s),
+        _ => graph::build(s),
     };
     if let (Some(e), true) = (s.monitor.events_at, s.monitor.events) {
         let site =
@@ -111,10 +112,20 @@ pub fn build(s: &Scenario) -> Network {
     net
 }
 
-/// Gives bottleneck link `hop` (counted from 0) the queue discipline of its spec, drawing
-/// from that hop's own stream.
-fn set_queue(link: &mut Link, spec: &LinkSpec, seed: u64, hop: usize) {
+/// Gives link `hop` (its row in the links table, counted from 0) of scenario `s` the queue
+/// discipline of its spec, drawing from that hop's own stream and counting from the measured
+/// window.
+fn set_queue(link: &mut Link, spec: &LinkSpec, s: &Scenario, hop: usize) {
     let q = &spec.queue;
-    let info = LinkInfo { rate: spec.rate, limit: spec.buffer, packet: q.packet };
-    link.set_queue(queue::build(q.name, &q.values, info, Rng::stream(seed, Stream::Queue, hop as u64)));
+    let info = LinkInfo {
+        rate: spec.rate,
+        delay: spec.delay,
+        limit: spec.buffer,
+        packet: q.packet,
+        largest: q.largest,
+    };
+    link.set_queue(queue::build(q.name, &q.values, info, Rng::stream(s.seed, Stream::Queue, hop as u64)));
+    if let Some(optical) = link.optical_mut() {
+        optical.count_from(s.warmup);
+    }
 }

@@ -48,7 +48,7 @@ struct Paths {
 }
 
 impl Routing for Paths {
-    fn path_delay(&self, _ti: usize) -> Time {
+    fn path_delay(&self, _ti: usize, _k: u32) -> Time {
         Time::ZERO
     }
 
@@ -56,6 +56,7 @@ impl Routing for Paths {
         &self,
         sim: &mut Sim,
         _ti: usize,
+        _k: u32,
         id: u64,
         access_delay: Time,
     ) -> (Vec<Hop>, Option<(i64, i64)>) {
@@ -71,7 +72,7 @@ impl Routing for Paths {
         (hops, None)
     }
 
-    fn backward(&self, sim: &mut Sim, _ti: usize, id: u64, access_delay: Time) -> Vec<Hop> {
+    fn backward(&self, sim: &mut Sim, _ti: usize, _k: u32, id: u64, access_delay: Time) -> Vec<Hop> {
         let (_, j) = self.ports[id as usize];
         let back = self.access.reverse_link(sim, access_delay);
         vec![Hop::Link(self.reverse[j as usize]), Hop::Link(back)]

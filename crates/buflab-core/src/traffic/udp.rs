@@ -71,6 +71,7 @@ impl UdpSource {
             conn: 0,
             sack: 0,
             flags: 0,
+            stamp: Time::ZERO,
         };
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent += 1;

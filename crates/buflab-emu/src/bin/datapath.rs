@@ -9,7 +9,9 @@
 //! comma-separated, one per flow) each way; other frames (ARP) get `--delay-fwd` and
 //! `--delay-rev` (default 0). With `--events PATH`, the bottleneck's event log of the whole
 //! run goes to PATH (rows of `LogRow::BYTES`, times on the monotonic clock; the report's
-//! `epoch_ps` is the run's time 0 on it).
+//! `epoch_ps` is the run's time 0 on it); with `--capture PATH` too, every frame that reaches
+//! the bottleneck's queue (the log's enqueues and drops) goes to PATH with its first bytes
+//! (the `capture` module's raw format).
 //! With `--offloads`, the interfaces are taken to keep their offloads: frames are super-packets
 //! of up to 64 KB, read and sent with their vnet headers (`PACKET_VNET_HDR`).
 //! With `--control PATH`, a Unix socket takes commands (`counts`, `buffer LIMIT`, `mark`;
@@ -32,6 +34,7 @@ use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate
 use buflab_emu::access::AccessLinks;
 use buflab_emu::afpacket::PacketSocket;
 use buflab_emu::bottleneck::{Bottleneck, LogRow};
+use buflab_emu::capture::Capture;
 use buflab_emu::control::{Command, Control};
 use buflab_emu::delay_line::DelayLines;
 use buflab_emu::fidelity::Lateness;
@@ -72,6 +75,8 @@ struct Args {
     /// The CPU to busy-poll on (`--cpu`), alone if the others are kept off it.
     cpu: Option<usize>,
     events: Option<String>,
+    /// Where the raw capture of the bottleneck's arrivals goes (`--capture`, with `--events`).
+    capture: Option<String>,
     control: Option<String>,
     slots: u32,
     /// The bottleneck's discipline (`--queue`, a scenario's `queue`) and its parameters
@@ -131,6 +136,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             Some(v) => Some(parse_rate(&v).map_err(|e| format!("--access-rate: got {v:?}; {}", e.0))?),
         },
         events: opt("--events"),
+        capture: opt("--capture"),
         control: opt("--control"),
         cpu: match opt("--cpu") {
             None => None,
@@ -179,7 +185,14 @@ fn discipline(a: &Args) -> Result<Box<dyn buflab_queue::Discipline<Frame>>, Stri
         names.join(", ")
     ))?;
     let values = kind.values_from_text(&a.params, a.buffer)?;
-    let link = buflab_queue::describe::LinkInfo { rate: a.rate, limit: a.buffer, packet: a.packet };
+    // Frames carry no BJP time stamp: each is at its first BJP router, whatever the delay after.
+    let link = buflab_queue::describe::LinkInfo {
+        rate: a.rate,
+        delay: Time::ZERO,
+        limit: a.buffer,
+        packet: a.packet,
+        largest: a.packet,
+    };
     Ok(kind.build_held(&values, link, Rng::stream(a.seed, Stream::Queue, 0)))
 }
 
@@ -269,6 +282,12 @@ fn run(a: Args) -> std::io::Result<()> {
         Some(path) => Some(std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?)),
         None => None,
     };
+    // The capture lists the frames the log lists as arriving: it runs when the log does.
+    let mut capture_file = match (&a.capture, events.is_some()) {
+        (Some(path), true) => Some(std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?)),
+        _ => None,
+    };
+    let mut capture = Capture::default();
     let (mut rows, mut logged) = (Vec::with_capacity(1 << 16), 0u64);
     // The log covers the whole run, as the simulator's does: a reader pairs each service with
     // its arrival, and the window's first services are of frames that came before it.
@@ -355,6 +374,9 @@ fn run(a: Args) -> std::io::Result<()> {
                         lost += 1;
                         dropped.push(f);
                     } else {
+                        if capture_file.is_some() {
+                            capture.record(t, f.len, &pool.slot(f.slot)[..f.len as usize]);
+                        }
                         bottleneck.arrive(t, f, &mut out, &mut dropped);
                     }
                 }
@@ -368,6 +390,9 @@ fn run(a: Args) -> std::io::Result<()> {
                 lost += 1;
                 dropped.push(f);
             } else {
+                if capture_file.is_some() {
+                    capture.record(t, f.len, &pool.slot(f.slot)[..f.len as usize]);
+                }
                 bottleneck.arrive(t, f, &mut out, &mut dropped);
             }
         }
@@ -384,6 +409,9 @@ fn run(a: Args) -> std::io::Result<()> {
         }
         if let Some(file) = events.as_mut() {
             logged += write_log(file, &mut rows, bottleneck.take_log())?;
+        }
+        if let Some(file) = capture_file.as_mut() {
+            capture.write_out(file)?;
         }
         // Receivers' side: into the reverse delay line.
         let got = read_batch(&mut right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
@@ -422,6 +450,10 @@ fn run(a: Args) -> std::io::Result<()> {
         logged += write_log(&mut file, &mut rows, bottleneck.take_log())?;
         std::io::Write::flush(&mut file)?;
     }
+    if let Some(mut file) = capture_file {
+        capture.write_out(&mut file)?;
+        std::io::Write::flush(&mut file)?;
+    }
     let elapsed = end - start;
     let c = bottleneck.counts;
     let w = c.since(&window_counts);
@@ -453,6 +485,7 @@ fn run(a: Args) -> std::io::Result<()> {
         "late_within_10us": out_side.late.within_us(10), "late_p99_s": out_side.late.quantile_s(0.99),
         "late_mean_s": out_side.late.mean_s(), "late_max_s": out_side.late.max.secs_f64(),
         "events": logged,
+        "captured": capture.frames,
         "send_p50_s": out_side.cost[0].quantile_s(0.5), "send_p99_s": out_side.cost[0].quantile_s(0.99),
         "rev_send_p50_s": out_side.cost[1].quantile_s(0.5), "rev_send_p99_s": out_side.cost[1].quantile_s(0.99),
         "window": {

@@ -110,6 +110,14 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         )
     if net.get("bump"):
         raise refuse("network.bump", "[…]", "no bumps (they come later)")
+    if b["queue"] == "optical_fifo":
+        raise refuse(
+            "network.bottleneck.queue",
+            b["queue"],
+            "a queue of the datapath's (droptail, red, drop_head): real frames come in many "
+            "sizes and at any instant, not in a fiber's slots; the optical FIFO runs in the "
+            "simulator",
+        )
     if int(net["access"]["machines"]) != 0:
         raise refuse("network.access.machines", net["access"]["machines"], "0 (one sender host)")
     traffic = s["traffic"]

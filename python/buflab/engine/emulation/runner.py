@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from buflab import __version__
-from buflab.engine import core, peak_rss_mib, scenario_json
+from buflab.engine import ScenarioError, core, peak_rss_mib, scenario_json
 from buflab.engine.emulation.plan import Plan, plan
 from buflab.engine.emulation.testbed import (
     RECEIVER_IP,
@@ -45,6 +45,7 @@ from buflab.engine.emulation.testbed import (
     require_privileges,
 )
 from buflab.engine.events import PS_PER_S, EventLogWriter, LogFacts
+from buflab.engine.pcap import write_emulated
 from buflab.engine.result import Result, table_dtypes, typed_frame
 from buflab.engine.runner import load_scenario, validate
 from buflab.engine.scenario import Overrides, ScenarioSource
@@ -166,6 +167,7 @@ def emulate(
     *,
     overrides: Overrides = None,
     events_to: str | Path | None = None,
+    pcap_to: str | Path | None = None,
     while_running: Callable[[DatapathControl], None] | None = None,
     **kw: Any,
 ) -> Result:
@@ -174,7 +176,11 @@ def emulate(
     it. With `events_to`, the bottleneck's event log (the whole run, its measured window in its
     facts) is written there as the simulator writes its own (`buflab.engine.events`).
     `while_running`, if given, is called once the warm-up is over, with the datapath's
-    control channel (read its counts, change the buffer live), while the flows run on."""
+    control channel (read its counts, change the buffer live), while the flows run on. With
+    `pcap_to` as well, the frames that reached the bottleneck's queue, exactly those the log
+    lists as arriving, are written there as a packet capture (`buflab.engine.pcap`)."""
+    if pcap_to is not None and events_to is None:
+        raise ScenarioError("pcap_to: the capture lists the event log's arrivals; give events_to")
     require_privileges()
     remove_stale()
     tree = load_scenario(scenario, overrides=overrides, **kw)
@@ -185,7 +191,8 @@ def emulate(
         control = DatapathControl(files.control)
         with Testbed.for_this_process(offloads=p.offloads) as tb:
             try:
-                reports = _run(tb, p, procs, files, control, while_running)
+                capture = files.capture if pcap_to is not None else None
+                reports = _run(tb, p, procs, files, control, while_running, capture)
             finally:
                 for proc in procs:
                     if proc.poll() is None:
@@ -193,9 +200,13 @@ def emulate(
         result = _results(tree, p, files, *reports)
         if events_to is not None:
             result.events_facts = _facts(result, validate(tree))
+            epoch_ps = result.emulation["epoch_ps"]
             result.events_file = write_event_log(
-                files.events, Path(events_to), result.events_facts, result.emulation["epoch_ps"]
+                files.events, Path(events_to), result.events_facts, epoch_ps
             )
+            if pcap_to is not None:
+                end_ps = result.events_facts.window_end_ps
+                write_emulated(files.capture, Path(pcap_to), epoch_ps, end_ps)
     return result
 
 
@@ -216,6 +227,10 @@ class _Scratch:
     @property
     def traces(self) -> Path:
         return self.root / "traces.csv"
+
+    @property
+    def capture(self) -> Path:
+        return self.root / "capture.bin"
 
 
 def _facts(result: Result, validated: dict[str, Any]) -> LogFacts:
@@ -279,6 +294,7 @@ def _run(
     files: _Scratch,
     control: DatapathControl,
     while_running: Callable[[DatapathControl], None] | None,
+    capture: Path | None = None,
 ) -> tuple[dict, dict, dict]:
     traffic, datapath = binary("buflab-traffic"), binary("buflab-datapath")
 
@@ -307,6 +323,8 @@ def _run(
         queue += ["--loss", repr(p.loss)]
     if p.offloads:
         queue += ["--offloads"]
+    if capture is not None:
+        queue += ["--capture", str(capture)]
     dp = start(
         tb.router, datapath, "--left", left, "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--access-rate", p.access_rate,

@@ -1,0 +1,63 @@
+//! The network benchmark: a binary tree of tiny-buffer routers with Poisson ingress (thesis
+//! Fig 5.1), timed end to end.
+//!
+//! Scenario: 63 routers (depth 6, fanout 2), every router's output link 1 Gb/s with a
+//! 20-packet buffer (drop-tail, or `--bjp` for the Bounded Jitter Policy with D = Δ = 10), 64
+//! UDP Poisson sources of 1000-B packets, two per leaf, at a load factor ρ = 0.9 on the root's
+//! link (`--load` to change it); 10 s simulated (`--seconds`). Prints router departures (the
+//! packets every router's link sent, summed over the 63), events, wall time, router departures
+//! per wall second and events per router departure. Each packet crosses 6 routers; its source's
+//! timer, its access link and each router's link exit are its events.
+//!
+//! Run: `cargo bench -p buflab-core --bench tree` (add `-- --repeat R --seconds S --load L
+//! --bjp`). The scenario runs R times (default 5); the best and the median are reported, as
+//! the dumbbell benchmark does.
+
+use buflab_core::scenario::Scenario;
+
+mod common;
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} takes a number, got {v}")))
+        .unwrap_or(default)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let seconds: u64 = arg(&args, "--seconds", 10);
+    let repeat: usize = arg(&args, "--repeat", 5usize).max(1);
+    let load: f64 = arg(&args, "--load", 0.9);
+    let bjp = args.iter().any(|a| a == "--bjp");
+    let mut v = serde_json::json!({
+        "name": "bench-tree",
+        "seed": 1,
+        "duration": format!("{seconds}s"),
+        "network": {
+            "topology": "tree",
+            "tree": { "depth": 6, "fanout": 2 },
+            "bottleneck": { "rate": "1Gbps", "buffer": "20pkt" },
+            "rtt": "10ms",
+        },
+        "traffic": [ { "kind": "udp_poisson", "flows": 64, "load": load, "packet": "1000B" } ],
+    });
+    if bjp {
+        v["network"]["bottleneck"]["queue"] = serde_json::json!("bjp");
+    }
+    let scenario = Scenario::from_value(&v).expect("benchmark scenario is valid");
+    let (net, best, median) = common::timed_runs(&scenario, repeat as usize);
+    let departures: u64 = net.monitored.iter().map(|m| net.sim.links[m.link as usize].departures).sum();
+    let events = net.sim.sched.executed();
+    let queue = if bjp { "BJP, D = Δ = 10" } else { "drop-tail" };
+    println!("scenario: binary tree, depth 6 (63 routers), 1Gbps links, 20pkt buffers ({queue}), 64 Poisson sources at rho = {load}, 1000B, {seconds}s simulated");
+    println!("router departures      {departures}");
+    println!("events                 {events}");
+    println!("events per departure   {:.3}", events as f64 / departures as f64);
+    println!("runs                   {repeat}");
+    println!("wall seconds           best {best:.3}, median {median:.3}");
+    let per = |n: u64| format!("best {:.0}, median {:.0}", n as f64 / best, n as f64 / median);
+    println!("departures per second  {}", per(departures));
+    println!("events per second      {}", per(events));
+}
