@@ -100,6 +100,7 @@ class Experiment:
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
         self.speed = 0.0  # simulated seconds per wall second, last step
         self._no_flows = False  # the last change closed every long-lived flow
+        self._last_fast_s: float | None = None  # the last step's length, as fast as possible
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
 
@@ -182,7 +183,10 @@ class Experiment:
                 if kind == "pause" or self.live.started:
                     raise Refused("the emulator runs in real time: it cannot pause or resume")
                 self.live.begin()
-            self.paused = kind == "pause"
+            # A step in flight finishes first: the state a pause sends says where the run
+            # stopped, and a control sent during the pause applies there.
+            async with self._lock:
+                self.paused = kind == "pause"
             self._wake.set()
             self._broadcast_state()
         elif kind == "pace":
@@ -365,6 +369,13 @@ class Experiment:
                 return
             if fast:
                 simulated_s = max(1e-3, self.speed * TICK_S) if self.speed > 0 else 0.05
+                # At most twice the last step: a speed measured while little ran (before the
+                # flows start) would otherwise make one step of minutes, deaf to the page.
+                if self._last_fast_s is not None:
+                    simulated_s = min(simulated_s, 2 * self._last_fast_s)
+                self._last_fast_s = simulated_s
+            else:
+                self._last_fast_s = None
             before = live.reached_s
             began = time.perf_counter()
             await asyncio.to_thread(live.run_until, before + simulated_s)
