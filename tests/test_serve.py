@@ -12,6 +12,7 @@ import json
 import os
 import tomllib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -22,6 +23,8 @@ from buflab.web.experiment import VIEWER_QUEUE, Experiment, Viewer
 from buflab.web.server import ServeError, is_loopback, make_app, start, vendor_missing
 
 pytestmark = pytest.mark.engine
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TINY = {
     "name": "tiny",
@@ -275,6 +278,38 @@ EMULATED = {
         {"kind": "long_lived", "flows": 10, "packet": "1500B", "tcp": "sack", "start": "0s..1s"}
     ],
 }
+
+
+def test_the_flow_controls_drive_the_main_entry_of_several() -> None:
+    """On a parking lot (main flows and three entries of cross flows, 40 in all) the page's
+    flow count is every entry's: asking for 50 adds 10 main flows (the change names entry
+    0), the count shown becomes 50, and a count below the cross flows' 30 is refused in one
+    line and changes nothing."""
+    with open(ROOT / "examples" / "parking_lot.toml", "rb") as f:
+        tree = tomllib.load(f)
+    tree["duration"] = "600s"
+
+    async def main() -> None:
+        experiment = Experiment({"lot": Entry("lot", "parking lot", tree)})
+        async with TestServer(make_app(experiment)) as server, TestClient(server) as client:
+            ws = await client.ws_connect("/ws")
+            await ws.send_json({"type": "load", "source": "lot"})
+            await until(ws, of_type("loaded"))
+            await ws.send_json({"type": "pace", "value": "max"})
+            await ws.send_json({"type": "resume"})
+            first = await until(ws, of_type("update"))
+            assert first["flows"] == 40
+            await ws.send_json({"type": "control", "name": "flows", "value": 50})
+            changed = await until(ws, of_type("changed"))
+            assert changed["text"] == "flows = 20, traffic = 0"
+            later = await until(ws, lambda m: m["type"] == "update" and m["t"] > changed["t"])
+            assert later["flows"] == 50
+            await ws.send_json({"type": "control", "name": "flows", "value": 20})
+            error = await until(ws, of_type("error"))
+            assert error["message"].startswith("flows: got 20; expected 30 or more")
+            assert experiment.live is not None and len(experiment.live.changes) == 1
+
+    asyncio.run(main())
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (CI runs as root)")

@@ -236,7 +236,7 @@ class Experiment:
         """A control of the page as a `[[change]]` entry, applied now."""
         if self.live is None or self.summary is not None:
             raise Refused("load a scenario first" if self.live is None else "the run has ended")
-        change = self._as_change(name, value)
+        change = self._for_entry(self._as_change(name, value))
         async with self._lock:
             if self.live.done:
                 raise Refused("the run has ended")
@@ -284,6 +284,40 @@ class Experiment:
         raise Refused(
             f"control: got {name!r}; expected buffer, flows, access, pacing, cc, target or autosize"
         )
+
+    def _for_entry(self, change: dict[str, Any]) -> dict[str, Any]:
+        """A change of flows or of new flows' settings made about the first long-lived entry,
+        which the page's flow controls drive: with several long-lived entries (a parking lot's
+        main and cross traffic, a network's routes) it names it, and the page's count of flows,
+        which is every entry's, becomes that entry's (the others keep theirs)."""
+        assert self.live is not None
+        per_entry = {"flows", "access_rate", "pacing", "cc"}
+        long_lived = _long_lived(self.live.normalized)
+        if len(long_lived) < 2 or not per_entry & change.keys():
+            return change
+        main = long_lived[0]
+        change = {**change, "traffic": main}
+        if "flows" in change and isinstance(change["flows"], int):
+            open_now = self._open_flows()
+            others = sum(n for i, n in open_now.items() if i != main)
+            if change["flows"] < others:
+                raise Refused(
+                    f"flows: got {change['flows']}; expected {others} or more (the page's flow "
+                    f"controls change traffic entry {main}; the other entries keep their {others})"
+                )
+            change["flows"] -= others
+        return change
+
+    def _open_flows(self) -> dict[int, int]:
+        """The long-lived flows open now, by traffic entry."""
+        assert self.live is not None
+        tree = self.live.replay_tree()
+        traffic = self.live.normalized["traffic"]
+        open_now = {i: int(traffic[i]["flows"]) for i in _long_lived(self.live.normalized)}
+        for c in tree.get("change", []):
+            if "flows" in c:
+                open_now[int(c.get("traffic", _only_long_lived(tree)))] = int(c["flows"])
+        return open_now
 
     def _rules(self) -> dict[str, Any]:
         """RTT·C, RTT·C/√N (N: the flows open now) and eq. 2.1 for the target, in packets,
@@ -413,8 +447,12 @@ class Experiment:
         }
 
 
+def _long_lived(tree: Scenario) -> list[int]:
+    return [i for i, t in enumerate(tree["traffic"]) if t.get("kind") == "long_lived"]
+
+
 def _only_long_lived(tree: Scenario) -> int:
-    entries = [i for i, t in enumerate(tree["traffic"]) if t.get("kind") == "long_lived"]
+    entries = _long_lived(tree)
     return entries[0] if entries else 0
 
 
