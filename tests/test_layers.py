@@ -3,7 +3,7 @@
 The layers, bottom to top; a module may import from the layers below its own and from its own
 layer, as long as no import loop forms:
 
-    engine → analysis → plots → experiments → cli
+    engine → analysis → plots → experiments → web → cli
 
 - `buflab.engine`: the one door to the compiled engine `buflab._core` (the package's
   `__init__`), units, scenarios and overrides, the event log, `Result` with its table
@@ -11,6 +11,7 @@ layer, as long as no import loop forms:
 - `buflab.analysis`: theory, statistics, transfers, the queue rebuilt from the event log.
 - `buflab.plots`: the shared figure helpers, and the figures of analyses.
 - `buflab.experiments`: sweeps, size searches, the auto-sizer, load, recipes and reports.
+- `buflab.web`: `buflab serve`, the live control panel: its server and page.
 - `buflab.cli`: the command line and its terminal output.
 
 The package itself (`buflab`, whose attributes load lazily) and `buflab.api` are the Python
@@ -36,7 +37,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "buflab"
-LAYERS = ("engine", "analysis", "plots", "experiments", "cli")
+LAYERS = ("engine", "analysis", "plots", "experiments", "web", "cli")
 FACADE = ("buflab", "buflab.api")  # the Python API: above every layer
 CORE = "buflab._core"
 CORE_DOOR = "buflab.engine"

@@ -5,7 +5,8 @@ did not exist). The blocks are read from README.md itself, so the test cannot dr
 The fast suite runs the blocks that take seconds; `--slow` runs every block in order, the
 long searches and the emulation (as root) included. Skipped, each for its reason: the set-up
 and test commands (this suite is the second; the first is what made this `.venv`), the
-benchmark (a measurement, not a check) and the fuzzer (`test_fuzz.py` replays it).
+benchmark (a measurement, not a check), the fuzzer (`test_fuzz.py` replays it) and
+`buflab serve` (a server that runs until Ctrl-C; `test_serve*.py` drive it).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ NOT_RUN = {
     "bash scripts/test": "the test suite itself",
     "cargo bench": "a benchmark: it measures speed, it checks nothing",
     "bash scripts/fuzz": "a million inputs; tests/test_fuzz.py replays its corpus",
+    ".venv/bin/buflab serve": "a server, until Ctrl-C: tests/test_serve*.py drive it",
 }
 # What a README command needs that a test machine has not: skipped, saying so.
 NEEDS = {

@@ -13,15 +13,16 @@ The package is laid out in layers, bottom to top; a module imports only from the
 below its own and from its own layer without forming a loop (tests/test_layers.py checks
 it, and that only the engine's door imports `_core`):
 
-    engine → analysis → plots → experiments → cli
+    engine → analysis → plots → experiments → web → cli
 
 - `buflab.engine`: the door to `_core`, units, scenarios and overrides, the event log,
-  `Result` and the dtypes of its tables, `run` and `validate`.
+  `Result` and the dtypes of its tables, `run` and `validate`, and the live session.
 - `buflab.analysis`: the sizing rules (`theory`), statistics, transfers, the queue rebuilt
   from the event log.
 - `buflab.plots`: the shared figure helpers, and the figures of analyses.
 - `buflab.experiments`: sweeps, size searches, the live auto-sizer, load, recipes and the
   reports that compare them with published numbers.
+- `buflab.web`: `buflab serve`, the live control panel's server and page.
 - `buflab.cli`: the `buflab` command and its terminal output.
 
 This module and `buflab.api` are the Python API, on top beside the command line: they only

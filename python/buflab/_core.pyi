@@ -116,3 +116,22 @@ def replay_queue_log(
     summary's queue figures, the links row and the time series, as `run` returns them,
     counted by the simulator's own queue monitor (no flows)."""
     ...
+
+class LiveSession:
+    """A scenario run in steps and changed as it goes (`buflab_core::live`): the engine of
+    `buflab serve`; `buflab.engine.live.LiveRun` is its Python face."""
+
+    def __init__(self, scenario_json: str) -> None: ...
+    def run_until(self, t_ps: int) -> None:
+        """Runs every event before `t_ps` (at most the end), without the GIL."""
+    def reached_ps(self) -> int: ...
+    def end_ps(self) -> int: ...
+    def apply(self, change_json: str) -> dict[str, Any]:
+        """Applies a `[[change]]` entry without `at` now; returns it with its `at`. Raises
+        ScenarioError for a bad value, changing nothing."""
+    def read(self) -> dict[str, Any]:
+        """What changed since the last reading: time_s, interval_s, utilization, goodput_bps,
+        arrivals, drops, queue_pkts, queue_bytes, mean_queue_pkts, queue_delay_s,
+        buffer_pkts, buffer_bytes, open_flows, windows [(flow, cwnd)], steps, autosizing."""
+    def finish(self) -> dict[str, Any]:
+        """Runs what is left and returns the result as `run` does."""

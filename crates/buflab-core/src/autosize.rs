@@ -180,6 +180,9 @@ pub struct AutoSizer {
     settle: Time,
     /// Utilization a step must reach: tolerance × target.
     threshold: f64,
+    tolerance: f64,
+    /// Stopped by a timed change: it takes no more steps (its table rows stay).
+    stopped: bool,
     pub search: Search,
     /// When the next event is due: the end of the current interval or, before it, the end of
     /// its settling time (for the first interval without one, its start), when the event only
@@ -203,6 +206,8 @@ impl AutoSizer {
             interval: config.interval,
             settle: config.settle,
             threshold: config.tolerance * config.target,
+            tolerance: config.tolerance,
+            stopped: false,
             search: Search::new(config.start, config.recheck),
             next_at: begin + config.settle,
             step_end: begin + config.interval,
@@ -215,6 +220,21 @@ impl AutoSizer {
     /// When the next event is due.
     pub fn next_at(&self) -> Time {
         self.next_at
+    }
+
+    /// Whether it still takes steps (a timed change may stop it).
+    pub fn running(&self) -> bool {
+        !self.stopped
+    }
+
+    /// Stops it: no more steps; the link keeps the limit last set.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Measures the steps from now on against a new target (a timed change).
+    pub fn set_target(&mut self, target: f64) {
+        self.threshold = self.tolerance * target;
     }
 
     /// The answer: the median of the sizes the search converged to, each convergence counted

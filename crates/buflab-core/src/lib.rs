@@ -67,6 +67,7 @@
 //! - [`traffic`]: UDP sources, closed-loop users, open-loop arrivals, distributions.
 //! - [`monitor`]: queue observers (metrics, time series, event log) and flow traces.
 //! - [`autosize`]: the live auto-sizer (thesis ch. 4.3).
+//! - [`live`]: a run in steps, changed as it goes (`[[change]]`, `buflab serve`).
 //! - [`topology`]: builders: one for every network of links (a general network and its
 //!   shapes: dumbbell, parking lot, tree, layered), one for the switch.
 //! - [`scenario`]: the scenario schema, readers and validation errors, and the facts of a
@@ -91,6 +92,7 @@ pub mod autosize;
 pub mod endpoint;
 pub mod fabric;
 pub mod link;
+pub mod live;
 pub mod loss;
 pub mod monitor;
 pub mod packet;
@@ -124,7 +126,7 @@ pub fn run_streaming_events(
 ) -> result::RunResult {
     let mut net = topology::build(scenario);
     net.stream_events(sink);
-    net.sim.run();
+    live::run(scenario, &mut net);
     result::collect(scenario, &mut net)
 }
 
@@ -141,7 +143,7 @@ pub fn run_interruptible(
         net.stream_events(sink);
     }
     net.sim.set_interrupt(interrupt);
-    net.sim.run();
+    live::run(scenario, &mut net);
     (!net.sim.interrupted).then(|| result::collect(scenario, &mut net))
 }
 
@@ -149,6 +151,6 @@ pub fn run_interruptible(
 /// tools that inspect flows after the run; `result::collect` summarises it).
 pub fn simulate(scenario: &scenario::Scenario) -> topology::Network {
     let mut net = topology::build(scenario);
-    net.sim.run();
+    live::run(scenario, &mut net);
     net
 }

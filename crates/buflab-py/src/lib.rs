@@ -103,6 +103,8 @@ fn schema(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
                 s if s.starts_with("traffic") => format!("traffic[].{}", k.key),
                 // `[[network.hop]]` entries, one per hop.
                 "network.hop" => format!("network.hop[].{}", k.key),
+                // `[[change]]` entries, in time order.
+                "change" => format!("change[].{}", k.key),
                 // Distribution tables sit under traffic entries' file_size and think keys.
                 "distribution" => format!("traffic[].{{file_size,think}}.{}", k.key),
                 s => format!("{s}.{}", k.key),
@@ -458,6 +460,111 @@ fn tables(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
+/// A scenario run in steps and changed as it goes (`buflab_core::live`): the engine of
+/// `buflab serve`. Each step runs without the GIL.
+#[pyclass(module = "buflab._core")]
+struct LiveSession {
+    // A Python object may be reached from several threads; the session is used by one at a
+    // time (each call holds the lock), and steps without the GIL.
+    inner: Mutex<Option<buflab_core::live::Session>>,
+}
+
+impl LiveSession {
+    /// Calls `f` with the session, unless it has finished.
+    fn with<T>(&self, f: impl FnOnce(&mut buflab_core::live::Session) -> PyResult<T>) -> PyResult<T> {
+        let mut guard = self.inner.lock().map_err(|_| PyValueError::new_err("the session failed"))?;
+        let session = guard.as_mut().ok_or_else(|| PyValueError::new_err("the session has finished"))?;
+        f(session)
+    }
+}
+
+#[pymethods]
+impl LiveSession {
+    #[new]
+    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<LiveSession> {
+        let scenario = read_scenario(scenario_json)?;
+        let session = py.allow_threads(|| buflab_core::live::Session::new(&scenario));
+        Ok(LiveSession { inner: Mutex::new(Some(session)) })
+    }
+
+    /// Runs every event before `t_ps` (at most the end of the run).
+    fn run_until(&self, py: Python<'_>, t_ps: u64) -> PyResult<()> {
+        py.allow_threads(|| {
+            self.with(|s| {
+                s.run_until(buflab_core::units::Time(t_ps));
+                Ok(())
+            })
+        })
+    }
+
+    /// The time reached and the end of the run, picoseconds.
+    fn reached_ps(&self) -> PyResult<u64> {
+        self.with(|s| Ok(s.reached().0))
+    }
+
+    fn end_ps(&self) -> PyResult<u64> {
+        self.with(|s| Ok(s.end().0))
+    }
+
+    /// Applies a change now (a `[[change]]` entry without `at`, as JSON); returns the entry
+    /// as it replays, with its `at`. A bad change raises ScenarioError and changes nothing.
+    fn apply<'py>(&self, py: Python<'py>, change_json: &str) -> PyResult<Bound<'py, PyAny>> {
+        let v = parse(change_json)?;
+        let Value::Object(map) = v else {
+            return Err(scenario_error_text(format!("change: got {v}; expected a table")));
+        };
+        let entry = self.with(|s| s.apply(&map).map_err(scenario_error))?;
+        to_py(py, &Value::Object(entry))
+    }
+
+    /// What changed since the previous reading (`buflab_core::live::Reading`), as a dict.
+    fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.with(|s| Ok(s.read()))?;
+        let d = PyDict::new(py);
+        d.set_item("time_s", r.time.secs_f64())?;
+        d.set_item("interval_s", r.interval.secs_f64())?;
+        d.set_item("utilization", r.utilization)?;
+        d.set_item("goodput_bps", r.goodput_bps)?;
+        d.set_item("arrivals", r.arrivals)?;
+        d.set_item("drops", r.drops)?;
+        d.set_item("queue_pkts", r.queue_pkts)?;
+        d.set_item("queue_bytes", r.queue_bytes)?;
+        d.set_item("mean_queue_pkts", r.mean_queue_pkts)?;
+        d.set_item("queue_delay_s", r.queue_delay_s)?;
+        let (pkts, bytes) = match r.limit {
+            BufferLimit::Packets(n) => (Some(n), None),
+            BufferLimit::Bytes(n) => (None, Some(n)),
+            BufferLimit::Unlimited => (None, None),
+        };
+        d.set_item("buffer_pkts", pkts)?;
+        d.set_item("buffer_bytes", bytes)?;
+        d.set_item("open_flows", r.open_flows)?;
+        d.set_item("windows", r.windows)?;
+        let steps = PyList::empty(py);
+        for s in &r.steps {
+            let row = PyDict::new(py);
+            row.set_item("time_s", s.time.secs_f64())?;
+            row.set_item("buffer_pkts", s.buffer_pkts)?;
+            row.set_item("utilization", s.utilization)?;
+            row.set_item("passed", s.passed)?;
+            row.set_item("next_buffer_pkts", s.next_buffer_pkts)?;
+            row.set_item("converged", s.converged)?;
+            steps.append(row)?;
+        }
+        d.set_item("steps", steps)?;
+        d.set_item("autosizing", r.autosizing)?;
+        Ok(d)
+    }
+
+    /// Runs what is left and returns the run's result, as `run` does.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let taken = self.inner.lock().map_err(|_| PyValueError::new_err("the session failed"))?.take();
+        let session = taken.ok_or_else(|| PyValueError::new_err("the session has finished"))?;
+        let r = py.allow_threads(|| session.finish());
+        result_to_py(py, &r)
+    }
+}
+
 /// An optical FIFO's construction for N − 1 packets with Thm 6.2's K (thesis ch. 6): its
 /// lines' lengths and counts, beside the theorem's formulas. A bad N or K is a ValueError
 /// saying what was expected.
@@ -539,6 +646,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flow_slots, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(parse_range, m)?)?;
+    m.add_class::<LiveSession>()?;
     m.add_function(wrap_pyfunction!(optical_layout, m)?)?;
     m.add_function(wrap_pyfunction!(optical_check, m)?)?;
     m.add_function(wrap_pyfunction!(optical_walk, m)?)?;

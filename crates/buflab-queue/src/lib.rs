@@ -154,8 +154,9 @@ pub fn fits(limit: Limit, waiting: u64, waiting_bytes: u64, size: u32) -> bool {
 
 /// A discipline that decides only at arrivals, the queue staying FIFO (see the crate doc). A
 /// caller that built one of a known type may reach it again through `Any` (the simulator reads
-/// an optical FIFO's counts).
-pub trait Admission: std::any::Any {
+/// an optical FIFO's counts). `Send`, so that a network running its disciplines can run on a
+/// thread of its own (a live session steps on a worker thread while its server answers).
+pub trait Admission: std::any::Any + Send {
     /// Decides for the packet described by `a`. `a.full` packets must be dropped.
     fn on_arrival(&mut self, a: &Arrival) -> Verdict;
 }
@@ -168,7 +169,7 @@ impl Admission for Box<dyn Admission> {
 }
 
 /// A packet as a discipline holding it sees it.
-pub trait Queued: Copy + 'static {
+pub trait Queued: Copy + Send + 'static {
     /// Size on the wire, bytes.
     fn size(&self) -> u32;
     /// Whether it is ECN-capable (ECT).
@@ -198,7 +199,8 @@ pub enum Dequeue<P> {
 
 /// A discipline that holds the waiting packets (see the crate doc). A caller that built one of
 /// a known type may reach it again through `Any` (the simulator reads a bump's counts).
-pub trait Discipline<P: Queued>: std::any::Any {
+/// `Send` as an [`Admission`] is.
+pub trait Discipline<P: Queued>: std::any::Any + Send {
     /// A packet arrives. `Admit` or `Mark` keeps it (a marked packet gets CE); `Drop` does
     /// not. Packets it held and drops now (to make room) go to `purged`, oldest first.
     fn enqueue(&mut self, a: &Arrival, pkt: P, purged: &mut Vec<P>) -> Verdict;

@@ -238,6 +238,16 @@ impl Link {
         self.relay = true;
     }
 
+    /// Whether it relays (see `set_relay`).
+    pub fn is_relay(&self) -> bool {
+        self.relay
+    }
+
+    /// Packets and bytes waiting now (as of the last arrival, exit or `running_totals`).
+    pub fn waiting(&self) -> (u64, u64) {
+        (self.waiting_pkts, self.waiting_bytes)
+    }
+
     /// Packets in the link not yet handed on (waiting, in service or propagating). A relay
     /// link has handed every admitted packet on already.
     pub fn in_flight(&self) -> usize {

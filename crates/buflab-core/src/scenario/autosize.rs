@@ -51,6 +51,17 @@ pub(super) fn read(
     Ok(autosize)
 }
 
+/// The auto-sizer's settings at their defaults (target 1, to be replaced), for one a timed
+/// change starts without an `[autosize]` table; None when the default interval does not fit
+/// in the measured time.
+pub(super) fn defaults(network: &Network, entries: &Entries, measured: Time) -> Option<Config> {
+    let bdp = || LinkFacts::of(network, &entries.traffic, &entries.placements, &entries.rtts).bdp_packets();
+    let mut map = serde_json::Map::new();
+    map.insert("target_utilization".into(), Value::from(1.0));
+    let mut t = Table::entry("autosize".into(), "autosize", None, &map);
+    read_autosize(&mut t, measured, bdp).ok().flatten()
+}
+
 /// The normalized echo of an `autosize` table whose defaults are filled in: `start` and
 /// `settle` default to computed values, which it states.
 pub(super) fn normalize(table: &mut Value, a: &Config) {
@@ -59,7 +70,7 @@ pub(super) fn normalize(table: &mut Value, a: &Config) {
 }
 
 /// A time as a unit string that reads back to exactly the same picoseconds.
-pub(super) fn exact_time(t: Time) -> String {
+pub(crate) fn exact_time(t: Time) -> String {
     let units = [("s", units::PS_PER_S), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)];
     match units.iter().find(|(_, ps)| t.0.is_multiple_of(*ps)) {
         Some((unit, ps)) => format!("{}{unit}", t.0 / ps),

@@ -22,6 +22,7 @@
 
 mod autosize;
 pub mod bump;
+pub mod change;
 mod dist;
 mod emulation;
 pub mod facts;
@@ -38,6 +39,7 @@ pub mod traffic;
 use serde_json::Value;
 
 use crate::units::Time;
+pub(crate) use autosize::exact_time;
 pub use bump::{BumpAt, BumpEntry};
 pub use facts::{EntryFacts, LinkFacts, TrafficFacts};
 pub use graph::{Graph, GraphLink, Route};
@@ -69,6 +71,11 @@ pub struct Scenario {
     pub autosize: Option<crate::autosize::Config>,
     /// What only an emulation uses (`[emulation]`).
     pub emulation: emulation::Emulation,
+    /// Timed changes to the running experiment (`[[change]]`), in time order.
+    pub changes: Vec<change::Change>,
+    /// What the scenario and all its changes have set: a live session's further changes are
+    /// checked against it ([`change::read_one`]).
+    pub change_context: change::Context,
 }
 
 /// Largest number of flows a scenario may ask for (flow ids are 32-bit; memory is the real limit).
@@ -112,6 +119,10 @@ impl Scenario {
         }
         let autosize = autosize::read(&mut root, &network, &entries, duration - warmup, &mut asked)?;
         let emulation = emulation::read(&mut root, &mut asked)?;
+        let defaults = autosize::defaults(&network, &entries, duration - warmup);
+        let mut change_context =
+            change::Context::new(&network, &entries, duration, autosize.as_ref(), defaults);
+        let changes = change::read(&mut root, &mut change_context, &mut asked)?;
         root.finish(&mut asked)?;
         let traffic::Entries { traffic, cross, placements, rtts } = entries;
         let scenario = Scenario {
@@ -127,6 +138,8 @@ impl Scenario {
             rtts,
             autosize,
             emulation,
+            changes,
+            change_context,
         };
         Ok((scenario, asked))
     }
@@ -363,6 +376,14 @@ mod tests {
             "traffic": [ { "kind": "long_lived", "hops": 2 } ],
         });
         asked.extend(Scenario::read(&lot).unwrap().1);
+        // And timed changes, with every key of theirs.
+        let mut changed = base();
+        changed["change"] = json!([
+            { "at": "1s", "traffic": 0, "flows": 3, "access_rate": "10Mbps", "pacing": "off", "cc": "cubic",
+              "buffer": "10pkt", "target_utilization": 0.9 },
+            { "at": "2s", "autosize": true },
+        ]);
+        asked.extend(Scenario::read(&changed).unwrap().1);
         // And switches: an iterating scheduler with every key, and flows given per output.
         let switch = json!({
             "network": {

@@ -18,6 +18,11 @@ impl Sim {
 
     /// The auto-sizer's event: a step, the new limit on its link, and the next event.
     pub(super) fn on_autosize(&mut self, now: Time) {
+        // Lazy: the event of an auto-sizer stopped, or started afresh by a timed change, is
+        // stale (the one the scenario starts always finds its own time).
+        if self.autosize.as_ref().is_none_or(|a| !a.running() || a.next_at() != now) {
+            return;
+        }
         if let Some(limit) = self.autosize_tick(now) {
             let a = self.autosize.as_ref().expect("an Autosize event comes from the auto-sizer");
             self.links[a.link as usize].set_limit(BufferLimit::Packets(limit));
@@ -31,7 +36,7 @@ impl Sim {
     /// An auto-sizer interval that ends exactly with the run is measured too (its new limit
     /// would apply to no packet, so it is not set).
     pub(super) fn finish_autosize(&mut self, end: Time) {
-        if self.autosize.as_ref().is_some_and(|a| a.next_at() == end) {
+        if self.autosize.as_ref().is_some_and(|a| a.running() && a.next_at() == end) {
             self.autosize_tick(end);
         }
     }

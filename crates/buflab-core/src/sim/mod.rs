@@ -23,6 +23,7 @@
 //! endpoint.
 
 mod autosize;
+mod changes;
 mod path;
 mod plan;
 mod qcn;
@@ -34,7 +35,7 @@ use std::time::Instant;
 
 pub use route::Hop;
 use route::Routes;
-pub use users::{Spawner, TransferRecord};
+pub use users::{FlowMaker, TransferRecord};
 
 use crate::autosize::AutoSizer;
 use crate::endpoint::Endpoints;
@@ -104,10 +105,10 @@ pub struct Sim {
     pub wall: std::time::Duration,
     /// How each hop is handled (see `plan.rs`).
     plan: plan::Plan,
-    /// Open-loop arrival processes, the builder that adds a flow slot during the run, and
-    /// finite transfers in the order they started (see `users.rs`).
+    /// Open-loop arrival processes, the builder that adds flows during the run, and finite
+    /// transfers in the order they started (see `users.rs`).
     arrivals: Vec<Arrivals>,
-    spawner: Option<Spawner>,
+    maker: Option<Box<dyn FlowMaker>>,
     pub transfers: Vec<TransferRecord>,
     /// The live auto-sizer, when the scenario has `[autosize]` (see [`crate::autosize`]).
     pub autosize: Option<AutoSizer>,
@@ -124,6 +125,8 @@ pub struct Sim {
     /// Asked now and then whether to stop (Ctrl-C in the caller); `interrupted` once it said so.
     interrupt: Option<Box<dyn FnMut(Time) -> bool + Send>>,
     pub interrupted: bool,
+    /// When the run began (wall clock), for `wall`.
+    began: Option<Instant>,
 }
 
 /// Events between two questions to the interrupt check: about a hundredth of a second.
@@ -152,7 +155,7 @@ impl Sim {
             wall: std::time::Duration::ZERO,
             plan: plan::Plan::default(),
             arrivals: Vec::new(),
-            spawner: None,
+            maker: None,
             transfers: Vec::new(),
             autosize: None,
             switches: Vec::new(),
@@ -162,6 +165,7 @@ impl Sim {
             qcn: None,
             interrupt: None,
             interrupted: false,
+            began: None,
         }
     }
 
@@ -246,8 +250,8 @@ impl Sim {
     }
 
     /// Sets how a new flow of a traffic entry is added during the run.
-    pub fn set_spawner(&mut self, spawner: Spawner) {
-        self.spawner = Some(spawner);
+    pub fn set_maker(&mut self, maker: Box<dyn FlowMaker>) {
+        self.maker = Some(maker);
     }
 
     /// Makes flow `f` a closed-loop user's: its start is the first request.
@@ -278,7 +282,20 @@ impl Sim {
 
     /// Runs until the end of the measured window and closes the monitors' books.
     pub fn run(&mut self) {
-        let began = Instant::now();
+        self.begin();
+        let end = self.window.end;
+        self.run_until(end);
+        if !self.interrupted {
+            self.finish();
+        }
+    }
+
+    /// Schedules what starts the run: the flows' starts, the arrival processes, the
+    /// auto-sizer and the switches' slots, after deciding how each hop is computed. Once,
+    /// before the first [`Sim::run_until`].
+    pub fn begin(&mut self) {
+        debug_assert!(self.began.is_none(), "a run begins once");
+        self.began = Some(Instant::now());
         self.prepare();
         for f in 0..self.flows.len() {
             if self.flows[f].start < self.window.end {
@@ -290,23 +307,39 @@ impl Sim {
         for (s, sw) in self.switches.iter_mut().enumerate() {
             sw.start(&mut self.sched, s as u32);
         }
-        let end = self.window.end;
+    }
+
+    /// Runs every event before `t` (at most the end of the run) and stops there, or earlier if
+    /// the interrupt check says so (`interrupted` is then set). The events at `t` and later stay
+    /// pending in their order, so a run stepped in any number of stops gives the results of
+    /// one that never stopped; between two steps a change may be applied, at the time reached
+    /// (see [`crate::live`]).
+    pub fn run_until(&mut self, t: Time) {
+        let end = t.min(self.window.end);
         let mut until_check = EVENTS_PER_INTERRUPT_CHECK;
-        while let Some((now, ev)) = self.sched.pop() {
-            if now >= end {
-                break;
-            }
+        while let Some((now, ev)) = self.sched.pop_before(end) {
             self.dispatch(now, ev);
             until_check -= 1;
             if until_check == 0 {
                 until_check = EVENTS_PER_INTERRUPT_CHECK;
                 if self.interrupt.as_mut().is_some_and(|check| check(now)) {
                     self.interrupted = true;
-                    self.wall = began.elapsed();
+                    self.wall = self.began.map_or(std::time::Duration::ZERO, |b| b.elapsed());
                     return;
                 }
             }
         }
+    }
+
+    /// Closes the run at the end of the measured window: the last auto-sizer interval, every
+    /// link's books, the open transfers and the packet accounting. After [`Sim::run_until`]
+    /// reached the end.
+    pub fn finish(&mut self) {
+        let end = self.window.end;
+        // The loop used to take the first event at or after the end before it stopped, and
+        // the summary's `events` has counted it since: taken here, not run, so that the count
+        // (and every recorded result) stays what it was.
+        self.sched.pop();
         self.finish_autosize(end);
         for (id, l) in self.links.iter_mut().enumerate() {
             l.finish(end, &mut self.sched, id as u32);
@@ -318,7 +351,7 @@ impl Sim {
             self.counts.queue_drops += sw.drops;
             self.counts.in_flight += sw.held();
         }
-        self.wall = began.elapsed();
+        self.wall = self.began.map_or(std::time::Duration::ZERO, |b| b.elapsed());
     }
 
     #[inline]

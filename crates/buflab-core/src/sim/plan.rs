@@ -182,7 +182,7 @@ impl Sim {
         self.plan.ahead = self.links.iter().map(Link::takes_arrivals_ahead).collect();
         // Flows that appear during the run (open-loop arrivals) open connections on their
         // own clock, which no relay test made before the run could allow for.
-        let relay = self.plan.compute_ahead && self.spawner.is_none();
+        let relay = self.plan.compute_ahead && self.arrivals.is_empty();
         let facts: Vec<Facts> = self.flows.iter().map(|f| f.endpoints.facts()).collect();
         // Which routes carry data (or UDP): looked up per route by every relay test below.
         let mut data = vec![false; self.routes.count()];
@@ -299,7 +299,7 @@ impl Sim {
     ///
     /// `data[r]` says whether route r is a flow's data (or UDP) route. The test costs one pass
     /// over the routes and the flows (a switch has a relay link per output, each tested).
-    fn can_relay(&self, l: u32, facts: &[Facts], data: &[bool]) -> bool {
+    pub(super) fn can_relay(&self, l: u32, facts: &[Facts], data: &[bool]) -> bool {
         if self.plan.express[l as usize] || !self.links[l as usize].can_relay() {
             return false;
         }

@@ -10,11 +10,28 @@
 use super::Sim;
 use crate::endpoint::{Endpoints, Side};
 use crate::sched::Event;
+use crate::tcp::cc::CcKind;
 use crate::tcp::flow::TcpFlow;
-use crate::units::Time;
+use crate::tcp::pacer::Pacing;
+use crate::units::{Rate, Time};
 
-/// Adds a flow slot of a traffic entry during the run (open-loop arrivals).
-pub type Spawner = Box<dyn FnMut(&mut Sim, u32) -> u32>;
+/// Builds flows of the scenario's traffic entries during the run: open-loop arrivals, and
+/// the long-lived flows a timed change adds (`topology/flows.rs` implements it). `Send`, as
+/// the rest of a network is (a live session steps on a worker thread).
+pub trait FlowMaker: Send {
+    /// Adds a flow of entry `ti` (its id is the next flow id); a long-lived or UDP flow starts
+    /// at `offset` plus its entry's start draw, an open-loop one when a user requests.
+    fn add(&mut self, sim: &mut Sim, ti: u32, offset: Time) -> u32;
+    /// The access link rate, pacing and congestion control of entry `ti`'s flows added from
+    /// now on (None: unchanged).
+    fn set_new_flows(
+        &mut self,
+        ti: u32,
+        access_rate: Option<Rate>,
+        pacing: Option<Pacing>,
+        cc: Option<CcKind>,
+    );
+}
 
 /// One finite transfer (a connection carrying one file).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,9 +127,9 @@ impl Sim {
         let f = match a.idle.pop() {
             Some(f) => f,
             None => {
-                let mut spawn = self.spawner.take().expect("open-loop traffic has a spawner");
-                let f = spawn(self, traffic);
-                self.spawner = Some(spawn);
+                let mut maker = self.maker.take().expect("a network with traffic has a flow maker");
+                let f = maker.add(self, traffic, Time::ZERO);
+                self.maker = Some(maker);
                 self.plan_new_routes();
                 f
             }

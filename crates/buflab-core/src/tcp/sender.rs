@@ -250,6 +250,22 @@ impl TcpSender {
         }
     }
 
+    /// The application closes a long-lived connection (a timed change takes the flow away):
+    /// nothing beyond what has been sent goes out; what is outstanding is still delivered,
+    /// retransmitted as needed, and once all of it is acknowledged the connection is done and
+    /// its timers stop (RFC 9293 §3.10.4, CLOSE: the data already sent "will be transmitted
+    /// and delivered"; a long-lived flow has no FIN, as it had no SYN).
+    pub fn close(&mut self) {
+        self.limit = self.limit.min(self.snd_max);
+        // Every segment sent was full-sized: a retransmitted last one is too.
+        self.last_payload = self.cfg.mss();
+        if self.snd_una >= self.limit {
+            self.phase = Phase::Done;
+            self.rto_deadline = None;
+            self.pace_deadline = None;
+        }
+    }
+
     /// The connection it serves now.
     pub fn conn(&self) -> u16 {
         self.conn

@@ -18,8 +18,10 @@ use crate::endpoint::Endpoints;
 use crate::link::Link;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Scenario, Starts, Traffic};
-use crate::sim::{FlowInfo, Hop, Sim};
+use crate::sim::{FlowInfo, FlowMaker, Hop, Sim};
+use crate::tcp::cc::CcKind;
 use crate::tcp::flow::TcpFlow;
+use crate::tcp::pacer::Pacing;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::traffic::by_flow::{self, uniform_time};
@@ -47,7 +49,7 @@ impl Access {
 
 /// How a topology routes the flows of each traffic entry (flow `k` of entry `ti` is flow
 /// `id` of the network).
-pub(super) trait Routing {
+pub(super) trait Routing: Send {
     /// One-way propagation delay of the shared links that flow `k` of entry `ti` crosses.
     fn path_delay(&self, ti: usize, k: u32) -> Time;
     /// The hops of the data route of flow `k` of entry `ti` (its private links built), whose
@@ -64,20 +66,27 @@ pub(super) trait Routing {
     /// The hops of the ACK route of TCP flow `k` of entry `ti`, ending on its reverse access
     /// link.
     fn backward(&self, sim: &mut Sim, ti: usize, k: u32, id: u64, access_delay: Time) -> Vec<Hop>;
+    /// The access links flows added from now on get (a timed change may change their rate).
+    fn access_mut(&mut self) -> &mut Access;
 }
 
-/// Everything needed to add a flow: at build time, or during the run for open-loop arrivals.
+/// Everything needed to add a flow: at build time, or during the run (open-loop arrivals, and
+/// the long-lived flows a timed change adds).
 struct Slots<R> {
     seed: u64,
     rtts: Vec<Rtt>,
     traffic: Vec<Traffic>,
     routing: R,
     bumps: Bumps,
+    /// Per entry: the number `k` of its next flow added during the run (flow k takes its
+    /// entry's route k): after the flows built before the run, from 0 for open-loop arrivals.
+    next: Vec<u32>,
 }
 
 impl<R: Routing> Slots<R> {
-    /// Adds flow number `k` of traffic entry `ti` (its id is the next flow id).
-    fn add(&self, sim: &mut Sim, ti: usize, k: u32) -> u32 {
+    /// Adds flow number `k` of traffic entry `ti` (its id is the next flow id); a long-lived
+    /// or UDP flow starts at `offset` plus its draw from its entry's `start`.
+    fn add(&self, sim: &mut Sim, ti: usize, k: u32, offset: Time) -> u32 {
         let traffic = &self.traffic[ti];
         let id = sim.flows.len() as u64;
         let flow = id as u32;
@@ -99,7 +108,7 @@ impl<R: Routing> Slots<R> {
         };
         let (tcp, start, jitter, user) = match traffic {
             Traffic::Udp(u) => {
-                let start = uniform_time(&mut rng, u.start.lo, u.start.hi);
+                let start = offset + uniform_time(&mut rng, u.start.lo, u.start.hi);
                 let src = by_flow::udp_source(self.seed, u, k, id, forward);
                 return sim.add_flow(
                     info(start, u.packet, ""),
@@ -109,7 +118,9 @@ impl<R: Routing> Slots<R> {
                     jitter_rng,
                 );
             }
-            Traffic::LongLived(l) => (l.tcp, uniform_time(&mut rng, l.start.lo, l.start.hi), l.jitter, None),
+            Traffic::LongLived(l) => {
+                (l.tcp, offset + uniform_time(&mut rng, l.start.lo, l.start.hi), l.jitter, None)
+            }
             Traffic::ClosedLoop(c) => {
                 let start = match c.start {
                     Starts::Uniform(r) => uniform_time(&mut rng, r.lo, r.hi),
@@ -155,10 +166,36 @@ impl<R: Routing> Slots<R> {
     }
 }
 
+impl<R: Routing> FlowMaker for Slots<R> {
+    fn add(&mut self, sim: &mut Sim, ti: u32, offset: Time) -> u32 {
+        let k = self.next[ti as usize];
+        self.next[ti as usize] += 1;
+        Slots::add(self, sim, ti as usize, k, offset)
+    }
+
+    fn set_new_flows(
+        &mut self,
+        ti: u32,
+        access_rate: Option<Rate>,
+        pacing: Option<Pacing>,
+        cc: Option<CcKind>,
+    ) {
+        if let Some(rate) = access_rate {
+            self.routing.access_mut().rate = rate;
+        }
+        if let Traffic::LongLived(l) = &mut self.traffic[ti as usize] {
+            l.tcp.pacing = pacing.unwrap_or(l.tcp.pacing);
+            l.tcp.cc = cc.unwrap_or(l.tcp.cc);
+        }
+    }
+}
+
 /// Adds the flows of every traffic entry of `s`, routed by `routing` through the `bumps`, and
 /// the open-loop arrival processes that add more during the run.
 pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R, bumps: Bumps) {
-    let slots = Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps };
+    let next = s.traffic.iter().map(Traffic::flows).collect();
+    let slots =
+        Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps, next };
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
         // Flows that arrive during the run will join the links built so far (a machine's NIC
         // and class queues, a cross link, reverse hops) after the simulator has planned how
@@ -167,20 +204,13 @@ pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, rou
     }
     for (ti, traffic) in s.traffic.iter().enumerate() {
         for k in 0..traffic.flows() {
-            slots.add(sim, ti, k);
+            slots.add(sim, ti, k, Time::ZERO);
         }
         if let Traffic::OpenLoop(o) = traffic {
             sim.add_arrivals(by_flow::arrivals(s.seed, ti, o.arrivals_per_s, o.start));
         }
     }
-    if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
-        // Open-loop flows are added while the run goes on, as they arrive, numbered per entry
-        // (flow k takes its entry's route k).
-        let mut arrived = vec![0u32; s.traffic.len()];
-        sim.set_spawner(Box::new(move |sim: &mut Sim, ti: u32| {
-            let k = arrived[ti as usize];
-            arrived[ti as usize] += 1;
-            slots.add(sim, ti as usize, k)
-        }));
-    }
+    // Open-loop flows are added while the run goes on, as they arrive, and long-lived ones
+    // as timed changes add them.
+    sim.set_maker(Box::new(slots));
 }

@@ -94,6 +94,10 @@ impl Routing for Paths {
         route.push(Hop::Link(back));
         route
     }
+
+    fn access_mut(&mut self) -> &mut Access {
+        &mut self.access
+    }
 }
 
 pub fn build(s: &Scenario) -> Network {

@@ -77,6 +77,10 @@ impl Routing for Paths {
         let back = self.access.reverse_link(sim, access_delay);
         vec![Hop::Link(self.reverse[j as usize]), Hop::Link(back)]
     }
+
+    fn access_mut(&mut self) -> &mut Access {
+        &mut self.access
+    }
 }
 
 pub fn build(s: &Scenario) -> Network {

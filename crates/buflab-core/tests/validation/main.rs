@@ -9,6 +9,7 @@ mod bumps;
 mod cc_scenarios;
 mod disciplines;
 mod graphs;
+mod live;
 mod machines;
 mod optical;
 mod pacing;

@@ -327,9 +327,14 @@ fn run(a: Args) -> std::io::Result<()> {
                 Ok(Command::Counts) => {
                     let k = bottleneck.counts;
                     let (waiting, _) = bottleneck.waiting();
+                    // The serializer's busy time and the queue's integral (frame·ps) let a
+                    // live reader (`buflab serve --emulate`) work out an interval's
+                    // utilization and mean queue as the simulator's monitor does.
                     serde_json::json!({
                         "arrivals": k.arrivals, "drops": k.drops, "departures": k.departures,
                         "waiting": waiting, "buffer": bottleneck.limit().to_string(),
+                        "busy_ps": k.busy_ps as f64, "waiting_integral": k.waiting_integral as f64,
+                        "clock_ps": clock::now().ps().saturating_sub(epoch.ps()),
                     })
                     .to_string()
                 }
