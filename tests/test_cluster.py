@@ -165,14 +165,7 @@ def test_a_killed_worker_loses_only_its_run_which_is_retried(tmp_path: Path) -> 
     with connect("local", jobs=2) as cluster:
         pids = cluster.client.run(os.getpid)
 
-        def sweep() -> None:
-            try:
-                outcome["done"] = run_sweep(plan, tmp_path / "dask", executor=cluster)
-            except BaseException as error:  # reported by the assertion below
-                outcome["error"] = error
-
-        thread = threading.Thread(target=sweep)
-        thread.start()
+        thread = _sweep_in_background(plan, tmp_path / "dask", cluster, outcome)
         deadline = time.monotonic() + 60
         busy: list[str] = []
         while not busy and time.monotonic() < deadline:
@@ -228,6 +221,23 @@ def test_ctrl_c_on_a_cluster_sweep_keeps_what_finished_and_resumes_on_the_pool(
     again = subprocess.run([*argv, "--jobs", "2"], capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"{6 - kept} runs simulated, {kept} found" in again.stdout
+
+
+def _sweep_in_background(
+    plan: Plan, out: Path, executor: object, outcome: dict[str, object]
+) -> threading.Thread:
+    """Runs the sweep on a started thread, leaving its tables in `outcome["done"]` or what it
+    raised in `outcome["error"]`, for the test's assertions."""
+
+    def sweep() -> None:
+        try:
+            outcome["done"] = run_sweep(plan, out, executor=executor)  # type: ignore[arg-type]
+        except BaseException as error:  # reported by the test's assertion
+            outcome["error"] = error
+
+    thread = threading.Thread(target=sweep)
+    thread.start()
+    return thread
 
 
 def _free_port() -> int:
@@ -388,15 +398,7 @@ def test_a_killed_pool_worker_loses_only_its_run_which_is_retried(tmp_path: Path
     plan = Plan(scenario, [Vary.parse("network.bottleneck.buffer=5pkt,10pkt,20pkt,40pkt")], 1)
     outcome: dict[str, object] = {}
     with LocalPool(2) as pool:
-
-        def sweep() -> None:
-            try:
-                outcome["done"] = run_sweep(plan, tmp_path / "killed", executor=pool)
-            except BaseException as error:  # reported by the assertion below
-                outcome["error"] = error
-
-        thread = threading.Thread(target=sweep)
-        thread.start()
+        thread = _sweep_in_background(plan, tmp_path / "killed", pool, outcome)
         deadline = time.monotonic() + 60
         workers: list = []
         while len(workers) < 2 and time.monotonic() < deadline:
