@@ -12,6 +12,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ import pytest
 
 import buflab
 from buflab.analysis.queue import analyze, check_summary
+from buflab.cli.common import EXIT_INTERRUPTED
 from buflab.engine import EMULATION_SUMMARY_COLUMNS, ScenarioError
 from buflab.engine.emulation.plan import plan
 from buflab.engine.emulation.testbed import EmulationError, namespaces
@@ -311,8 +313,9 @@ def test_without_network_privileges_it_says_so_in_one_line() -> None:
     ]
 
 
-@as_root
-def test_a_run_killed_with_sigkill_leaves_namespaces_that_cleanup_removes(tmp_path: Path) -> None:
+def _start_long_run(tmp_path: Path) -> tuple[subprocess.Popen[bytes], set[str]]:
+    """A minute-long emulation started in the background, returned once its namespaces
+    exist and its flows run, with their names."""
     scenario = tmp_path / "long.toml"
     scenario.write_text(
         'duration = "60s"\nwarmup = "1s"\n[network]\n'
@@ -320,7 +323,7 @@ def test_a_run_killed_with_sigkill_leaves_namespaces_that_cleanup_removes(tmp_pa
         '[[traffic]]\nkind = "long_lived"\nflows = 2\n'
     )
     run = subprocess.Popen(
-        [BUFLAB, "emulate", str(scenario)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [BUFLAB, "emulate", str(scenario)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     ours = {f"bl{run.pid}-{side}" for side in ("snd", "rtr", "rcv")}
     deadline = time.monotonic() + 20
@@ -328,6 +331,17 @@ def test_a_run_killed_with_sigkill_leaves_namespaces_that_cleanup_removes(tmp_pa
         time.sleep(0.1)
     assert ours <= set(namespaces()), "the run never built its namespaces"
     time.sleep(1.0)  # the datapath and the flows are running
+    return run, ours
+
+
+def _scratch_of(pid: int) -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"buflab-emulate-{pid}-*"))
+
+
+@as_root
+def test_a_run_killed_with_sigkill_leaves_namespaces_that_cleanup_removes(tmp_path: Path) -> None:
+    run, ours = _start_long_run(tmp_path)
+    assert _scratch_of(run.pid), "the run's scratch directory carries its pid"
     run.send_signal(signal.SIGKILL)
     run.wait()
     time.sleep(0.5)
@@ -341,6 +355,20 @@ def test_a_run_killed_with_sigkill_leaves_namespaces_that_cleanup_removes(tmp_pa
     assert done.returncode == 0, done.stderr
     assert not ours & set(namespaces())
     assert "removed 3 stale namespaces" in done.stdout
+    assert _scratch_of(run.pid) == [], "the killed run's scratch directory is removed too"
+
+
+@as_root
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM (what `timeout` and batch systems send) must not end the run past its clean-up:
+    the namespaces, processes and scratch directory go, and the run says it was interrupted."""
+    run, ours = _start_long_run(tmp_path)
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=30)
+    assert run.returncode == EXIT_INTERRUPTED, err
+    assert b"interrupted" in err
+    assert not ours & set(namespaces())
+    assert _scratch_of(run.pid) == []
 
 
 @as_root

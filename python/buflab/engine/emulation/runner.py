@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -49,6 +50,7 @@ from buflab.engine.emulation.testbed import (
     Testbed,
     remove_stale,
     require_privileges,
+    scratch_prefix,
 )
 from buflab.engine.events import PS_PER_S, EventLogWriter, LogFacts
 from buflab.engine.pcap import write_emulated
@@ -133,6 +135,26 @@ def _off_the_datapaths_cpu(pid: int) -> None:
     if others:
         os.sched_setaffinity(pid, others)
     os.setpriority(os.PRIO_PROCESS, pid, GENERATOR_NICE)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM (a `timeout`, a batch system, `kill`) stops the run as
+    Ctrl-C does: by default it would end Python on the spot, past every `finally`, and leave
+    the run's namespaces and processes behind. Only the main thread can set a handler; a run
+    started from another thread keeps the default."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 @contextmanager
@@ -224,11 +246,11 @@ def emulate(
     tree = load_scenario(scenario, overrides=overrides, **kw)
     p = plan(tree, available_congestion_controls())
     procs: list[subprocess.Popen[str]] = []
-    with tempfile.TemporaryDirectory(prefix="buflab-emulate-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix()) as scratch:
         files = _Scratch(Path(scratch))
         control = DatapathControl(files.control)
         testbed = Testbed.for_this_process(offloads=p.offloads, machines=p.machines)
-        with _not_behind_other_work(), testbed as tb:
+        with _terminate_as_interrupt(), _not_behind_other_work(), testbed as tb:
             try:
                 capture = files.capture if pcap_to is not None else None
                 reports = _run(tb, p, procs, files, control, while_running, capture)

@@ -28,12 +28,16 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from buflab.engine import Error
 
 PREFIX = "bl"
+# A run's scratch directory, in the system's temporary directory.
+SCRATCH = "buflab-emulate-"
 SENDER_IP = "10.200.0.1"
 RECEIVER_IP = "10.200.0.2"
 # The flows' network (`buflab_emu::address::FLOW_NET`): flow i's sending end is at its
@@ -113,14 +117,25 @@ def _alive(pid: int) -> bool:
 
 def remove_stale() -> list[str]:
     """Removes the namespaces of runs whose process is gone (killed with SIGKILL); returns
-    their names. Removing a namespace removes its veth ends, and so the pairs."""
+    their names. Removing a namespace removes its veth ends, and so the pairs. The scratch
+    directories such runs left (`scratch_prefix`: the datapath's raw log, the traces) go too."""
     removed = []
     for name in namespaces():
         found = re.fullmatch(rf"{PREFIX}(\d+)-(snd\d*|rtr|rcv)", name)
         if found and not _alive(int(found.group(1))):
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
             removed.append(name)
+    for scratch in Path(tempfile.gettempdir()).glob(f"{SCRATCH}*-*"):
+        found = re.fullmatch(rf"{SCRATCH}(\d+)-\w+", scratch.name)
+        if found and scratch.is_dir() and not _alive(int(found.group(1))):
+            shutil.rmtree(scratch, ignore_errors=True)
     return removed
+
+
+def scratch_prefix() -> str:
+    """The prefix of this process's runs' scratch directories: its pid in it, so that
+    `remove_stale` knows a killed run's directory from a running one's."""
+    return f"{SCRATCH}{os.getpid()}-"
 
 
 @dataclass
