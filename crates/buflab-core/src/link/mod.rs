@@ -443,6 +443,13 @@ impl Link {
         e.pkt
     }
 
+    /// The flow of the packet `i` places behind the next to leave, if any (a hint for
+    /// prefetching).
+    #[inline]
+    pub fn exit_flow(&self, i: usize) -> Option<u32> {
+        self.ring.get(i).map(|e| e.pkt.flow)
+    }
+
     /// Reports every dequeue up to `t` (end of run) to the monitor.
     pub fn finish(&mut self, t: Time, sched: &mut Scheduler, id: u32) {
         self.flush(t);
