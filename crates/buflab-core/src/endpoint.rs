@@ -102,6 +102,9 @@ pub trait Endpoint {
     fn facts(&self) -> Facts;
     /// The measured window, for the endpoint's own counters of it.
     fn set_window(&mut self, window: MeasuredWindow);
+    /// Starts loading the state, beyond the endpoint's own record, that its next packet will
+    /// touch (boxed parts): a hint for the CPU that changes nothing (see `sim/path.rs`).
+    fn prefetch(&self) {}
     /// The state a tracer records (None: nothing to trace).
     fn trace_sample(&self) -> Option<TraceSample> {
         None
@@ -167,6 +170,11 @@ impl Endpoints {
 
     pub fn set_window(&mut self, window: MeasuredWindow) {
         dispatch!(self, e => e.set_window(window))
+    }
+
+    #[inline]
+    pub fn prefetch(&self) {
+        dispatch!(self, e => e.prefetch())
     }
 
     #[inline]

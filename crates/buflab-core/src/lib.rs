@@ -96,6 +96,7 @@ pub mod live;
 pub mod loss;
 pub mod monitor;
 pub mod packet;
+pub mod prefetch;
 pub mod queue;
 pub mod result;
 pub mod scenario;

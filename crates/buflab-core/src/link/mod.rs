@@ -433,14 +433,33 @@ impl Link {
     /// The head packet reaches the far end at `now`; schedules the next head.
     pub fn pop_exit(&mut self, now: Time, sched: &mut Scheduler, id: u32) -> Packet {
         self.flush(now);
-        let e = self.ring.pop_front().expect("LinkExit on an empty link");
+        // The packet is copied straight from the ring: a copy of the whole record, returned
+        // from later, was reloaded in overlapping pieces that stalled every exit.
+        let e = self.ring.front().expect("LinkExit on an empty link");
         debug_assert_eq!(e.exit, now);
+        let pkt = e.pkt;
+        self.ring.pop_front();
         self.popped += 1;
         match self.ring.front() {
             Some(next) => sched.schedule(next.exit, Event::LinkExit(id)),
             None => self.head_scheduled = false,
         }
-        e.pkt
+        pkt
+    }
+
+    /// The flow of the packet `i` places behind the next to leave, if any (a hint for
+    /// prefetching).
+    #[inline]
+    pub fn exit_flow(&self, i: usize) -> Option<u32> {
+        self.ring.get(i).map(|e| e.pkt.flow)
+    }
+
+    /// Starts loading the record of the packet `i` places behind the next to leave (a hint).
+    #[inline]
+    pub fn prefetch_exit(&self, i: usize) {
+        if let Some(e) = self.ring.get(i) {
+            crate::prefetch::prefetch(e);
+        }
     }
 
     /// Reports every dequeue up to `t` (end of run) to the monitor.

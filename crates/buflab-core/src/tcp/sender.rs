@@ -696,6 +696,15 @@ impl TcpSender {
         }
     }
 
+    /// Starts loading the Linux state an ACK reads first (a hint, see
+    /// [`crate::endpoint::Endpoint::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self) {
+        if let Some(l) = self.linux.as_deref() {
+            crate::prefetch::prefetch(l);
+        }
+    }
+
     /// The state a trace records (see [`crate::monitor::trace`]).
     pub fn trace_sample(&self) -> TraceSample {
         TraceSample {
