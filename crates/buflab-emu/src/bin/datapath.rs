@@ -328,13 +328,18 @@ fn run(a: Args) -> std::io::Result<()> {
                     let k = bottleneck.counts;
                     let (waiting, _) = bottleneck.waiting();
                     // The serializer's busy time and the queue's integral (frame·ps) let a
-                    // live reader (`buflab serve --emulate`) work out an interval's
-                    // utilization and mean queue as the simulator's monitor does.
+                    // live reader (`buflab serve --emulate`, the auto-sizer of `buflab
+                    // autosize --emulate`) work out an interval's utilization and mean queue
+                    // as the simulator's monitor does: busy time up to now, the frame in
+                    // service cut there, as the monitor's running totals cut it.
+                    let now = clock::now();
+                    let overhang = bottleneck.busy_until().max(now) - now;
+                    let busy_ps = k.busy_ps.saturating_sub(overhang.ps() as u128);
                     serde_json::json!({
                         "arrivals": k.arrivals, "drops": k.drops, "departures": k.departures,
                         "waiting": waiting, "buffer": bottleneck.limit().to_string(),
-                        "busy_ps": k.busy_ps as f64, "waiting_integral": k.waiting_integral as f64,
-                        "clock_ps": clock::now().ps().saturating_sub(epoch.ps()),
+                        "busy_ps": busy_ps as f64, "waiting_integral": k.waiting_integral as f64,
+                        "clock_ps": now.ps().saturating_sub(epoch.ps()),
                     })
                     .to_string()
                 }
