@@ -88,6 +88,51 @@ def test_autosize_emulate_sets_the_datapaths_buffer_live_and_reports_each_step(
         assert (during.loc[during["event"] == "drop", "queue_pkts"] >= limit).all()
 
 
+# One Linux flow for 3 s: each probe of a size search is a short emulation.
+PROBED = """
+name = "probed on real TCP"
+duration = "3s"
+warmup = "1s"
+[network]
+bottleneck = { rate = "10Mbps", buffer = "8pkt" }
+rtt = "20ms"
+[[traffic]]
+kind = "long_lived"
+flows = 2
+tcp = "sack"
+packet = "1500B"
+"""
+
+
+@as_root
+def test_size_emulate_keeps_its_probes_and_a_second_search_reuses_them(tmp_path: Path) -> None:
+    """Each probe is an emulation whose run file and store row say Linux made it; the same
+    search again runs nothing (every probe "(on disk)") and gives the same answer, as a
+    simulated search resumes; a simulated search in the same directory does not take the
+    emulated probes for its own (it runs them). The target (50 %) is one two Reno flows
+    meet at any buffer of a few packets, so the search's probes are 8, 4, 2 (and 1 if 2
+    passes) and the answer does not hinge on Linux's exact utilization."""
+    scenario = tmp_path / "probed.toml"
+    scenario.write_text(PROBED)
+    out = tmp_path / "out"
+    args = ["size", str(scenario), "--target-utilization", "0.5", "--high", "8", "--out", str(out)]
+    first = buflab(*args, "--emulate")
+    assert first.returncode == 0, first.stderr
+    assert "(on disk)" not in first.stdout and "minimum buffer:" in first.stdout, first.stdout
+    runs = [json.loads(path.read_text()) for path in (out / "runs").glob("*.json")]
+    assert len(runs) >= 3 and all(r["engine_build"].startswith("linux ") for r in runs), runs
+    assert all(r["summary"]["emulated"] for r in runs)
+    again = buflab(*args, "--emulate")
+    assert again.returncode == 0, again.stderr
+    probes = [line for line in again.stdout.splitlines() if " pkt: utilization" in line]
+    assert probes and all(line.endswith("(on disk)") for line in probes), again.stdout
+    answer = [line for line in first.stdout.splitlines() if line.startswith("minimum buffer:")]
+    assert answer[0] in again.stdout
+    simulated = buflab(*args)
+    assert simulated.returncode == 0, simulated.stderr
+    assert "(on disk)" not in simulated.stdout, "the emulated probes are not the simulator's"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -105,13 +105,14 @@ def _print_thresholds(view: Any, frame: Any) -> None:
         stdout.print(threshold_table(view, frame))
 
 
-def _print_written(report: Any, out: Path) -> None:
+def _print_written(report: Any, out: Path, emulated: bool = False) -> None:
     outcome = report.outcome
+    made = "emulated on real TCP" if emulated else "simulated"
     files = [out / "results.csv", out / "summary.csv", out / "store", *report.figures]
     extra = ("published.csv", "threshold.csv", "bounds.csv", "interarrival.csv")
     files += [out / name for name in extra if (out / name).exists()]
     stdout.print(
-        f"{outcome.executed} runs simulated, {outcome.skipped} found in {out / 'runs'}; "
+        f"{outcome.executed} runs {made}, {outcome.skipped} found in {out / 'runs'}; "
         f"wrote {', '.join(map(str, files))}"
     )
 
@@ -202,4 +203,4 @@ def reproduce(
         stdout.print()
         stdout.print(done.paragraph)
         stdout.print()
-    _print_written(report, out)
+    _print_written(report, out, emulated)
