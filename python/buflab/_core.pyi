@@ -135,3 +135,18 @@ class LiveSession:
         buffer_pkts, buffer_bytes, open_flows, windows [(flow, cwnd)], steps, autosizing."""
     def finish(self) -> dict[str, Any]:
         """Runs what is left and returns the result as `run` does."""
+
+class AutoSizer:
+    """The live auto-sizer of a scenario's `[autosize]` driven in real time (the emulator's
+    `buflab autosize --emulate`): read the bottleneck's counts when `next_at_ps` is due, pass
+    them to `tick`, set the limit it returns. Raises ScenarioError without
+    `autosize.target_utilization`."""
+
+    def __init__(self, scenario_json: str) -> None: ...
+    @property
+    def next_at_ps(self) -> int: ...
+    def tick(self, now_ps: int, busy_ps: int, arrivals: int, drops: int) -> int | None:
+        """A reading (totals since time 0); the next limit at an interval's end, else None."""
+    def steps(self) -> dict[str, list[Any]]:
+        """The steps so far, as the `autosize` table's columns."""
+    def answer(self) -> int | None: ...

@@ -17,7 +17,10 @@
 //!   ended (leaving out its first `settle`), asks the search for the next buffer, and records
 //!   a [`Step`]. The simulator owns the event (one pending `Event::Autosize`) and applies the
 //!   new limit with [`crate::link::Link::set_limit`]: packets already waiting above a smaller
-//!   limit stay and drain; only later arrivals see it.
+//!   limit stay and drain; only later arrivals see it. The emulator drives the same
+//!   `AutoSizer` in real time (the binding's `AutoSizer`, `buflab autosize --emulate`): it
+//!   feeds it the datapath's counts read at the step times and sets the limits it returns
+//!   through the datapath's control channel.
 //!
 //! **Noise.** One interval is a short measurement: at 100 Mb/s with 100 flows, 3-s
 //! utilizations scatter by ±0.6 %, about the difference between buffers 25 packets apart near
@@ -188,10 +191,11 @@ pub struct AutoSizer {
     /// its settling time (for the first interval without one, its start), when the event only
     /// takes the baseline.
     next_at: Time,
-    /// End of the current interval.
+    /// End of the current interval, as scheduled.
     step_end: Time,
-    /// The monitor's running totals at the start of the measured part of the interval.
-    baseline: Option<Cumulative>,
+    /// The monitor's running totals at the start of the measured part of the interval, and
+    /// when they were read.
+    baseline: Option<(Time, Cumulative)>,
     pub steps: Vec<Step>,
     /// The size of each convergence, in order (a search that starts afresh or is re-opened
     /// and converges again adds one).
@@ -247,26 +251,32 @@ impl AutoSizer {
         sizes.get(sizes.len() / 2).copied()
     }
 
-    /// The event at `now` with the link monitor's running totals as of `now`. Before the end
-    /// of an interval it only takes the baseline; at the end it measures the interval, records
-    /// a step and returns the limit for the next interval.
+    /// The event at `now` with the link monitor's running totals as of `now`. The first event
+    /// of an interval only takes the baseline; the next one, at its end, measures the interval,
+    /// records a step and returns the limit for the next interval.
+    ///
+    /// In the simulator `now` is exactly [`Self::next_at`]. A driver in real time (the
+    /// emulator's, which reads a datapath's counts) reads them a moment after: the interval's
+    /// utilization is measured over the time between the two readings it actually took, and
+    /// the next events keep to the schedule (a late reading delays no later step). In the
+    /// simulator both are the same thing: the measured span is `interval − settle`.
     pub fn tick(&mut self, now: Time, totals: Cumulative) -> Option<u64> {
-        debug_assert_eq!(now, self.next_at);
-        if now < self.step_end {
-            self.baseline = Some(totals);
+        debug_assert!(now >= self.next_at);
+        let Some((since, start)) = self.baseline.take() else {
+            self.baseline = Some((now, totals));
             self.next_at = self.step_end;
             return None;
-        }
-        let start = self.baseline.take().expect("the baseline is taken before the interval ends");
-        self.step_end = now + self.interval;
+        };
+        let ended = self.step_end;
+        self.step_end = ended + self.interval;
         if self.settle == Time::ZERO {
-            self.baseline = Some(totals);
+            self.baseline = Some((now, totals));
             self.next_at = self.step_end;
         } else {
-            self.next_at = now + self.settle;
+            self.next_at = ended + self.settle;
         }
         let d = totals.minus(&start);
-        let utilization = d.busy_ps as f64 / (self.interval - self.settle).0 as f64;
+        let utilization = d.busy_ps as f64 / (now - since).0.max(1) as f64;
         let passed = utilization >= self.threshold;
         let buffer_pkts = self.search.probe();
         let was_converged = self.search.converged();
@@ -470,6 +480,24 @@ mod tests {
         // Busy 1.7 s of the measured 2 s: 85 % fails.
         assert_eq!(a.tick(Time::from_secs(6), busy(Time::from_ms(4200))), Some(7));
         assert!(!a.steps[1].passed);
+    }
+
+    #[test]
+    fn late_readings_are_measured_over_their_own_span_and_keep_the_schedule() {
+        // A real-time driver reads the counts late: baseline at 1.01 s instead of 1 s, the
+        // step at 3.02 s instead of 3 s. Busy 1.8 s of the 2.01 s between the readings:
+        // 89.55 %, a fail against 90 % (1.8 s of the nominal 2 s would pass). The next
+        // events stay at 4 s and 6 s.
+        let mut a = AutoSizer::new(0, &config(Time::from_secs(3), Time::from_secs(1), 10), Time::ZERO);
+        assert_eq!(a.tick(Time::from_ms(1010), busy(Time::ZERO)), None);
+        assert_eq!(a.next_at(), Time::from_secs(3));
+        assert_eq!(a.tick(Time::from_ms(3020), busy(Time::from_ms(1800))), Some(20));
+        let s = a.steps[0];
+        assert!((s.utilization - 1.8 / 2.01).abs() < 1e-12 && !s.passed);
+        assert_eq!(s.time, Time::from_ms(3020), "a step is stamped when it was taken");
+        assert_eq!(a.next_at(), Time::from_secs(4));
+        assert_eq!(a.tick(Time::from_ms(4001), busy(Time::from_ms(1900))), None);
+        assert_eq!(a.next_at(), Time::from_secs(6));
     }
 
     #[test]

@@ -305,23 +305,32 @@ fn event_batch<'py>(py: Python<'py>, log: &EventLog) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
+/// A described table as a dict of columns (lists, named and ordered as `_core.tables()`
+/// describes it).
+fn columns_to_py<'py>(
+    py: Python<'py>,
+    table: &dyn buflab_core::result::table::Export,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, values) in table.columns() {
+        match values {
+            Values::Int(v) => d.set_item(name, v)?,
+            Values::OptionalInt(v) => d.set_item(name, v)?,
+            Values::Float(v) => d.set_item(name, v)?,
+            Values::Bool(v) => d.set_item(name, v)?,
+            Values::Text(v) => d.set_item(name, PyList::new(py, v.iter().map(|s| s.as_ref()))?)?,
+        }
+    }
+    Ok(d)
+}
+
 /// A run's result: the summary as a dict, every described table as a dict of columns (lists,
 /// named and ordered as `_core.tables()` describes them), and the event log.
 fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("summary", to_py(py, &Value::Object(r.summary.to_json()))?)?;
     for table in r.tables() {
-        let d = PyDict::new(py);
-        for (name, values) in table.columns() {
-            match values {
-                Values::Int(v) => d.set_item(name, v)?,
-                Values::OptionalInt(v) => d.set_item(name, v)?,
-                Values::Float(v) => d.set_item(name, v)?,
-                Values::Bool(v) => d.set_item(name, v)?,
-                Values::Text(v) => d.set_item(name, PyList::new(py, v.iter().map(|s| s.as_ref()))?)?,
-            }
-        }
-        out.set_item(table.name(), d)?;
+        out.set_item(table.name(), columns_to_py(py, table)?)?;
     }
     match &r.events {
         None => out.set_item("events", py.None())?,
@@ -565,6 +574,74 @@ impl LiveSession {
     }
 }
 
+/// The live auto-sizer of a scenario's `[autosize]` (`buflab_core::autosize::AutoSizer`, its
+/// first interval from the end of warm-up) driven from outside the simulator: the emulator
+/// reads its datapath's counts when `next_at_ps` is due, passes them to `tick` and sets the
+/// limit it returns. The same search, the same `autosize` table and the same answer as a
+/// simulated run's.
+#[pyclass(module = "buflab._core")]
+struct AutoSizer {
+    inner: Mutex<buflab_core::autosize::AutoSizer>,
+}
+
+impl AutoSizer {
+    fn with<T>(&self, f: impl FnOnce(&mut buflab_core::autosize::AutoSizer) -> T) -> PyResult<T> {
+        let mut guard = self.inner.lock().map_err(|_| PyValueError::new_err("the auto-sizer failed"))?;
+        Ok(f(&mut guard))
+    }
+}
+
+#[pymethods]
+impl AutoSizer {
+    /// ScenarioError for a bad scenario, or one without `autosize.target_utilization`.
+    #[new]
+    fn new(scenario_json: &str) -> PyResult<AutoSizer> {
+        let s = read_scenario(scenario_json)?;
+        let config = s.autosize.ok_or_else(|| {
+            scenario_error_text(
+                "autosize.target_utilization: missing; expected a target utilization, the \
+                 auto-sizer's one required key"
+                    .to_string(),
+            )
+        })?;
+        // Link 0: the auto-sizer never sees links; the driver knows which limit it sets.
+        Ok(AutoSizer { inner: Mutex::new(buflab_core::autosize::AutoSizer::new(0, &config, s.warmup)) })
+    }
+
+    /// When the next reading is due, ps from the run's time 0.
+    #[getter]
+    fn next_at_ps(&self) -> PyResult<u64> {
+        self.with(|a| a.next_at().0)
+    }
+
+    /// A reading at `now_ps` (not before `next_at_ps`): the bottleneck's busy time, arrivals
+    /// and drops since time 0. Returns the limit for the next interval (packets) at the end
+    /// of an interval, None when the reading only took the interval's baseline.
+    fn tick(&self, now_ps: u64, busy_ps: u64, arrivals: u64, drops: u64) -> PyResult<Option<u64>> {
+        use buflab_core::monitor::Cumulative;
+        use buflab_core::units::Time;
+        let due = self.next_at_ps()?;
+        if now_ps < due {
+            return Err(PyValueError::new_err(format!(
+                "a reading at {now_ps} ps, before it is due at {due} ps"
+            )));
+        }
+        let totals = Cumulative { busy_ps, arrivals, drops, ..Default::default() };
+        self.with(|a| a.tick(Time(now_ps), totals))
+    }
+
+    /// The steps so far, as the `autosize` table's columns.
+    fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let steps = self.with(|a| a.steps.clone())?;
+        columns_to_py(py, &steps)
+    }
+
+    /// The answer (the median of the sizes the search converged to), None before any.
+    fn answer(&self) -> PyResult<Option<u64>> {
+        self.with(|a| a.answer())
+    }
+}
+
 /// An optical FIFO's construction for N − 1 packets with Thm 6.2's K (thesis ch. 6): its
 /// lines' lengths and counts, beside the theorem's formulas. A bad N or K is a ValueError
 /// saying what was expected.
@@ -647,6 +724,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(parse_range, m)?)?;
     m.add_class::<LiveSession>()?;
+    m.add_class::<AutoSizer>()?;
     m.add_function(wrap_pyfunction!(optical_layout, m)?)?;
     m.add_function(wrap_pyfunction!(optical_check, m)?)?;
     m.add_function(wrap_pyfunction!(optical_walk, m)?)?;

@@ -13,7 +13,7 @@ import hashlib
 import os
 import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -163,6 +163,38 @@ def runs_executor(
         executor.close()
 
 
+@contextmanager
+def runs_or_emulations(
+    emulated: bool,
+    cluster: str | None,
+    jobs: int | None,
+    slurm: tuple[str, ...] = (),
+    slurm_config: Path | None = None,
+) -> Iterator[Any]:
+    """`runs_executor`, or with --emulate this machine's emulator (one run at a time)."""
+    if not emulated:
+        with runs_executor(cluster, jobs, slurm, slurm_config) as executor:
+            yield executor
+        return
+    # start-up time: the emulator only with --emulate
+    from buflab.experiments.emulator import Emulator
+
+    yield Emulator()
+
+
+def refuse_with_emulate(jobs: int | None, cluster: str | None, slurm: bool) -> None:
+    """--emulate runs one emulation at a time on this machine: options that spread runs
+    elsewhere or over several processes are refused, one line each."""
+    if jobs is not None and jobs > 1:
+        raise BadInput(
+            f"--jobs {jobs} with --emulate: emulations run one at a time (the datapath owns a "
+            "core and each run takes its duration in real time)"
+        )
+    if cluster is not None or slurm:
+        what = f"--cluster {cluster}" if cluster is not None else "--slurm"
+        raise BadInput(f"{what} with --emulate: emulations run on this machine, one at a time")
+
+
 def slurm_settings(given: tuple[str, ...], config: Path | None) -> dict[str, Any]:
     """The Slurm settings of --slurm-config's [slurm] table, then of each --slurm KEY=VALUE
     (as text: `buflab.experiments.cluster.slurm_settings` reads each as its setting's type)."""
@@ -253,6 +285,53 @@ def phase_lock_note(normalized: dict[str, Any]) -> str | None:
         "this alike can lock in phase at a drop-tail queue, the same flows losing at every "
         "overflow, and results then jump with the number of flows and the buffer; real hosts' "
         "timing noise breaks it: give the entries `jitter` (e.g. 1ms) or the RTT a range"
+    )
+
+
+def emulate_option(help: str) -> Any:
+    """The `--emulate` flag: the command's runs on real Linux TCP (`buflab emulate`)."""
+    return click.option("--emulate", "emulated", is_flag=True, help=help)
+
+
+@contextmanager
+def emulation_notes(emulated: bool) -> Iterator[Callable[[], str]]:
+    """Around a command's runs: with --emulate, root is required first (one line otherwise)
+    and Ctrl-C ends with one line, the emulation's processes stopped and its namespaces
+    removed, and status 130. Yields what names the runs' engine in the run store (the
+    simulator, or Linux and its kernel release)."""
+    # start-up time: the store imports pandas
+    from buflab.experiments.store import SIMULATOR, linux_engine
+
+    if not emulated:
+        yield lambda: SIMULATOR
+        return
+    # start-up time: the emulator only with --emulate
+    from buflab.engine.emulation.testbed import require_privileges
+
+    require_privileges()
+    try:
+        yield linux_engine
+    except KeyboardInterrupt:
+        click.echo("interrupted: the emulation was stopped and its namespaces removed", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def fidelity_line(summary: dict[str, Any]) -> str:
+    """How faithful an emulation's timing was, in one line (the figures `buflab emulate`
+    prints as rows)."""
+    # start-up time: units only when a line is printed
+    from buflab.engine.units import format_percent, format_time
+
+    within = format_percent(summary.get("late_within_10us", float("nan")))
+    late = format_time(summary.get("generator_late_p99_s", float("nan")))
+    verdict = (
+        "faithful"
+        if summary.get("faithful")
+        else "not faithful: timing on this machine is noisy, read the numbers with that"
+    )
+    return (
+        f"real TCP: {within} of frames left within 10 µs of their time, the traffic "
+        f"generator's timers {late} late at p99; {verdict}"
     )
 
 

@@ -23,11 +23,15 @@ from buflab.cli.common import (
     check_out_dir,
     cluster_options,
     default_out,
+    emulate_option,
+    emulation_notes,
     exit_when_interrupted,
+    fidelity_line,
     jobs_option,
     phase_lock_note,
-    runs_executor,
+    refuse_with_emulate,
     runs_option,
+    runs_or_emulations,
     scenario_of,
     set_option,
 )
@@ -39,6 +43,7 @@ from buflab.cli.console import (
     stderr,
     stdout,
 )
+from buflab.engine.scenario import get_key
 from buflab.engine.units import format_percent, format_time
 
 
@@ -73,11 +78,16 @@ from buflab.engine.units import format_percent, format_time
 @jobs_option
 @cluster_options
 @set_option
+@emulate_option(
+    "Run the probes on real Linux TCP (`buflab emulate`, needs root), one at a time in real "
+    "time; kept in OUT/runs like simulated probes, so an interrupted search resumes."
+)
 @click.option(
     "--out",
     callback=check_out_dir,
     type=click.Path(path_type=Path),
-    help="[default: out/size-FILE, and a digest of --set, --vary and --key when given]",
+    help="[default: out/size-FILE (out/size-emulate-FILE with --emulate), and a digest of "
+    "--set, --vary and --key when given]",
 )
 def size(
     file: str,
@@ -92,6 +102,7 @@ def size(
     slurm: tuple[str, ...],
     slurm_config: Path | None,
     overrides: tuple[str, ...],
+    emulated: bool,
     out: Path | None,
 ) -> None:
     """The smallest buffer (whole packets) whose mean utilization over --runs seeds meets the
@@ -107,10 +118,14 @@ def size(
     (also OUT/sizes.csv) and size_curve.png/svg: the minimum buffer against the value. A
     second --vary draws one such curve per value of its key, overlaid (e.g. --vary
     flows=1,10,100 --vary traffic.0.pacing=off,window), each kept in OUT/KEY2-VALUE2.
+
+    With --emulate, every probe is an emulation on real Linux TCP, one at a time (the
+    datapath owns a core), each taking the scenario's duration.
     """
     # start-up time: searches import pandas and matplotlib only when the command runs
     from buflab.engine.runner import validate
     from buflab.experiments import size as api
+    from buflab.experiments.emulator import check_emulable
     from buflab.experiments.sizing import check_target, eq21_notes
     from buflab.experiments.sweep import Vary
 
@@ -120,10 +135,13 @@ def size(
             f"--vary is given {len(varies)} times: a size search varies one key (the x axis) "
             "and at most one more (a curve per value)"
         )
+    if emulated:
+        refuse_with_emulate(jobs, cluster, bool(slurm or slurm_config))
     scenario = scenario_of(file, overrides)
-    if note := phase_lock_note(validate(scenario)):
+    # (Real hosts' timing noise breaks the phase lock the note warns of.)
+    if not emulated and (note := phase_lock_note(validate(scenario))):
         stderr.print(f"note: {note} (the base scenario)")
-    out = out or default_out("size", file, overrides, varies, key)
+    out = out or default_out("size-emulate" if emulated else "size", file, overrides, varies, key)
     options: dict[str, Any] = {"key": key, "runs": runs or 1, "high": high}
     if precision is not None:
         options["precision"] = precision
@@ -132,7 +150,13 @@ def size(
         line = probe_line(probe, target)
         stdout.print(f"{probe.label}: {line.lstrip()}" if probe.label else line)
 
-    with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
+    with (
+        emulation_notes(emulated),
+        runs_or_emulations(emulated, cluster, jobs, slurm, slurm_config) as executor,
+        exit_when_interrupted(),
+    ):
+        if emulated:
+            check_emulable([scenario], f"size {file} --emulate")
         options["cluster"] = executor
         if not varies:
             sizing = api.size(scenario, target, out, on_probe=show_probe, **options)
@@ -189,11 +213,16 @@ def size(
     "--start", type=click.IntRange(min=1), help="First buffer (packets) [default: RTT·C]."
 )
 @set_option
+@emulate_option(
+    "Run it on real Linux TCP (`buflab emulate`, needs root): the same search sets the "
+    "datapath's buffer through its control channel while the flows run, in real time."
+)
 @click.option(
     "--out",
     callback=check_out_dir,
     type=click.Path(path_type=Path),
-    help="[default: out/autosize-FILE, and a digest of --set when given]",
+    help="[default: out/autosize-FILE, and a digest of --set when given; with --emulate, "
+    "out/autosize-emulate-FILE]",
 )
 def autosize(
     file: str,
@@ -201,13 +230,15 @@ def autosize(
     interval: str | None,
     start: int | None,
     overrides: tuple[str, ...],
+    emulated: bool,
     out: Path | None,
 ) -> None:
     """Run FILE once with the live auto-sizer (thesis ch. 4.3): after warm-up, every
     --interval the bottleneck buffer shrinks if the interval's utilization met the target and
     grows if not, a binary search over whole packets. Prints every step and the converged
     buffer; writes the tables (autosize.parquet among them) and autosize.png/svg to OUT.
-    The other [autosize] keys (settle, tolerance, recheck) take --set autosize.KEY=VALUE."""
+    The other [autosize] keys (settle, tolerance, recheck) take --set autosize.KEY=VALUE.
+    With --emulate, on real Linux TCP (the thesis's tool on its NetFPGA router)."""
     # start-up time: the auto-sizer imports pandas and matplotlib only when the command runs
     from buflab.engine.runner import validate
     from buflab.experiments import autosize as live
@@ -215,10 +246,17 @@ def autosize(
     from buflab.experiments.store import RunStore, store_one
 
     scenario = scenario_of(file, overrides)
-    out = out or default_out("autosize", file, overrides)
-    result = live.run_autosize(scenario, target, interval=interval, start=start)
+    out = out or default_out("autosize-emulate" if emulated else "autosize", file, overrides)
+    events_to = out / "events.parquet" if get_key(scenario, "monitor.events", False) else None
+    with emulation_notes(emulated) as engine:
+        result = live.run_autosize(
+            scenario, target, interval=interval, start=start, emulate=emulated, events_to=events_to
+        )
+    for note in (result.emulation or {}).get("notes", []):
+        stderr.print(f"note: {note}")
     result.to_dir(out)
-    store_one(RunStore(out), validate(result.scenario), result.summary, command="autosize")
+    normalized = validate(result.scenario)
+    store_one(RunStore(out), normalized, result.summary, command="autosize", engine=engine())
     figures = live.save_figure(result, out, __version__)
     threshold = live.pass_threshold(result.scenario)
     stdout.print(autosize_table(result.autosize, threshold))
@@ -243,4 +281,6 @@ def autosize(
                 f"at the end the search was looking again (next buffer "
                 f"{found.last_buffer_pkts:,} pkt)"
             )
+    if emulated:
+        stdout.print(fidelity_line(result.summary))
     stdout.print(f"results in {out}/; plot: {', '.join(map(str, figures))}")

@@ -19,11 +19,15 @@ from buflab.cli.common import (
     check_out_dir,
     cluster_options,
     default_out,
+    emulate_option,
+    emulation_notes,
     exit_when_interrupted,
     jobs_option,
     phase_lock_note,
+    refuse_with_emulate,
     runs_executor,
     runs_option,
+    runs_or_emulations,
     set_option,
     vary_option,
 )
@@ -101,13 +105,14 @@ def _print_thresholds(view: Any, frame: Any) -> None:
         stdout.print(threshold_table(view, frame))
 
 
-def _print_written(report: Any, out: Path) -> None:
+def _print_written(report: Any, out: Path, emulated: bool = False) -> None:
     outcome = report.outcome
+    made = "emulated on real TCP" if emulated else "simulated"
     files = [out / "results.csv", out / "summary.csv", out / "store", *report.figures]
     extra = ("published.csv", "threshold.csv", "bounds.csv", "interarrival.csv")
     files += [out / name for name in extra if (out / name).exists()]
     stdout.print(
-        f"{outcome.executed} runs simulated, {outcome.skipped} found in {out / 'runs'}; "
+        f"{outcome.executed} runs {made}, {outcome.skipped} found in {out / 'runs'}; "
         f"wrote {', '.join(map(str, files))}"
     )
 
@@ -126,6 +131,10 @@ def _print_written(report: Any, out: Path) -> None:
     help="[default: out/NAME, and a digest of --set and --vary when given]",
 )
 @click.option("--list", "list_recipes", is_flag=True, help="List the shipped recipes and exit.")
+@emulate_option(
+    "Run the recipe's points on real Linux TCP (`buflab emulate`, needs root), one at a time; "
+    "kept in OUT/runs apart from simulated runs [default OUT: out/emulate-NAME]."
+)
 def reproduce(
     name: str | None,
     jobs: int | None,
@@ -137,11 +146,17 @@ def reproduce(
     varies: tuple[str, ...],
     out: Path | None,
     list_recipes: bool,
+    emulated: bool,
 ) -> None:
     """Reproduce a published figure with a shipped recipe (e.g. headline, t1) or a recipe
     file, and print the published numbers beside buflab's.
 
     Finished runs are kept in OUT/runs and reused, so an interrupted reproduction resumes.
+
+    With --emulate, every run is an emulation on real Linux TCP (`buflab emulate`, needs
+    root), one at a time, each taking its duration in real time; a recipe the emulator
+    cannot realise (a switch, a network of routers, bumps, an optical FIFO, rates above what
+    the datapath forwards) is refused in one line saying why.
     """
     # start-up time: recipes and sweeps import pandas and matplotlib only when the command runs
     from buflab.experiments import recipes
@@ -155,9 +170,15 @@ def reproduce(
         for recipe in recipes.names():
             stdout.print(f"{recipe}: {recipes.describe(recipe)}")
         return
-    out = out or default_out("", name, overrides, varies)
+    if emulated:
+        refuse_with_emulate(jobs, cluster, bool(slurm or slurm_config))
+    out = out or default_out("emulate" if emulated else "", name, overrides, varies)
     parsed = [Vary.parse(text) for text in varies]
-    with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
+    with (
+        emulation_notes(emulated),
+        runs_or_emulations(emulated, cluster, jobs, slurm, slurm_config) as executor,
+        exit_when_interrupted(),
+    ):
         done = run_recipe(
             name,
             out,
@@ -167,6 +188,7 @@ def reproduce(
             varies=parsed,
             progress=progress_bar,
             cluster=executor,
+            emulate=emulated,
         )
     report = done.report
     stdout.print(report.view.table(f"{Path(name).stem}: {report.view.plan.base.get('name', '')}"))
@@ -181,4 +203,4 @@ def reproduce(
         stdout.print()
         stdout.print(done.paragraph)
         stdout.print()
-    _print_written(report, out)
+    _print_written(report, out, emulated)

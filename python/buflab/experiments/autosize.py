@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from buflab.engine.result import Result
 from buflab.engine.runner import load_scenario, run, validate
 from buflab.engine.scenario import Overrides, Scenario, ScenarioSource, get_key
+from buflab.engine.units import parse_time
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -65,12 +66,22 @@ def run_autosize(
     target: float,
     *,
     overrides: Overrides = None,
+    emulate: bool = False,
+    events_to: str | Path | None = None,
     **options: Any,
 ) -> Result:
     """Run `scenario` once with the live auto-sizer aiming at `target` utilization; the steps
-    are `Result.autosize`. Options as `autosize_scenario`; raises ScenarioError for bad ones."""
-    tree = load_scenario(scenario, overrides=overrides)
-    return run(autosize_scenario(tree, target, **options))
+    are `Result.autosize`. Options as `autosize_scenario`; raises ScenarioError for bad ones.
+    With `emulate`, the run is an emulation on real Linux TCP (`buflab.engine.emulation`):
+    the same search sets the datapath's buffer through its control channel, in real time.
+    With `monitor.events = true`, `events_to` names where the bottleneck's event log goes."""
+    tree = autosize_scenario(load_scenario(scenario, overrides=overrides), target, **options)
+    if emulate:
+        # start-up time: the emulator only when asked for
+        from buflab.engine.emulation.runner import emulate as run_emulation
+
+        return run_emulation(tree, events_to=events_to)
+    return run(tree, events_to=events_to)
 
 
 @dataclass(frozen=True)
@@ -145,7 +156,9 @@ def figure(result: Result, version: str) -> Figure:
     warmup = float(summary.get("warmup_s", 0.0))
     duration = float(summary.get("duration_s", 0.0))
     times = steps["time_s"].tolist()
-    interval = times[0] - warmup if times else 0.0
+    # The scenario's interval (an emulation's steps are stamped when their readings were
+    # taken, a moment after they fell due).
+    interval = parse_time(str(validate(scenario)["autosize"]["interval"]))
 
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 7))
     # The limit in force: `start` from 0 to the first step, then each step's next buffer.
@@ -214,11 +227,16 @@ def figure(result: Result, version: str) -> Figure:
         Line2D([], [], marker="o", color="tab:red", linestyle="", label="step failed"),
     ]
     notes = ["One run: each step's utilization is measured over one interval, no seeds to average."]
+    if summary.get("emulated"):
+        notes.append(
+            "On real Linux TCP (an emulation): each step read the datapath's counts in real "
+            "time and set its buffer through the control channel."
+        )
     if warmup > 0:
         handles.append(Patch(color="gray", alpha=0.12, label="warm-up"))
         notes.append(f"Shaded: the warm-up ({warmup:g} s), before the first step.")
     top.set_title(f"Live auto-sizer: {interval:g} s steps, target {100 * target:.4g} % utilization")
-    setting = plots.Setting.of([scenario])
+    setting = plots.Setting.of([scenario], bool(summary.get("emulated")))
     seed = [int(summary.get("seed", 0))]
     footer = plots.footer_text(str(summary.get("name", "")), seed, version, setting)
     labels = [h.get_label() for h in handles]

@@ -43,9 +43,19 @@ class Executor(ABC):
 
     workers: int
     description: str
+    # What makes its runs when that is not the simulator of this process: the run store's
+    # `engine` and the build a run file must have been made by to count as done (the
+    # emulator's name Linux and its kernel release). None: the simulator, this engine build.
+    engine: str | None = None
+    build: str | None = None
 
     def __init__(self) -> None:
         self._stopping = threading.Event()
+
+    def wall_s(self, normalized: dict[str, Any]) -> float | None:
+        """What a run takes, when the executor knows it better than the history of past runs
+        does (an emulation takes its duration in real time); None: ask the history."""
+        return None
 
     @abstractmethod
     def run(self, tasks: Sequence[Task], on_run: OnRun) -> None:

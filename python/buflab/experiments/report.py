@@ -350,10 +350,17 @@ def _slowest_access_facts(plan: Plan, normalised: Scenario) -> theory.LinkFacts:
 
 
 def write_figure(
-    view: SweepView, marks: list[Mark], out: Path, stem: str, title: str, version: str
+    view: SweepView,
+    marks: list[Mark],
+    out: Path,
+    stem: str,
+    title: str,
+    version: str,
+    emulated: bool = False,
 ) -> list[Path]:
     """OUT/`stem`.png and .svg: the sweep's two panels against its first varied key, in
-    words and units, the error bars explained and the footer naming the runs' setting."""
+    words and units, the error bars explained and the footer naming the runs' setting
+    (`emulated`: on real TCP)."""
     values = view.plan.varies[0].values
     xs = [view.x_position(v) for v in values]
     kind = view.x_kind()
@@ -371,7 +378,7 @@ def write_figure(
         x_label,
         log_x,
         marks,
-        sweep_footer(view.plan, version),
+        sweep_footer(view.plan, version, emulated),
         title,
         ticks,
         panels,
@@ -381,13 +388,14 @@ def write_figure(
     return plots.save(fig, out, stem)
 
 
-def sweep_footer(plan: Plan, version: str) -> str:
+def sweep_footer(plan: Plan, version: str, emulated: bool = False) -> str:
     """The footer of a sweep's figures: its scenario, the setting over all its points (a
-    swept rate reads as its range), its seeds and the version."""
+    swept rate reads as its range, `emulated` runs as on real TCP), its seeds and the
+    version."""
     first_seed = {}  # one run per point: the seeds change no setting
     for run in plan.runs:
         first_seed.setdefault(tuple(map(str, run.point.values())), run.scenario)
-    setting = plots.Setting.of(first_seed.values())
+    setting = plots.Setting.of(first_seed.values(), emulated)
     name = str(plan.base.get("name", "unnamed"))
     return plots.footer_text(name, plan.seeds(), version, setting)
 
@@ -431,15 +439,18 @@ def run_and_report(
     """Run the plan on `executor` (`run_sweep`'s: None for the process pool of `jobs`), its
     progress shown by `progress` (nothing shown without), then draw `stem`.png/.svg in OUT,
     and with a scenario that traces flows their figures (`traced`: one more run per point,
-    STEM_traces.png).
+    STEM_traces.png; not for the emulator's runs, whose traces would be simulated ones).
 
     Raises SweepInterrupted on Ctrl-C (finished runs and the CSV tables are kept)."""
     with (progress or _unshown)(f"{stem}: {len(plan.runs)} runs") as update:
         outcome = run_sweep(plan, out, jobs, update, executor=executor, command=command)
     view = SweepView(plan, header, outcome.summary)
     marks = theory_marks(view, plan.base)
-    figures = write_figure(view, marks, out, stem, title, __version__)
-    if traced.traces_wanted(view):
+    # An executor of another engine than the simulator: the emulator's runs on real TCP.
+    emulated = isinstance(executor, Executor) and executor.engine is not None
+    figures = write_figure(view, marks, out, stem, title, __version__, emulated)
+    # (The traces of an emulated sweep would be a simulation's: its figures stay the sweep's.)
+    if traced.traces_wanted(view) and not emulated:
         # A scenario that traces flows promises their figures (P1, P2): one run per point.
         points = len(traced.first_runs(view))
         with (progress or _unshown)(f"{stem}: traces, {points} runs") as update:

@@ -8,6 +8,7 @@ It returns what it found; printing it is the command line's.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from buflab.engine import core, scenario_json
 from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Overrides
 from buflab.experiments import recipes
+from buflab.experiments.emulator import Emulator, check_emulable
 from buflab.experiments.execution import Executor
 from buflab.experiments.network import CHECKS
 from buflab.experiments.report import (
@@ -60,13 +62,24 @@ def reproduce(
     varies: list[Vary] | None = None,
     progress: Progress | None = None,
     cluster: Executor | str | None = None,
+    emulate: bool = False,
 ) -> Reproduction:
     """Run a recipe's sweep (`varies` replace the recipe's lists for the same keys, e.g. to
     run fewer buffer sizes; `progress` shows it, as in `run_and_report`; `cluster` runs it on
-    Dask, as `run_sweep`'s executor) and compare it with the published numbers."""
+    Dask, as `run_sweep`'s executor) and compare it with the published numbers. With
+    `emulate`, every run is an emulation on real Linux TCP, one at a time
+    (`buflab.experiments.emulator`); a recipe with a point the emulator cannot realise is
+    refused before anything runs, in one line naming the point and why."""
     scenario, header = recipes.load(name, overrides)
     plan = header.plan(scenario, varies or [], runs)
     stem = Path(name).stem
+    if emulate:
+        points = {json.dumps(run.point, sort_keys=True, default=str): run for run in plan.runs}
+        for run in points.values():
+            where = ", ".join(f"{key} = {value}" for key, value in run.point.items())
+            what = f"reproduce {stem} --emulate" + (f" ({where})" if where else "")
+            check_emulable([run.scenario], what)
+        cluster = Emulator()
     title = str(scenario.get("name", stem))
     report = run_and_report(
         plan, header, out, jobs, stem, title, progress, executor=cluster, command="reproduce"

@@ -51,7 +51,7 @@ from buflab.engine.units import UnitError, parse_quantity
 from buflab.experiments.backends import executor_for
 from buflab.experiments.execution import Executor, Interrupted
 from buflab.experiments.schedule import CostModel, Eta, RunCost, make_tasks
-from buflab.experiments.store import RunStore, run_key, store_row
+from buflab.experiments.store import SIMULATOR, RunStore, run_key, store_row
 
 # The engine's default seed (docs/scenario.md); a test checks that they agree.
 DEFAULT_SEED = 1
@@ -233,19 +233,26 @@ def run_sweep(
     # temporary file, never as a finished one: that run is simply run again.
     for stale in [*runs_dir.glob(".*.json.tmp"), *out.glob(".*.partial")]:
         stale.unlink(missing_ok=True)
-    build = core().engine_build()
-    done = {run.id: record for run in plan.runs if (record := _done_record(run, runs_dir, build))}
-    pending = [run for run in plan.runs if run.id not in done]
-    normalized = _validate_points(plan.runs, pending)
-    directory = store.directory_of(out)
-    _store_what_it_lacks(store, plan, done, normalized, directory, command)
-    skipped = len(plan.runs) - len(pending)
-    model = CostModel.fit(store.history())
-    estimates = {run.id: model.predict(RunCost.of(normalized[run.id])) for run in pending}
     executed = 0
     failures: list[tuple[PlannedRun, dict[str, Any]]] = []
 
     with executor_for(executor, jobs) as runner:
+        # What makes the runs: this engine build, or (the emulator) another engine's.
+        engine, build = runner.engine or SIMULATOR, runner.build or core().engine_build()
+        done = {
+            run.id: record for run in plan.runs if (record := _done_record(run, runs_dir, build))
+        }
+        pending = [run for run in plan.runs if run.id not in done]
+        normalized = _validate_points(plan.runs, pending)
+        directory = store.directory_of(out)
+        _store_what_it_lacks(store, plan, done, normalized, directory, command, engine)
+        skipped = len(plan.runs) - len(pending)
+        model = CostModel.fit(store.history())
+        estimates = {
+            run.id: runner.wall_s(normalized[run.id])
+            or model.predict(RunCost.of(normalized[run.id]))
+            for run in pending
+        }
         eta = Eta(estimates, runner.workers)
         if on_progress:
             on_progress(skipped, len(plan.runs), eta.seconds_left())
@@ -256,7 +263,9 @@ def run_sweep(
                 record["finished_at"] = datetime.datetime.now(datetime.UTC)
                 _write_run(runs_dir, run, record, run_key(normalized[run.id]))
                 estimate_s = estimates[run.id]
-                store.add(_row(run, record, normalized[run.id], estimate_s, command, directory))
+                store.add(
+                    _row(run, record, normalized[run.id], estimate_s, command, directory, engine)
+                )
                 executed += 1
                 eta.finished(run.id, record["summary"].get("wall_s"))
             else:
@@ -358,6 +367,7 @@ def _store_what_it_lacks(
     normalized: dict[str, dict[str, Any]],
     directory: str,
     command: str,
+    engine: str,
 ) -> None:
     """Runs finished in OUT/runs whose rows never reached the store (the process was killed
     between two flushes, or the runs predate the store) are added from their run files."""
@@ -366,10 +376,11 @@ def _store_what_it_lacks(
     stored = store.stored()
     for run in plan.runs:
         record = done.get(run.id)
-        if record is None or (run_key(normalized[run.id]), record["engine_build"]) in stored:
+        key = run_key(normalized[run.id], engine)
+        if record is None or (key, record["engine_build"]) in stored:
             continue
         estimate_s = CostModel().predict(RunCost.of(normalized[run.id]))
-        store.add(_row(run, record, normalized[run.id], estimate_s, command, directory))
+        store.add(_row(run, record, normalized[run.id], estimate_s, command, directory, engine))
 
 
 def _row(
@@ -379,11 +390,13 @@ def _row(
     estimate_s: float,
     command: str,
     directory: str,
+    engine: str,
 ) -> dict[str, Any]:
-    """The run store's row of a finished run (`record`: a worker's, or its run file)."""
+    """The run store's row of a finished run (`record`: a worker's, or its run file), made
+    by `engine`."""
     cost = RunCost.of(normalized)
     return store_row(
-        key=run_key(normalized),
+        key=run_key(normalized, engine),
         run=run.id,
         point=run.point,
         normalized=normalized,
@@ -393,6 +406,7 @@ def _row(
         cost=(cost.packets, cost.flows),
         command=command,
         directory=directory,
+        engine=engine,
     )
 
 

@@ -55,11 +55,13 @@ class Setting:
     traffic: tuple[tuple[str, tuple[float, ...]], ...]  # (noun, the counts seen), in order
     durations_s: tuple[float, ...]
     warmups_s: tuple[float, ...]
+    # The runs were emulations on real TCP (their time was real, not simulated).
+    emulated: bool = False
 
     @classmethod
-    def of(cls, scenarios: Iterable[dict[str, Any]]) -> Setting:
+    def of(cls, scenarios: Iterable[dict[str, Any]], emulated: bool = False) -> Setting:
         """The setting of scenario trees (normalised or not), read by the engine; each
-        distinct tree is read once."""
+        distinct tree is read once. `emulated`: they ran on real TCP."""
         rates: set[float] = set()
         counts: dict[str, set[float]] = {}
         durations: set[float] = set()
@@ -86,6 +88,7 @@ class Setting:
             tuple((noun, tuple(sorted(values))) for noun, values in counts.items()),
             tuple(sorted(durations)),
             tuple(sorted(warmups)),
+            emulated,
         )
 
     def parts(self) -> list[str]:
@@ -101,7 +104,7 @@ class Setting:
             warmups = [w for w in self.warmups_s if w > 0]
             if warmups:
                 text += f" ({_span(self.warmups_s, format_time)} warm-up)"
-            parts.append(f"{text} simulated")
+            parts.append(f"{text} {'on real TCP' if self.emulated else 'simulated'}")
         return parts
 
 

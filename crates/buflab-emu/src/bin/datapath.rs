@@ -321,43 +321,6 @@ fn run(a: Args) -> std::io::Result<()> {
     eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left.join(","), a.right, a.rate, a.buffer);
     while !STOP.load(Ordering::Relaxed) {
         let moved_before = totals.moved() + out_side.sent[0] + out_side.sent[1];
-        if let Some(c) = control.as_mut().filter(|_| clock::now() >= next_poll) {
-            next_poll = clock::now() + Time::from_ms(1);
-            c.poll(|command| match command {
-                Ok(Command::Counts) => {
-                    let k = bottleneck.counts;
-                    let (waiting, _) = bottleneck.waiting();
-                    // The serializer's busy time and the queue's integral (frame·ps) let a
-                    // live reader (`buflab serve --emulate`) work out an interval's
-                    // utilization and mean queue as the simulator's monitor does.
-                    serde_json::json!({
-                        "arrivals": k.arrivals, "drops": k.drops, "departures": k.departures,
-                        "waiting": waiting, "buffer": bottleneck.limit().to_string(),
-                        "busy_ps": k.busy_ps as f64, "waiting_integral": k.waiting_integral as f64,
-                        "clock_ps": clock::now().ps().saturating_sub(epoch.ps()),
-                    })
-                    .to_string()
-                }
-                Ok(Command::Epoch(ps)) => {
-                    epoch = Time(ps);
-                    "{}".to_string()
-                }
-                Ok(Command::Buffer(limit)) => match parse_buffer(&limit) {
-                    Ok(l) => {
-                        bottleneck.set_limit(l);
-                        // When, from the run's time 0 (the event log's clock once read).
-                        let at = clock::now().ps().saturating_sub(epoch.ps());
-                        serde_json::json!({ "buffer": l.to_string(), "time_ps": at }).to_string()
-                    }
-                    Err(e) => serde_json::json!({ "error": format!("buffer {limit}: {}", e.0) }).to_string(),
-                },
-                Ok(Command::Mark) => {
-                    MARK.store(true, Ordering::Relaxed);
-                    "{}".to_string()
-                }
-                Err(e) => serde_json::json!({ "error": e }).to_string(),
-            })?;
-        }
         // Senders' side: each frame, stamped as it is read, onto its flow's route to the
         // bottleneck (or the cross link).
         for sock in left.iter_mut() {
@@ -412,6 +375,50 @@ fn run(a: Args) -> std::io::Result<()> {
             out_side.window = [Lateness::default(), Lateness::default()];
         }
         bottleneck.advance(now, &mut out, &mut dropped);
+        // Polled after the bottleneck has been advanced to `now`: its counts then hold every
+        // service due by now (a service is counted when it starts, and after a stall several
+        // start at once), so a reading's busy time and clock agree.
+        if let Some(c) = control.as_mut().filter(|_| now >= next_poll) {
+            next_poll = now + Time::from_ms(1);
+            c.poll(|command| match command {
+                Ok(Command::Counts) => {
+                    let k = bottleneck.counts;
+                    let (waiting, _) = bottleneck.waiting();
+                    // The serializer's busy time and the queue's integral (frame·ps) let a
+                    // live reader (`buflab serve --emulate`, the auto-sizer of `buflab
+                    // autosize --emulate`) work out an interval's utilization and mean queue
+                    // as the simulator's monitor does: busy time up to now, the frame in
+                    // service cut there, as the monitor's running totals cut it.
+                    let overhang = bottleneck.busy_until().max(now) - now;
+                    let busy_ps = k.busy_ps.saturating_sub(overhang.ps() as u128);
+                    serde_json::json!({
+                        "arrivals": k.arrivals, "drops": k.drops, "departures": k.departures,
+                        "waiting": waiting, "buffer": bottleneck.limit().to_string(),
+                        "busy_ps": busy_ps as f64, "waiting_integral": k.waiting_integral as f64,
+                        "clock_ps": now.ps().saturating_sub(epoch.ps()),
+                    })
+                    .to_string()
+                }
+                Ok(Command::Epoch(ps)) => {
+                    epoch = Time(ps);
+                    "{}".to_string()
+                }
+                Ok(Command::Buffer(limit)) => match parse_buffer(&limit) {
+                    Ok(l) => {
+                        bottleneck.set_limit(l);
+                        // When, from the run's time 0 (the event log's clock once read).
+                        let at = now.ps().saturating_sub(epoch.ps());
+                        serde_json::json!({ "buffer": l.to_string(), "time_ps": at }).to_string()
+                    }
+                    Err(e) => serde_json::json!({ "error": format!("buffer {limit}: {}", e.0) }).to_string(),
+                },
+                Ok(Command::Mark) => {
+                    MARK.store(true, Ordering::Relaxed);
+                    "{}".to_string()
+                }
+                Err(e) => serde_json::json!({ "error": e }).to_string(),
+            })?;
+        }
         for f in dropped.drain(..) {
             pool.give(f.slot);
         }

@@ -46,6 +46,14 @@ GENERATOR_DATAGRAMS_PER_S = 100_000
 # Open-loop flow slots the generator may open (the simulator's are unbounded): RTTs and
 # placements are drawn for this many before the run.
 OPEN_LOOP_SLOTS = 4096
+# Why each topology but the dumbbell is not emulated: the datapath is one bottleneck.
+NO_EMULATION_OF = {
+    "switch": "the switch fabric has no emulation (the datapath is one output link)",
+    "parking_lot": "a chain of bottlenecks has no emulation (the datapath is one link)",
+    "network": "a network of routers has no emulation (the datapath is one link)",
+    "tree": "a tree of routers has no emulation (the datapath is one link)",
+    "layered": "a network of routers has no emulation (the datapath is one link)",
+}
 # The TCP kinds, and the finite-transfer ones (users with a client and a server).
 TCP_KINDS = ("long_lived", "closed_loop", "repeated_downloads", "open_loop")
 USER_KINDS = ("closed_loop", "repeated_downloads", "open_loop")
@@ -126,6 +134,9 @@ class Plan:
     trace_flows: list[int] = field(default_factory=list)
     trace_interval_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # The live auto-sizer (`[autosize]` with a target): the buffer starts at its `start` and
+    # the runner drives it through the datapath's control channel.
+    autosize: bool = False
 
     @property
     def machines(self) -> int:
@@ -203,7 +214,15 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
     s = validate(scenario)
     net = s["network"]
     if net["topology"] != "dumbbell":
-        raise refuse("network.topology", net["topology"], '"dumbbell" (the others come later)')
+        why = NO_EMULATION_OF.get(net["topology"], "the datapath is one link")
+        raise refuse("network.topology", net["topology"], f'"dumbbell": {why}')
+    if s.get("change"):
+        raise refuse(
+            "change",
+            f"{len(s['change'])} entries",
+            "no [[change]] entries: an emulation's traffic is fixed at its launch (the buffer "
+            "changes live only through the auto-sizer, [autosize], or `buflab serve --emulate`)",
+        )
     b = net["bottleneck"]
     if parse_rate(b["rate"]) > MAX_RATE_BPS:
         raise refuse(
@@ -336,7 +355,8 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
             "buffer in packets then holds up to 43 times more bytes): what a Mininet setup "
             "left at its defaults measures, not the model"
         )
-    flows = simulate(s, duration="1us", warmup="0s").flows
+    # (Without the auto-sizer, whose steps do not fit in a zero-length run and draw nothing.)
+    flows = simulate({**s, "autosize": {}}, duration="1us", warmup="0s").flows
     _check_generator(s, len(flows))
     open_loop = None
     if open_entries:
@@ -373,6 +393,7 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
             'monitor.trace_interval = "0s": a real socket\'s state is sampled, not followed '
             f"change by change; every {TRACE_SAMPLE_S * 1e3:g} ms"
         )
+    autosize = s["autosize"].get("target_utilization") is not None
     access = net["access"]
     cross = [bool(traffic[int(t)]["path"] == "cross") for t in flows["traffic"]]
     return Plan(
@@ -385,7 +406,8 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         duration_s=parse_time(s["duration"]),
         warmup_s=parse_time(s["warmup"]),
         rate_bps=int(parse_rate(b["rate"])),
-        buffer=str(b["buffer"]),
+        # With the auto-sizer, the link starts at its first probe, as a simulated run's does.
+        buffer=f"{s['autosize']['start']}pkt" if autosize else str(b["buffer"]),
         access={
             "rate": str(access["rate"]),
             "buffer": str(access["buffer"]),
@@ -409,6 +431,7 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         trace_flows=trace_flows,
         trace_interval_s=trace_interval,
         notes=notes,
+        autosize=autosize,
     )
 
 

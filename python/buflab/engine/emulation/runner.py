@@ -44,6 +44,7 @@ import pandas as pd
 
 from buflab import __version__
 from buflab.engine import ScenarioError, core, peak_rss_mib, scenario_json
+from buflab.engine.emulation.autosize import LiveAutoSizer
 from buflab.engine.emulation.plan import UDP_KINDS, Plan, plan
 from buflab.engine.emulation.testbed import (
     EmulationError,
@@ -95,10 +96,12 @@ def available_congestion_controls() -> list[str]:
 
 class DatapathControl:
     """The datapath's control channel (a Unix socket; see the `control` module of the
-    `buflab-emu` crate): its counts now, and its buffer changed live."""
+    `buflab-emu` crate): its counts now, and its buffer changed live. `epoch_s` is the run's
+    time 0 on `time.monotonic` once the run has started (None before)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.epoch_s: float | None = None
 
     def ask(self, command: str) -> dict[str, Any]:
         """Sends one command and returns the datapath's JSON answer."""
@@ -238,13 +241,25 @@ def emulate(
     `while_running`, if given, is called once the warm-up is over, with the datapath's
     control channel (read its counts, change the buffer live), while the flows run on. With
     `pcap_to` as well, the frames that reached the bottleneck's queue, exactly those the log
-    lists as arriving, are written there as a packet capture (`buflab.engine.pcap`)."""
+    lists as arriving, are written there as a packet capture (`buflab.engine.pcap`). A
+    scenario with `[autosize]` runs the engine's auto-sizer on the datapath's buffer
+    (`autosize`): its steps are the result's `autosize` table, its answer the summary's
+    `autosize_buffer_pkts`, as in a simulated run."""
     if pcap_to is not None and events_to is None:
         raise ScenarioError("pcap_to: the capture lists the event log's arrivals; give events_to")
     require_privileges()
     remove_stale()
     tree = load_scenario(scenario, overrides=overrides, **kw)
     p = plan(tree, available_congestion_controls())
+    sizer = None
+    if p.autosize:
+        if while_running is not None:
+            raise ScenarioError(
+                "autosize: the auto-sizer sets this emulation's buffer; a live session cannot "
+                "set it too (remove [autosize], or run it with `buflab autosize --emulate`)"
+            )
+        sizer = LiveAutoSizer(p.scenario, p.duration_s)
+        while_running = _driven_by(sizer)
     procs: list[subprocess.Popen[str]] = []
     with tempfile.TemporaryDirectory(prefix=scratch_prefix()) as scratch:
         files = _Scratch(Path(scratch))
@@ -259,6 +274,9 @@ def emulate(
                     if proc.poll() is None:
                         _stop(proc, signal.SIGKILL)
         result = _results(tree, p, files, *reports)
+        if sizer is not None:
+            result.autosize = sizer.table()
+            result.summary["autosize_buffer_pkts"] = sizer.answer()
         if events_to is not None:
             result.events_facts = _facts(result, validate(tree))
             epoch_ps = result.emulation["epoch_ps"]
@@ -269,6 +287,14 @@ def emulate(
                 end_ps = result.events_facts.window_end_ps
                 write_emulated(files.capture, Path(pcap_to), epoch_ps, end_ps)
     return result
+
+
+def _driven_by(sizer: LiveAutoSizer) -> Callable[[DatapathControl], None]:
+    def drive(control: DatapathControl) -> None:
+        assert control.epoch_s is not None, "driven once the run has started"
+        sizer.drive(control, control.epoch_s)
+
+    return drive
 
 
 @dataclass
@@ -428,6 +454,7 @@ def _run(
         proc.stdin.close()
         proc.stdin = None  # said: `communicate` has nothing more to send
     control.ask(f"epoch {epoch_ps}")
+    control.epoch_s = epoch_ps / PS_PER_S
     time.sleep(max(0.0, epoch_ps / PS_PER_S + p.warmup_s - time.monotonic()))
     dp.send_signal(signal.SIGUSR1)
     if while_running is not None:
