@@ -24,6 +24,7 @@ from buflab.cli.common import (
     cluster_options,
     default_out,
     exit_when_interrupted,
+    jitter_note,
     jobs_option,
     phase_lock_note,
     runs_executor,
@@ -121,8 +122,10 @@ def size(
             "and at most one more (a curve per value)"
         )
     scenario = scenario_of(file, overrides)
-    if note := phase_lock_note(validate(scenario)):
-        stderr.print(f"note: {note} (the base scenario)")
+    normalized = validate(scenario)
+    for note in (phase_lock_note(normalized), jitter_note(normalized)):
+        if note:
+            stderr.print(f"note: {note} (the base scenario)")
     out = out or default_out("size", file, overrides, varies, key)
     options: dict[str, Any] = {"key": key, "runs": runs or 1, "high": high}
     if precision is not None:
