@@ -116,13 +116,15 @@ def fingerprint(result: Any) -> str:
     digest.update(json.dumps(summary, sort_keys=True).encode())
     for title in ("flows", "timeseries", "links", "ports", "transfers", "autosize", "traces"):
         _update_frame(digest, title, getattr(result, title))
-    # Bumps and the optical tables only where a scenario has them, so that adding a table
+    # Bumps, the optical tables and aqm only where a scenario has them, so that adding a table
     # left the others' prints.
     if len(result.bumps) > 0:
         _update_frame(digest, "bumps", result.bumps)
     if len(result.optical) > 0:
         _update_frame(digest, "optical", result.optical)
         _update_frame(digest, "optical_lines", result.optical_lines)
+    if len(result.aqm) > 0:
+        _update_frame(digest, "aqm", result.aqm)
     _update_frame(digest, "events", result.events)
     return digest.hexdigest()
 

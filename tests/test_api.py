@@ -67,9 +67,15 @@ def test_every_table_has_the_columns_and_dtypes_the_engine_describes() -> None:
             "network.bottleneck.queue": "optical_fifo",
         },
     )
+    codel = buflab.run(
+        EXAMPLES / "dumbbell.toml",
+        duration="2s",
+        warmup="1s",
+        overrides={"network.bottleneck.queue": "codel"},
+    )
     described = table_descriptions()
     with_rows = set()
-    for result in (switch, closed, bumps, qcn, optical):
+    for result in (switch, closed, bumps, qcn, optical, codel):
         summary = [column["name"] for column in described["summary"]["columns"]]
         assert list(result.summary) == summary
         for name in described.keys() - {"summary"}:

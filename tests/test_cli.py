@@ -42,7 +42,7 @@ def assert_one_line_error(result, *fragments: str) -> None:
         ("traffic.2.flows=3", ("traffic.2.flows", "out of range")),  # caught in Python
         # RED settings on a drop-tail queue are refused, never ignored.
         ("network.bottleneck.red_min_th=5", ("network.bottleneck.red_min_th", "droptail")),
-        ("network.bottleneck.queue=codel", ("network.bottleneck.queue", "codel", "red")),
+        ("network.bottleneck.queue=sfq", ("network.bottleneck.queue", "sfq", "red", "codel")),
         # Quantities beyond any link are refused, not wrapped or capped (hardening defect 7).
         ("network.bottleneck.buffer=9223372036854775807pkt", ("buffer", "at most")),
         ("network.bottleneck.rate=100000Tbps", ("network.bottleneck.rate", "at most 1000Tbps")),
@@ -440,3 +440,21 @@ def test_flows_that_share_one_rtt_without_jitter_are_pointed_out() -> None:
     one_choice = {"dist": "choice", "values": ["87ms"], "weights": [1]}
     choice = buflab.validate(EXAMPLES / "dumbbell.toml", traffic__0__rtt=one_choice)
     assert phase_lock_note(choice) is not None
+
+
+def test_jitter_comparable_to_the_rtt_gets_a_note() -> None:
+    """The `linux` profile's 100 µs host jitter is a WAN host's; on a 100 µs data-centre path it
+    doubles the round trip the flows see (DCTCP then needs about twice the marking threshold
+    C·RTT/7 gives). A jitter of a quarter of the smallest RTT or more gets a note naming the
+    entry's key; 10 µs there, or the default on a WAN path, gets none."""
+    from buflab.cli.common import jitter_note
+
+    def note(**kw: str) -> str | None:
+        return jitter_note(
+            buflab.validate(EXAMPLES / "dumbbell.toml", traffic__0__tcp="linux", **kw)
+        )
+
+    dc = note(network__rtt="50us..150us")
+    assert dc is not None and dc.startswith("traffic.0.jitter = 100us is a quarter or more")
+    assert note(network__rtt="50us..150us", traffic__0__jitter="10us") is None
+    assert note() is None, "the example's 20–60 ms path"

@@ -83,6 +83,16 @@ impl fmt::Display for Time {
     }
 }
 
+/// A duration as a scenario file writes it, in the largest unit that keeps it whole
+/// (`"5ms"`, `"100us"`, `"1500ns"`, `"0s"`): what `parse_time` reads back to the picosecond.
+pub fn format_time(t: Time) -> String {
+    const UNITS: [(u64, &str); 5] =
+        [(PS_PER_S, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns"), (1, "ps")];
+    let (scale, unit) =
+        UNITS.into_iter().find(|(scale, _)| t.0.is_multiple_of(*scale)).expect("ps divides all");
+    format!("{}{unit}", t.0 / scale)
+}
+
 /// A link rate in bits per second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Rate(pub u64);
@@ -348,6 +358,21 @@ pub fn parse_range<T: PartialOrd + Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_time_writes_the_largest_whole_unit_and_reads_back() {
+        for (t, text) in [
+            (Time::from_ms(5), "5ms"),
+            (Time::from_us(100), "100us"),
+            (Time(1_500_000), "1500ns"),
+            (Time::from_secs(2), "2s"),
+            (Time::ZERO, "0s"),
+            (Time(7), "7ps"),
+        ] {
+            assert_eq!(format_time(t), text);
+            assert_eq!(parse_time(text), Ok(t));
+        }
+    }
 
     #[test]
     fn parses_the_spellings_the_issue_lists() {

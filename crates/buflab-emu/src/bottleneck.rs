@@ -130,8 +130,13 @@ impl Bottleneck {
             let next = self.discipline.dequeue(ask, &mut self.purged);
             self.take_purged(ask, dropped);
             match next {
-                Dequeue::Send(f) => {
+                Dequeue::Send(f) | Dequeue::Marked(f) => {
                     self.record(ask, DEQUEUE, &f);
+                    if matches!(next, Dequeue::Marked(_)) {
+                        // Marked as it left (CoDel's ECN option): the mark follows its dequeue.
+                        self.counts.marks += 1;
+                        self.record(ask, MARK, &f);
+                    }
                     let ser = self.rate.serialization(f.len as u64);
                     let end = ask + ser;
                     self.counts.busy_ps += ser.ps() as u128;

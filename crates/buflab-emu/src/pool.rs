@@ -5,7 +5,7 @@
 //! is sized once, from the buffer and the delay lines, and never grows in the loop: a frame
 //! that finds no free slot is counted as an overrun and dropped before anything else sees it.
 
-use buflab_queue::Queued;
+use buflab_queue::{Flowing, Queued};
 
 /// The largest frame a slot holds with offloads off: an Ethernet frame of up to 1514 B, plus
 /// room for a VLAN tag and jumbo headroom.
@@ -54,6 +54,17 @@ impl Queued for Frame {
     }
     fn mark_ce(&mut self) {
         self.ce = true;
+    }
+}
+
+/// A flow queue (FQ-CoDel) hashes a frame by its flow: the scenario's, read from its TCP port.
+impl Flowing for Frame {
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+    /// A frame without payload (a pure ACK, a SYN).
+    fn is_control(&self) -> bool {
+        !self.data
     }
 }
 

@@ -348,6 +348,7 @@ fn result_to_py<'py>(py: Python<'py>, r: &RunResult) -> PyResult<Bound<'py, PyDi
     };
     queue.set_item("buffer_pkts", pkts)?;
     queue.set_item("buffer_bytes", bytes)?;
+    queue.set_item("fifo", q.fifo)?;
     out.set_item("events_queue", queue)?;
     out.set_item("events_written", r.events_written)?;
     out.set_item("events_error", r.events_error.as_deref())?;

@@ -319,6 +319,15 @@ mod tests {
         }
     }
 
+    impl crate::Flowing for P {
+        fn flow(&self) -> u32 {
+            self.id
+        }
+        fn is_control(&self) -> bool {
+            false
+        }
+    }
+
     const US: u64 = 1_000_000;
     /// 8 Gb/s: a 1000-B packet takes exactly 1 µs, so packet times are microseconds.
     const RATE: Rate = Rate(8_000_000_000);
@@ -431,7 +440,7 @@ mod tests {
         assert!(values("10", "10").is_ok());
         assert_eq!(
             values("10", "12").unwrap_err(),
-            "bjp_jitter: got Number(12.0); expected at most bjp_delay (10): BJP's jitter bound Δ ≤ D (thesis §5.3.1)"
+            "bjp_jitter: got 12; expected at most bjp_delay (10): BJP's jitter bound Δ ≤ D (thesis §5.3.1)"
         );
         // By default Δ is half the buffer and D = Δ; a buffer too small for one slot is refused.
         let twenty = Limit::Packets(20);
@@ -439,12 +448,12 @@ mod tests {
         assert_eq!(BjpKind::resolve(&values_for("12", "0", twenty).unwrap(), twenty), Ok((12, 10)));
         assert_eq!(
             kind.values_from_text(&[], Limit::Packets(1)).unwrap_err(),
-            "bjp_jitter: got Number(0.0); expected a jitter bound of at least 1 packet time: by default half the \
+            "bjp_jitter: got 0; expected a jitter bound of at least 1 packet time: by default half the \
              buffer, but a buffer of 1 packet leaves none"
         );
         // D given below the default Δ (half of 100 packets) breaks Δ ≤ D.
-        assert!(values("4", "0").unwrap_err().starts_with("bjp_jitter: got Number(50.0); expected at most bjp_delay (4)"));
-        assert!(values("2.5", "1").unwrap_err().starts_with("bjp_delay: got Number(2.5); expected a whole number"));
+        assert!(values("4", "0").unwrap_err().starts_with("bjp_jitter: got 50; expected at most bjp_delay (4)"));
+        assert!(values("2.5", "1").unwrap_err().starts_with("bjp_delay: got 2.5; expected a whole number"));
         // Built for a link, D and Δ are packet times of its typical packet at its rate.
         let link = LinkInfo { rate: RATE, delay: us(5), limit: ROOM, packet: 1000, largest: 1000 };
         let mut q = kind.build_held(&values("4", "2").unwrap(), link, Rng::stream(1, buflab_base::rng::Stream::Queue, 0));

@@ -39,20 +39,10 @@ use crate::fifo::Packets;
 use crate::pacer::{AnyPacer, Pacer, PacerSpec};
 use crate::qcn::{CongestionPoint, CpStats, ReactionPoint, RpSpec};
 use crate::vqueue::{VirtualQueue, VqSpec, VqStats};
-use crate::{Arrival, Dequeue, Discipline, Queued, Verdict};
+use crate::{Arrival, Dequeue, Discipline, Verdict};
 
-/// What a bump needs to know of a packet beyond a queue's view.
-pub trait Flowing: Queued {
-    /// The flow it belongs to.
-    fn flow(&self) -> u32;
-    /// A header-only control packet (SYN, SYN-ACK, pure ACK): never paced.
-    fn is_control(&self) -> bool;
-    /// Its destination port, if the packet carries one (a real datapath reads it from the
-    /// header; otherwise the bump uses the ports set with [`Bump::set_port`]).
-    fn dst_port(&self) -> Option<u16> {
-        None
-    }
-}
+/// What a bump needs to know of a packet beyond a queue's view (the crate's packet trait).
+pub use crate::Flowing;
 
 /// How packets are split into classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -772,6 +762,7 @@ mod tests {
     use crate::pacer::PacerSpec;
     use crate::vqueue::Action;
     use crate::Limit;
+    use crate::Queued;
 
     /// A test packet: (flow, number, size), control if its size is 40.
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -805,7 +796,7 @@ mod tests {
         loop {
             // The next moment anything happens: an arrival, or the serializer asking.
             let asking = match bump.dequeue(now.max(busy_until), &mut purged) {
-                Dequeue::Send(p) => {
+                Dequeue::Send(p) | Dequeue::Marked(p) => {
                     let t = now.max(busy_until);
                     out.push((t, p));
                     busy_until = t + rate.serialization(p.2 as u64);

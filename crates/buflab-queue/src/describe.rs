@@ -8,9 +8,9 @@
 //! against its [`ParamKind`], and reports errors under its own key paths).
 
 use buflab_base::rng::Rng;
-use buflab_base::units::Rate;
+use buflab_base::units::{self, Rate, Time, UnitError};
 
-use crate::{Admission, Discipline, Limit, Queued, Time};
+use crate::{Admission, Discipline, Flowing, Limit};
 
 /// How a parameter's value is written and checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,10 +19,71 @@ pub enum ParamKind {
     Packets,
     /// A fraction above 0, at most 1.
     PositiveFraction,
+    /// A number above 0 (a gain in 1/s).
+    Positive,
     /// A whole number, at least 1.
     Count,
     /// true or false.
     Bool,
+    /// A duration above 0, written with its unit ("5ms", "100us").
+    Time,
+    /// A size in bytes above 0, written with its unit ("1514B", "32MB").
+    Bytes,
+    /// A queue length: packets ("20pkt", or a bare whole number) or bytes ("30KB").
+    Backlog,
+}
+
+impl ParamKind {
+    /// The value `text` writes (a command line's, or a scenario's string), or what was
+    /// expected instead: one phrase completing "expected …".
+    pub fn parse(self, text: &str) -> Result<Value, String> {
+        let unit = |e: UnitError| e.0;
+        match self {
+            ParamKind::Bool => text.parse().map(Value::Bool).map_err(|_| "true or false".into()),
+            ParamKind::Packets => number(text, |x| x >= 0.0, "a number of packets, at least 0"),
+            ParamKind::PositiveFraction => {
+                number(text, |x| x > 0.0 && x <= 1.0, "a fraction above 0 and at most 1")
+            }
+            ParamKind::Positive => number(text, |x| x > 0.0, "a number above 0"),
+            ParamKind::Count => text
+                .parse::<u64>()
+                .ok()
+                .filter(|&x| x >= 1 && x <= u32::MAX as u64)
+                .map(|x| Value::Number(x as f64))
+                .ok_or_else(|| format!("a whole number from 1 to {}", u32::MAX)),
+            ParamKind::Time => match units::parse_time(text).map_err(unit)? {
+                Time::ZERO => Err("a duration above 0, such as \"5ms\"".into()),
+                t => Ok(Value::Time(t)),
+            },
+            ParamKind::Bytes => match units::parse_bytes(text).map_err(unit)? {
+                0 => Err("a size above 0, such as \"1514B\"".into()),
+                b => Ok(Value::Bytes(b)),
+            },
+            ParamKind::Backlog => parse_backlog(text).map(Value::Backlog),
+        }
+    }
+}
+
+/// A number of `text` that passes `ok`.
+fn number(text: &str, ok: impl Fn(f64) -> bool, expected: &str) -> Result<Value, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && ok(*x))
+        .map(Value::Number)
+        .ok_or_else(|| expected.to_string())
+}
+
+/// A queue length: "20pkt" or a bare whole number of packets, or a byte size; above 0.
+fn parse_backlog(text: &str) -> Result<Limit, String> {
+    const EXPECTED: &str = "a queue length above 0 in packets (\"20pkt\") or bytes (\"30KB\")";
+    let limit = match text.trim().parse::<u64>() {
+        Ok(n) => Limit::Packets(n),
+        Err(_) => units::parse_buffer(text).map_err(|_| EXPECTED.to_string())?,
+    };
+    match limit {
+        Limit::Packets(0) | Limit::Bytes(0) | Limit::Unlimited => Err(EXPECTED.into()),
+        l => Ok(l),
+    }
 }
 
 /// One parameter of a discipline, as a scenario key beside `queue`.
@@ -40,14 +101,11 @@ pub struct Param {
 }
 
 impl Param {
-    /// The documented default as a value.
+    /// The documented default as a value. Defaults are written as in a scenario file: a
+    /// quantity with a unit is a quoted string (`"\"5ms\""`).
     pub fn default_value(&self) -> Value {
-        match self.kind {
-            ParamKind::Bool => Value::Bool(self.default == "true"),
-            ParamKind::Packets | ParamKind::PositiveFraction | ParamKind::Count => Value::Number(
-                self.default.parse().unwrap_or_else(|_| panic!("default of {} is not a number", self.key)),
-            ),
-        }
+        let text = self.default.trim_matches('"');
+        self.kind.parse(text).unwrap_or_else(|e| panic!("default of {} is not {e}", self.key))
     }
 }
 
@@ -56,6 +114,22 @@ impl Param {
 pub enum Value {
     Number(f64),
     Bool(bool),
+    Time(Time),
+    Bytes(u64),
+    Backlog(Limit),
+}
+
+impl std::fmt::Display for Value {
+    /// As a scenario file writes it (`5`, `true`, `5ms`, `1514B`, `20pkt`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Number(x) => write!(f, "{x}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Time(t) => write!(f, "{}", units::format_time(*t)),
+            Value::Bytes(b) => write!(f, "{b}B"),
+            Value::Backlog(l) => write!(f, "{l}"),
+        }
+    }
 }
 
 /// The values of a discipline's parameters, each with whether the user gave it (an error
@@ -96,6 +170,30 @@ impl Values {
         match self.get(key) {
             Some((_, Value::Bool(b), _)) => *b,
             other => panic!("parameter {key} is not a boolean: {other:?}"),
+        }
+    }
+
+    /// The duration `key` holds (panics likewise).
+    pub fn time(&self, key: &str) -> Time {
+        match self.get(key) {
+            Some((_, Value::Time(t), _)) => *t,
+            other => panic!("parameter {key} is not a duration: {other:?}"),
+        }
+    }
+
+    /// The size in bytes `key` holds (panics likewise).
+    pub fn bytes(&self, key: &str) -> u64 {
+        match self.get(key) {
+            Some((_, Value::Bytes(b), _)) => *b,
+            other => panic!("parameter {key} is not a size: {other:?}"),
+        }
+    }
+
+    /// The queue length `key` holds (panics likewise).
+    pub fn backlog(&self, key: &str) -> Limit {
+        match self.get(key) {
+            Some((_, Value::Backlog(l), _)) => *l,
+            other => panic!("parameter {key} is not a queue length: {other:?}"),
         }
     }
 
@@ -180,7 +278,7 @@ pub trait BuildAdmission: Described {
 
 /// A discipline of the second form (held) that can be built, for any packet type.
 pub trait BuildHeld: Described {
-    fn build<P: Queued + 'static>(values: &Values, link: LinkInfo, rng: Rng) -> Box<dyn Discipline<P>>;
+    fn build<P: Flowing + 'static>(values: &Values, link: LinkInfo, rng: Rng) -> Box<dyn Discipline<P>>;
 }
 
 /// How a caller builds a discipline for packets of type `P`.
@@ -203,7 +301,7 @@ pub struct Kind<P> {
     pub build: Build<P>,
 }
 
-impl<P: Queued + 'static> Kind<P> {
+impl<P: Flowing + 'static> Kind<P> {
     fn described<D: Described>(build: Build<P>) -> Kind<P> {
         Kind {
             name: D::NAME,
@@ -255,20 +353,11 @@ impl<P: Queued + 'static> Kind<P> {
                 .iter()
                 .find(|p| p.key == key)
                 .ok_or_else(|| format!("{key}: not a parameter of {}", self.name))?;
-            let value = match p.kind {
-                ParamKind::Bool => text.parse().map(Value::Bool).ok(),
-                ParamKind::Packets => text.parse().ok().filter(|x: &f64| *x >= 0.0).map(Value::Number),
-                ParamKind::PositiveFraction => {
-                    text.parse().ok().filter(|x: &f64| *x > 0.0 && *x <= 1.0).map(Value::Number)
-                }
-                ParamKind::Count => {
-                    text.parse::<u64>().ok().filter(|&x| x >= 1).map(|x| Value::Number(x as f64))
-                }
-            };
-            values.set(p.key, value.ok_or_else(|| format!("{key}: got {text:?}; expected {}", p.ty))?, true);
+            let value = p.kind.parse(text).map_err(|e| format!("{key}: got {text:?}; expected {e}"))?;
+            values.set(p.key, value, true);
         }
         (self.check)(&values, limit)
-            .map_err(|e| format!("{}: got {:?}; expected {}", e.key, e.got, e.expected))?;
+            .map_err(|e| format!("{}: got {}; expected {}", e.key, e.got, e.expected))?;
         Ok(values)
     }
 }
@@ -292,12 +381,12 @@ mod tests {
         assert!(v.given("red_max_th") && !v.given("red_min_th"), "the others are the defaults");
         assert_eq!(v.number("red_min_th"), 5.0);
         let bad = red().values_from_text(&[("red_max_p".into(), "2".into())], Limit::Packets(30));
-        assert_eq!(bad.unwrap_err(), "red_max_p: got \"2\"; expected number");
+        assert_eq!(bad.unwrap_err(), "red_max_p: got \"2\"; expected a fraction above 0 and at most 1");
         let unknown = red().values_from_text(&[("red_typo".into(), "1".into())], Limit::Packets(30));
         assert_eq!(unknown.unwrap_err(), "red_typo: not a parameter of red");
         // The discipline's own checks between parameters apply too (max_th above the buffer).
         let over = red().values_from_text(&[("red_max_th".into(), "40".into())], Limit::Packets(30));
-        assert!(over.unwrap_err().starts_with("red_max_th: got Number(40.0)"));
+        assert!(over.unwrap_err().starts_with("red_max_th: got 40; expected at most the buffer"));
     }
 
     /// Every listed discipline builds as one that holds its packets, and sends what it admits

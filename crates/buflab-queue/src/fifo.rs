@@ -124,6 +124,16 @@ pub(crate) mod tests {
         }
     }
 
+    /// Each test packet its own flow (its id).
+    impl crate::Flowing for P {
+        fn flow(&self) -> u32 {
+            self.id
+        }
+        fn is_control(&self) -> bool {
+            false
+        }
+    }
+
     #[test]
     fn sends_in_arrival_order_what_the_admission_admits() {
         let mut q: Fifo<DropTail, P> = Fifo::new(DropTail);

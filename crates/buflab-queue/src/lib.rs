@@ -39,10 +39,16 @@
 //! 2. [`Discipline`]: holds the waiting packets itself. At an arrival it may also drop packets
 //!    it holds (a head drop makes room for the newcomer), reported in `purged`; at a
 //!    departure it picks the next packet, may drop packets it holds (an AQM that drops at
-//!    dequeue), or asks to be asked again at a later time: that time is its timer, and the
-//!    caller must ask no later than it. [`Fifo`] runs any admission as a discipline (the
-//!    emulator's datapath holds its packets, and the simulator checks its fast path against
-//!    it); [`drop_head`] is a discipline of its own.
+//!    dequeue), may mark the packet it sends (an AQM that marks at dequeue answers
+//!    [`Dequeue::Marked`], so that the caller counts and logs the mark), or asks to be asked
+//!    again at a later time: that time is its timer, and the caller must ask no later than
+//!    it. [`Fifo`] runs any admission as a discipline (the emulator's datapath holds its
+//!    packets, and the simulator checks its fast path against it); [`drop_head`],
+//!    [`codel`] and [`fq_codel`] are disciplines of their own.
+//!
+//! Active queue managers ([`codel`], [`fq_codel`], [`pie`], [`step`], and [`red`]) count what
+//! they did by cause ([`aqm::AqmCounts`]: drops by their law, by overflow, marks), from the
+//! time the caller names ([`Admission::count_from`], [`Discipline::count_from`]).
 //!
 //! Units: time in picoseconds ([`Time`]), sizes in bytes on the wire, queues in packets
 //! unless a field says bytes. A discipline that draws random numbers gets its own stream
@@ -56,6 +62,7 @@
 //! between them, and how to build it). Then add one line to the `disciplines!` list below:
 //! scenario files accept it, the reference documents it, and links build it.
 
+pub mod aqm;
 pub mod bump;
 pub mod describe;
 mod fifo;
@@ -73,7 +80,7 @@ macro_rules! disciplines {
 
         /// Every discipline, in the order the documentation lists them, ready to build for
         /// packets of type `P`.
-        pub fn kinds<P: Queued + 'static>() -> Vec<describe::Kind<P>> {
+        pub fn kinds<P: Flowing + 'static>() -> Vec<describe::Kind<P>> {
             vec![ $( describe::Kind::$form::<$module::$ty>(), )* ]
         }
     };
@@ -85,6 +92,10 @@ disciplines! {
     drop_head::DropHeadKind as held,
     optical_fifo::OpticalFifoKind as admission,
     bjp::BjpKind as held,
+    codel::CodelKind as held,
+    fq_codel::FqCodelKind as held,
+    pie::Pie as admission,
+    step::Step as admission,
 }
 
 pub use buflab_base::units::{BufferLimit as Limit, Time};
@@ -159,12 +170,25 @@ pub fn fits(limit: Limit, waiting: u64, waiting_bytes: u64, size: u32) -> bool {
 pub trait Admission: std::any::Any + Send {
     /// Decides for the packet described by `a`. `a.full` packets must be dropped.
     fn on_arrival(&mut self, a: &Arrival) -> Verdict;
+    /// An active queue manager's counts by cause since [`Admission::count_from`]; None for a
+    /// discipline that keeps none.
+    fn aqm_counts(&self) -> Option<aqm::AqmCounts> {
+        None
+    }
+    /// Counts only what happens from `t` on (the measured window's start).
+    fn count_from(&mut self, _t: Time) {}
 }
 
 /// An admission chosen at run time (a scenario's `queue`) decides as the one it holds.
 impl Admission for Box<dyn Admission> {
     fn on_arrival(&mut self, a: &Arrival) -> Verdict {
         (**self).on_arrival(a)
+    }
+    fn aqm_counts(&self) -> Option<aqm::AqmCounts> {
+        (**self).aqm_counts()
+    }
+    fn count_from(&mut self, t: Time) {
+        (**self).count_from(t)
     }
 }
 
@@ -186,11 +210,29 @@ pub trait Queued: Copy + Send + 'static {
     fn set_stamp(&mut self, _stamp: Time) {}
 }
 
+/// What a discipline needs to know of a packet beyond a queue's view: its flow (a flow
+/// queue's hashing, a bump's classes).
+pub trait Flowing: Queued {
+    /// The flow it belongs to.
+    fn flow(&self) -> u32;
+    /// A header-only control packet (SYN, SYN-ACK, pure ACK): never paced.
+    fn is_control(&self) -> bool;
+    /// Its destination port, if the packet carries one (a real datapath reads it from the
+    /// header; otherwise a bump uses the ports set with [`bump::Bump::set_port`]).
+    fn dst_port(&self) -> Option<u16> {
+        None
+    }
+}
+
 /// What a discipline answers when the serializer is free.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dequeue<P> {
     /// Serialize this packet now.
     Send(P),
+    /// Serialize this packet now: the discipline has just marked it Congestion Experienced
+    /// (`mark_ce`, RFC 3168 §5) instead of dropping it at dequeue (CoDel's ECN option, RFC
+    /// 8289 §5.?). The caller counts the mark as it counts one made at an arrival.
+    Marked(P),
     /// Nothing waits.
     Idle,
     /// Packets wait, but none may go before this time (later than now): ask again then.
@@ -222,5 +264,28 @@ pub trait Discipline<P: Queued>: std::any::Any + Send {
     /// queue would give them.
     fn in_send_order(&self, _visit: &mut dyn FnMut(&P)) -> bool {
         false
+    }
+    /// Whether it sends its packets in the order they arrived (those it drops left out): a
+    /// reader of its event log may then match the k-th dequeue with the k-th enqueue. A flow
+    /// queue does not.
+    fn keeps_arrival_order(&self) -> bool {
+        true
+    }
+    /// An active queue manager's counts by cause since [`Discipline::count_from`]; None for a
+    /// discipline that keeps none.
+    fn aqm_counts(&self) -> Option<aqm::AqmCounts> {
+        None
+    }
+    /// Counts only what happens from `t` on (the measured window's start).
+    fn count_from(&mut self, _t: Time) {}
+}
+
+impl<P> Dequeue<P> {
+    /// The packet to send, marked or not.
+    pub fn packet(self) -> Option<P> {
+        match self {
+            Dequeue::Send(p) | Dequeue::Marked(p) => Some(p),
+            _ => None,
+        }
     }
 }

@@ -7,9 +7,12 @@ length), and returns a `QueueAnalysis`:
   inside the measured window), throughput, arrivals, drops and drop rate, ECN marks and mark
   rate, the time-average and
   largest occupancy, the mean queueing delay (each stored packet's wait, matching the k-th
-  enqueue with the k-th dequeue of the FIFO), and the per-interval `series` (the run's time
-  series). Integer picoseconds throughout, so these equal the run's own summary exactly — the
-  check that the log is complete.
+  enqueue with the k-th dequeue of the FIFO; under FQ-CoDel, whose packets leave out of arrival
+  order (`LogFacts.fifo` false), each dequeue with the enqueue of the same flow and sequence
+  number), and the per-interval `series` (the run's time series). A mark counts as a mark
+  whether it follows its packet's enqueue (a discipline that marks at arrival) or its dequeue
+  (CoDel and FQ-CoDel mark as they send). Integer picoseconds throughout, so these equal the
+  run's own summary exactly — the check that the log is complete.
 - **Inter-arrival times of stored packets** (thesis Fig 4.9, IMC Fig 7: dropped packets
   excluded), and the fraction faster than line rate.
 - **Burst sizes**, a burst being a run of successive arrivals of one flow, dropped ones
@@ -358,7 +361,10 @@ class _Walker:
     ) -> None:
         """FIFO: the k-th dequeue is the k-th enqueue's service start, once the packets a
         discipline purged from its queue are taken out (matched by flow and sequence
-        number, oldest first)."""
+        number, oldest first). A queue that is not FIFO: each dequeue and purge matched by
+        flow and sequence number."""
+        if not self.facts.fifo:
+            return self._delays_by_packet(time, kind, size, ids)
         if (kind == PURGE).any():
             return self._delays_with_purges(time, kind, size, ids)
         enqueued = kind == ENQUEUE
@@ -398,6 +404,43 @@ class _Walker:
         self.waiting_times = np.array([e[0] for e in queue], dtype=np.int64)
         self.waiting_sizes = np.array([e[1] for e in queue], dtype=np.int64)
         self.waiting_ids = np.array([e[2] for e in queue], dtype=np.int64)
+
+    def _delays_by_packet(
+        self, time: np.ndarray, kind: np.ndarray, size: np.ndarray, ids: np.ndarray
+    ) -> None:
+        """`_delays` for a queue that is not FIFO: the packets waiting by (flow, sequence
+        number), each dequeue or purge taking the oldest of its own (a retransmission may
+        wait beside its original, in the same flow's queue)."""
+        waiting: dict[int, deque[tuple[int, int, int]]] = {}
+        order = 0
+        for t, s, i in zip(
+            self.waiting_times.tolist(),
+            self.waiting_sizes.tolist(),
+            self.waiting_ids.tolist(),
+            strict=True,
+        ):
+            waiting.setdefault(i, deque()).append((order, t, s))
+            order += 1
+        enqueued, started = [], []
+        for t, k, s, i in zip(
+            time.tolist(), kind.tolist(), size.tolist(), ids.tolist(), strict=True
+        ):
+            if k == ENQUEUE:
+                waiting.setdefault(i, deque()).append((order, t, s))
+                order += 1
+            elif k == DEQUEUE or k == PURGE:
+                mine = waiting[i]
+                entry = mine.popleft()
+                if not mine:
+                    del waiting[i]
+                if k == DEQUEUE:
+                    enqueued.append(entry[1])
+                    started.append(t)
+        self._record_delays(np.array(enqueued, dtype=np.int64), np.array(started, dtype=np.int64))
+        left = sorted((entry, i) for i, entries in waiting.items() for entry in entries)
+        self.waiting_times = np.array([e[1] for e, _ in left], dtype=np.int64)
+        self.waiting_sizes = np.array([e[2] for e, _ in left], dtype=np.int64)
+        self.waiting_ids = np.array([i for _, i in left], dtype=np.int64)
 
     def _record_delays(self, enqueued: np.ndarray, started: np.ndarray) -> None:
         inside = (enqueued >= self.start) & (enqueued < self.end)
@@ -461,8 +504,9 @@ class _Walker:
             r.bursts.add(np.array([self.run_length]))
         # Packets still waiting when the run ended start one after another, back to back
         # from the end of the last service: a waiting packet means a busy serializer, and the
-        # link is a work-conserving FIFO.
-        if len(self.waiting_times):
+        # link is a work-conserving FIFO. A queue that is not FIFO has no such order known in
+        # advance, and the engine charges those packets nothing; neither does this.
+        if len(self.waiting_times) and self.facts.fifo:
             service = self.facts.serialization_ps(self.waiting_sizes)
             starts = self.service_end + np.concatenate(([0], np.cumsum(service[:-1])))
             self._record_delays(self.waiting_times, starts)

@@ -335,6 +335,37 @@ def fidelity_line(summary: dict[str, Any]) -> str:
     )
 
 
+def _smallest_rtt(spec: Any) -> str | None:
+    """The smallest RTT an entry's flows can get, when the spec is a time or a range of them."""
+    if isinstance(spec, str):
+        return spec.split("..")[0].strip()
+    return _one_rtt(spec)
+
+
+def jitter_note(normalized: dict[str, Any]) -> str | None:
+    """A warning when a TCP entry's send jitter is a quarter of its smallest RTT or more: each
+    segment leaves up to that late, so the flows see a longer round trip than the path's. The
+    `linux` profile's 100 µs default stands for a WAN host; at a data centre's 100 µs RTT it
+    doubles the round trip (DCTCP then needed K ≈ 20–30 packets for full rate on a 10 Gb/s
+    port instead of the 12 that C·RTT/7 gives, which it reaches with 10 µs)."""
+    # start-up time: units only when a scenario is checked
+    from buflab.engine.units import parse_time
+
+    for i, t in enumerate(normalized.get("traffic", [])):
+        if t.get("kind") not in TCP_KINDS:
+            continue
+        jitter = str(t.get("jitter", "0s"))
+        rtt = _smallest_rtt(t.get("rtt", normalized.get("network", {}).get("rtt")))
+        if rtt is None or parse_time(jitter) * 4 < parse_time(rtt):
+            continue
+        return (
+            f"traffic.{i}.jitter = {jitter} is a quarter or more of its smallest RTT ({rtt}): "
+            "each segment leaves up to that late, so the flows see a longer round trip than "
+            "the path's; for data-centre paths give a host's jitter there (e.g. 10us)"
+        )
+    return None
+
+
 @contextmanager
 def exit_when_interrupted() -> Iterator[None]:
     """Ctrl-C in a sweep: one line saying what was kept, exit status 130."""

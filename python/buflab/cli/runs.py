@@ -23,6 +23,7 @@ from buflab.cli.common import (
     EXIT_INTERRUPTED,
     BadInput,
     check_out_dir,
+    jitter_note,
     phase_lock_note,
     point_option,
     scenario_of,
@@ -98,8 +99,9 @@ def run(
     wall = estimate(ready.normalized, ready.link_facts)
     if note := warmup_note(ready.normalized, LinkFacts(**ready.link_facts)):
         stderr.print(f"note: {note}")
-    if note := phase_lock_note(ready.normalized):
-        stderr.print(f"note: {note}")
+    for note in (phase_lock_note(ready.normalized), jitter_note(ready.normalized)):
+        if note:
+            stderr.print(f"note: {note}")
     try:
         if wall.announced:
             stderr.print(f"note: {announcement(wall)}")

@@ -27,6 +27,7 @@ from buflab.cli.common import (
     emulation_notes,
     exit_when_interrupted,
     fidelity_line,
+    jitter_note,
     jobs_option,
     phase_lock_note,
     refuse_with_emulate,
@@ -138,9 +139,12 @@ def size(
     if emulated:
         refuse_with_emulate(jobs, cluster, bool(slurm or slurm_config))
     scenario = scenario_of(file, overrides)
-    # (Real hosts' timing noise breaks the phase lock the note warns of.)
-    if not emulated and (note := phase_lock_note(validate(scenario))):
-        stderr.print(f"note: {note} (the base scenario)")
+    # Both notes are about the model's timing: real hosts have their own.
+    normalized = validate(scenario)
+    notes = () if emulated else (phase_lock_note(normalized), jitter_note(normalized))
+    for note in notes:
+        if note:
+            stderr.print(f"note: {note} (the base scenario)")
     out = out or default_out("size-emulate" if emulated else "size", file, overrides, varies, key)
     options: dict[str, Any] = {"key": key, "runs": runs or 1, "high": high}
     if precision is not None:

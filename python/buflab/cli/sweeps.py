@@ -22,6 +22,7 @@ from buflab.cli.common import (
     emulate_option,
     emulation_notes,
     exit_when_interrupted,
+    jitter_note,
     jobs_option,
     phase_lock_note,
     refuse_with_emulate,
@@ -81,8 +82,10 @@ def sweep(
     plan = header.plan(scenario, [Vary.parse(text) for text in varies], runs)
     if not plan.varies:
         raise BadInput("nothing to sweep: give at least one --vary KEY=V1,V2,...")
-    if note := phase_lock_note(validate(scenario)):
-        stderr.print(f"note: {note} (the base scenario)")
+    normalized = validate(scenario)
+    for note in (phase_lock_note(normalized), jitter_note(normalized)):
+        if note:
+            stderr.print(f"note: {note} (the base scenario)")
     title = f"{Path(file).stem}: utilization and drop rate"
     with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
         report = run_and_report(

@@ -18,11 +18,17 @@ Columns (one row per event, in time order):
 | size | uint32 | the packet's size on the wire, bytes |
 | queue_pkts, queue_bytes | int64 | waiting after the event (the packet in service not counted) |
 
-A `mark` row says that the packet of the enqueue just before it was admitted with an ECN mark
-(Congestion Experienced) by a RED queue with `red_ecn`: same time, packet and occupancy. It is
-not an arrival of its own and not a drop; logs of drop-tail queues have none. A `purge` row is
-a packet that a discipline holding its packets (`drop_head`) dropped from its queue: a drop,
-but not an arrival (its enqueue came earlier), with the occupancy after it.
+A `mark` row says that a packet was marked ECN Congestion Experienced by the queue's
+discipline, and follows that packet's own row at the same time, packet and occupancy: its
+`enqueue` when the discipline marks at arrival (RED with `red_ecn`, PIE with `pie_ecn`, step
+marking), its `dequeue` when it marks as it sends (CoDel with `codel_ecn`, FQ-CoDel). It is not
+an arrival of its own and not a drop; logs of drop-tail queues have none. A `purge` row is a
+packet that a discipline holding its packets dropped from its queue (`drop_head`; CoDel's
+drops at dequeue; FQ-CoDel's from its fattest queue): a drop, but not an arrival (its enqueue
+came earlier), with the occupancy after it.
+
+Packets leave in the order they arrived except under FQ-CoDel (`fifo` false in the facts): a
+reader then matches each dequeue with its enqueue by flow and sequence number.
 
 The file's metadata (`buflab` key, JSON) holds what rebuilding the queue needs beyond the
 events: the link's rate, the measured window, the time-series interval and the buffer.
@@ -110,6 +116,9 @@ class LogFacts:
     scenario: str
     seed: int
     version: str
+    # Whether the queue sends its packets in the order they arrived (not so under FQ-CoDel);
+    # logs written before the field existed are of FIFO queues.
+    fifo: bool = True
 
     @staticmethod
     def limit(value: int | None) -> int:
@@ -135,6 +144,7 @@ class LogFacts:
             scenario=str(summary["name"]),
             seed=int(summary["seed"]),
             version=__version__,
+            fifo=bool(queue.get("fifo", True)),
         )
 
     def serialization_ps(self, size: np.ndarray) -> np.ndarray:

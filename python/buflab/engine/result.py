@@ -49,8 +49,9 @@ class Result:
     rates: pd.DataFrame = field(default_factory=lambda: empty_table("rates"))
     optical: pd.DataFrame = field(default_factory=lambda: empty_table("optical"))
     optical_lines: pd.DataFrame = field(default_factory=lambda: empty_table("optical_lines"))
+    aqm: pd.DataFrame = field(default_factory=lambda: empty_table("aqm"))
     # The queue the event log records (`monitor.events_at`): name, rate_bps, buffer_pkts,
-    # buffer_bytes, as the engine reports it.
+    # buffer_bytes and fifo (whether it sends in arrival order), as the engine reports it.
     events_queue: dict[str, Any] = field(default_factory=dict)
     # The event log streamed to a file (`run(..., events_to=...)`), in place of `events`, and
     # the queue's facts that reading either needs (`buflab.engine.events.LogFacts`).
@@ -86,6 +87,7 @@ class Result:
             rates=table("rates"),
             optical=table("optical"),
             optical_lines=table("optical_lines"),
+            aqm=table("aqm"),
             events_queue=dict(raw.get("events_queue") or {}),
         )
 
@@ -121,6 +123,7 @@ class Result:
             rates=table("rates"),
             optical=table("optical"),
             optical_lines=table("optical_lines"),
+            aqm=table("aqm"),
             events_file=events if events.is_file() else None,
         )
 
@@ -159,7 +162,7 @@ class Result:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables this result has, by file name (links, ports, transfers, autosize, traces,
-        bumps, rates and the optical tables only when there were any; the event log is apart,
+        bumps, rates, the optical tables and aqm only when there were any; the event log is apart,
         see `events` and `events_file`)."""
         tables = {"flows": self.flows, "timeseries": self.timeseries}
         if len(self.links) > 0:
@@ -179,6 +182,8 @@ class Result:
         if len(self.optical) > 0:
             tables["optical"] = self.optical
             tables["optical_lines"] = self.optical_lines
+        if len(self.aqm) > 0:
+            tables["aqm"] = self.aqm
         return tables
 
 

@@ -19,7 +19,8 @@
 //! dequeue (for packets that arrived in the measured window), and packets still held when the
 //! run ends are charged what back-to-back service would give them, as the timetable charges
 //! its own; packets the discipline drops from its queue are reported as purges, drops that are
-//! not new arrivals.
+//! not new arrivals. A packet the discipline marks as it sends it (`Dequeue::Marked`: CoDel's
+//! ECN option) is reported as a mark after its dequeue, and counted as any mark.
 
 use super::{InFlight, Link, Queue};
 use crate::packet::{flags, Kind, Packet};
@@ -32,6 +33,15 @@ use crate::units::Time;
 pub struct Waiting {
     pub pkt: Packet,
     pub arrived: Time,
+}
+
+/// A service that started: the packet, its serialization time, and whether the discipline
+/// marked it as it sent it.
+#[derive(Clone, Copy, Debug)]
+struct Started {
+    w: Waiting,
+    ser: Time,
+    marked: bool,
 }
 
 impl Queued for Waiting {
@@ -218,14 +228,9 @@ impl Link {
     }
 
     /// Asks the discipline for the next packet at `now` (the serializer is free) and starts
-    /// serializing it; returns it and its serialization time, for `report_start`.
-    fn start_next(
-        &mut self,
-        now: Time,
-        horizon: Time,
-        sched: &mut Scheduler,
-        id: u32,
-    ) -> Option<(Waiting, Time)> {
+    /// serializing it; returns it, its serialization time and whether the discipline marked
+    /// it, for `report_start`.
+    fn start_next(&mut self, now: Time, horizon: Time, sched: &mut Scheduler, id: u32) -> Option<Started> {
         let mut purged = std::mem::take(&mut self.purged);
         let Queue::Held(d) = &mut self.queue else { unreachable!("a held link") };
         let next = d.dequeue(now, &mut purged);
@@ -233,7 +238,7 @@ impl Link {
         self.report_purged(now, &mut purged);
         self.purged = purged;
         match next {
-            Dequeue::Send(w) => {
+            Dequeue::Send(w) | Dequeue::Marked(w) => {
                 let ser = self.serialization(w.pkt.size);
                 self.busy_until = now + ser;
                 let exit = self.busy_until + self.delay;
@@ -249,7 +254,7 @@ impl Link {
                     let at = self.busy_until.max(self.held_not_before());
                     self.ready_by(at, horizon, sched, id);
                 }
-                Some((w, ser))
+                Some(Started { w, ser, marked: matches!(next, Dequeue::Marked(_)) })
             }
             Dequeue::Wait(at) => {
                 assert!(at > now, "a discipline asked to wait until {at:?}, not after now ({now:?})");
@@ -260,11 +265,17 @@ impl Link {
         }
     }
 
-    /// Reports a service started at `now` to the monitor, with its queueing delay.
-    fn report_start(&mut self, now: Time, started: Option<(Waiting, Time)>) {
-        let (Some((w, ser)), Some(m)) = (started, self.monitor.as_deref_mut()) else { return };
-        m.on_dequeue(now, &w.pkt, self.waiting_pkts, self.waiting_bytes, ser);
-        m.record_wait(w.arrived, now);
+    /// Reports a service started at `now` to the monitor, with its queueing delay, and the
+    /// mark the discipline made as it sent the packet.
+    fn report_start(&mut self, now: Time, started: Option<Started>) {
+        let Some(Started { w, ser, marked }) = started else { return };
+        if let Some(m) = self.monitor.as_deref_mut() {
+            m.on_dequeue(now, &w.pkt, self.waiting_pkts, self.waiting_bytes, ser);
+            m.record_wait(w.arrived, now);
+        }
+        if marked {
+            self.report_mark(now, &w.pkt);
+        }
     }
 
     /// Makes sure a `LinkReady` event is pending at or before `at` (none for a time up to
@@ -281,10 +292,13 @@ impl Link {
     /// At the end of the run: the packets still held are charged the delays they would have
     /// had, served back to back from the end of the current service in the discipline's order
     /// (if it knows that order) — what the timetable charges its waiting packets on admission.
+    /// None is served before it arrived: a discipline that holds packets while the line is
+    /// idle (BJP until a packet's time) may hold ones that came after the last service ended.
     pub(super) fn charge_held_waits(&mut self) {
         let (Queue::Held(d), Some(m)) = (&self.queue, self.monitor.as_deref_mut()) else { return };
         let (rate, mut start) = (self.rate, self.busy_until);
         d.in_send_order(&mut |w: &Waiting| {
+            start = start.max(w.arrived);
             m.record_wait(w.arrived, start);
             start += rate.serialization(w.pkt.size as u64);
         });
@@ -309,7 +323,7 @@ mod tests {
     //! the two forms of discipline agree, and it checks the held path against the fast one.
     use super::*;
     use crate::link::Outcome;
-    use crate::monitor::{MeasuredWindow, QueueMonitor};
+    use crate::monitor::{MeasuredWindow, QueueEvent, QueueMonitor};
     use crate::packet::Kind;
     use crate::queue::drop_tail::DropTail;
     use crate::queue::red::{Red, RedConfig};
@@ -448,6 +462,48 @@ mod tests {
     #[test]
     fn a_held_fifo_gives_exactly_the_timetable_under_red_with_marks() {
         agree(Rule::Red, BufferLimit::Packets(20));
+    }
+
+    /// A mark made at dequeue (CoDel with ECN) is a mark like one made at an arrival: counted
+    /// by the link and its monitor, logged as a `mark` row right after the packet's `dequeue`
+    /// (same time and packet), and carried by the packet that leaves (CE); CoDel's own count
+    /// of marks by its law agrees.
+    #[test]
+    fn a_mark_made_at_dequeue_follows_the_packets_dequeue_and_counts() {
+        use crate::queue::codel::{Codel, CodelParams};
+        let params = CodelParams {
+            target: Time::from_us(200),
+            interval: Time::from_ms(2),
+            ecn: true,
+            maxpacket: 1500,
+        };
+        // No propagation delay: every marked packet has left by the end, but the one in service.
+        let mut link = Link::new(RATE, Time::ZERO, BufferLimit::Packets(200));
+        link.set_queue(Queue::Held(Box::new(Codel::<Waiting>::new(params))));
+        link.count_aqm_from(Time::from_ms(20));
+        let (exits, mut link) = run(link, &arrivals(4));
+        assert!(link.marks > 20, "the test must make CoDel mark: {} marks", link.marks);
+        let ce_exits = exits.iter().filter(|e| e.2 & flags::CE != 0).count() as u64;
+        assert!(link.marks - ce_exits <= 1, "every mark leaves on its packet: {ce_exits} of {}", link.marks);
+        let m = link.take_monitor().unwrap();
+        let log = &m.log.as_ref().unwrap().pending;
+        let mut marks = 0;
+        for i in 0..log.len() {
+            if log.event[i] == QueueEvent::Mark as u8 {
+                marks += u64::from(log.time[i] >= Time::from_ms(20)); // the measured window's
+                assert_eq!(log.event[i - 1], QueueEvent::Dequeue as u8, "row {i}: a mark follows a dequeue");
+                assert_eq!(
+                    (log.time[i], log.seq[i], log.flow[i]),
+                    (log.time[i - 1], log.seq[i - 1], log.flow[i - 1])
+                );
+            }
+        }
+        assert_eq!(marks, m.totals.marks, "the window's marks are the log's");
+        assert_eq!(
+            link.aqm_counts().unwrap().law_marks,
+            m.totals.marks,
+            "CoDel counts from the window's start too"
+        );
     }
 
     #[test]

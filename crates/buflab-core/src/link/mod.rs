@@ -63,7 +63,7 @@ pub use held::Waiting;
 
 use crate::monitor::QueueMonitor;
 use crate::packet::{flags, Packet};
-use crate::queue::{Admission, Arrival, Discipline, OpticalFifo, Verdict};
+use crate::queue::{Admission, AqmCounts, Arrival, Discipline, OpticalFifo, Verdict};
 use crate::sched::{Event, Scheduler};
 use crate::units::{BufferLimit, Rate, Time};
 
@@ -203,6 +203,32 @@ impl Link {
         match &mut self.queue {
             Queue::Admission(a) => (a.as_mut() as &mut dyn std::any::Any).downcast_mut::<OpticalFifo>(),
             _ => None,
+        }
+    }
+
+    /// Its discipline's counts by cause, if it is an AQM that keeps them (the `aqm` table).
+    pub fn aqm_counts(&self) -> Option<AqmCounts> {
+        match &self.queue {
+            Queue::Admission(a) => a.aqm_counts(),
+            Queue::Held(d) => d.aqm_counts(),
+            Queue::DropTail => None,
+        }
+    }
+
+    /// Its discipline counts what happens from `t` on (the measured window's start).
+    pub fn count_aqm_from(&mut self, t: Time) {
+        match &mut self.queue {
+            Queue::Admission(a) => a.count_from(t),
+            Queue::Held(d) => d.count_from(t),
+            Queue::DropTail => {}
+        }
+    }
+
+    /// Whether its discipline sends packets in the order they arrived (all but a flow queue).
+    pub fn keeps_arrival_order(&self) -> bool {
+        match &self.queue {
+            Queue::Held(d) => d.keeps_arrival_order(),
+            _ => true,
         }
     }
 

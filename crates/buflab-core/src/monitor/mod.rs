@@ -334,7 +334,8 @@ impl QueueMonitor {
     }
 
     /// The packet just enqueued at `t` was marked CE (after `on_enqueue`, with the same
-    /// occupancy).
+    /// occupancy), or the packet just dequeued (after `on_dequeue`: an AQM that marks at
+    /// dequeue).
     #[inline]
     pub fn on_mark(&mut self, t: Time, p: &Packet, pkts: u64, bytes: u64) {
         self.advance(t);

@@ -9,12 +9,14 @@
 //! A discipline keeps its own state and its own random stream ([`crate::rng::Stream::Queue`],
 //! numbered by hop), so its draws never shift anyone else's.
 
-pub use buflab_queue::bump::{Bump, BumpSpec, BumpStats, Flowing};
+pub use buflab_queue::aqm::AqmCounts;
+pub use buflab_queue::bump::{Bump, BumpSpec, BumpStats};
 pub use buflab_queue::describe::{Kind, LinkInfo, ParamKind, Values};
 pub use buflab_queue::optical;
 pub use buflab_queue::optical_fifo::{OpticalFifo, Report as OpticalReport, FIBER_KM_PER_S};
 pub use buflab_queue::{
-    drop_tail, fits, qcn, red, Admission, Arrival, Dequeue, Discipline, Fifo, Queued, Verdict,
+    codel, drop_tail, fits, fq_codel, pie, qcn, red, step, Admission, Arrival, Dequeue, Discipline, Fifo,
+    Flowing, Queued, Verdict,
 };
 
 use crate::link::{Queue, Waiting};
@@ -35,5 +37,14 @@ pub fn build(name: &str, values: &Values, link: LinkInfo, rng: Rng) -> Queue {
         Build::Inline => Queue::DropTail,
         Build::Admission(make) => Queue::Admission(make(values, link, rng)),
         Build::Held(make) => Queue::Held(make(values, link, rng)),
+    }
+}
+
+/// Whether the discipline `name` with `values` sends its packets in the order they arrived (a
+/// built one answers; all but a flow queue do): what a reader of its event log may assume.
+pub fn keeps_arrival_order(name: &str, values: &Values, link: LinkInfo) -> bool {
+    match build(name, values, link, Rng::stream(0, crate::rng::Stream::Queue, 0)) {
+        Queue::Held(d) => d.keeps_arrival_order(),
+        _ => true,
     }
 }

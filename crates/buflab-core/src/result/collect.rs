@@ -6,6 +6,7 @@
 //! retransmissions answer). Each table's rows are read by its own file; no column is
 //! described here.
 
+use super::aqm::AqmRow;
 use super::bumps::bump_rows;
 use super::flows::FlowRecord;
 use super::links::{ratio, switch_ports, LinkRow};
@@ -27,10 +28,16 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
     let mut links = Vec::with_capacity(net.monitored.len());
     let mut summary_monitor = None;
     let mut queue_bytes = Vec::with_capacity(net.monitored.len());
+    let mut aqm = Vec::new();
     for (i, m) in net.monitored.iter().enumerate() {
         let link = &mut sim.links[m.link as usize];
         let mon = link.take_monitor().expect("a monitored link has a monitor");
         links.push(LinkRow::new(i as u32 + 1, m.name.clone(), link.limit(), &mon, measured_s));
+        if let Some(counts) = link.aqm_counts() {
+            // Monitored links are the hops in path order wherever a discipline can be set.
+            let queue = s.network.hops.get(i).map_or("", |h| h.queue.name);
+            aqm.push(AqmRow::new(&m.name, queue, counts, &mon));
+        }
         queue_bytes.push(mon.mean_queue_bytes());
         if i == net.summary {
             summary_monitor = Some(mon);
@@ -46,7 +53,8 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         None => {
             let name = links[net.summary].name.clone();
             let link = &sim.links[net.monitored[net.summary].link as usize];
-            (mon.log.take(), EventsQueue { name, rate: link.rate, buffer: link.limit() })
+            let fifo = link.keeps_arrival_order();
+            (mon.log.take(), EventsQueue { name, rate: link.rate, buffer: link.limit(), fifo })
         }
         Some((id, name)) => {
             let link = &mut sim.links[*id as usize];
@@ -54,7 +62,12 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
             let mut bump_monitor = link.take_monitor().expect("the recorded bump is monitored");
             (
                 bump_monitor.log.take(),
-                EventsQueue { name: name.clone(), rate: link.rate, buffer: link.limit() },
+                EventsQueue {
+                    name: name.clone(),
+                    rate: link.rate,
+                    buffer: link.limit(),
+                    fifo: link.keeps_arrival_order(),
+                },
             )
         }
     };
@@ -142,6 +155,7 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         rates: rate_rows(sim, &s.network.bumps),
         optical,
         optical_lines,
+        aqm,
         events_queue,
         events,
         events_written,

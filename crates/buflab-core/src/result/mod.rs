@@ -17,8 +17,9 @@
 //! - `summary.rs`: the summary, one row.
 //! - `flows.rs`, `links.rs` (links and the switch's ports), `series.rs` (the time series),
 //!   `transfers.rs`: the tables read from the network at the end of a run.
-//! - `bumps.rs`, `rates.rs`, `optical.rs` (optical FIFOs and their lines): the tables of
-//!   parts that only some scenarios have.
+//! - `bumps.rs`, `rates.rs`, `optical.rs` (optical FIFOs and their lines), `aqm.rs` (active
+//!   queue managers' causes of drops and marks, sojourn times): the tables of parts that only
+//!   some scenarios have.
 //! - `autosize.rs`, `traces.rs`: the descriptions of the tables whose rows the auto-sizer
 //!   ([`crate::autosize::Step`]) and the flow tracer ([`crate::monitor::trace::TraceRow`]) keep.
 //! - `collect.rs`: reads the network at the end of a run into a [`RunResult`].
@@ -30,6 +31,7 @@
 //! log is not a described table: it is raw columns, streamed in batches
 //! ([`crate::monitor::events`]).
 
+pub mod aqm;
 pub mod autosize;
 pub mod bumps;
 mod collect;
@@ -44,6 +46,7 @@ pub mod table;
 pub mod traces;
 pub mod transfers;
 
+pub use aqm::AqmRow;
 pub use bumps::BumpRow;
 pub use collect::collect;
 pub use flows::FlowRecord;
@@ -82,6 +85,8 @@ pub struct RunResult {
     /// without one).
     pub optical: Vec<OpticalRow>,
     pub optical_lines: Vec<OpticalLineRow>,
+    /// One row per monitored link whose queue is an active queue manager (empty without one).
+    pub aqm: Vec<AqmRow>,
     /// The queue the event log records (`monitor.events_at`), for rebuilding it.
     pub events_queue: EventsQueue,
     /// The event log kept in memory (`monitor.events` without a sink).
@@ -102,6 +107,9 @@ pub struct EventsQueue {
     pub name: String,
     pub rate: crate::units::Rate,
     pub buffer: BufferLimit,
+    /// Its discipline sends packets in arrival order: a reader may match the k-th dequeue with
+    /// the k-th enqueue (not so under FQ-CoDel, whose packets are matched by flow and number).
+    pub fifo: bool,
 }
 
 /// The tables a run exports besides the summary, in export order, each with the field of
@@ -135,6 +143,7 @@ exported!(
     rates: RateRow,
     optical: OpticalRow,
     optical_lines: OpticalLineRow,
+    aqm: AqmRow,
 );
 
 #[cfg(test)]
@@ -160,7 +169,8 @@ mod tests {
                 "bumps",
                 "rates",
                 "optical",
-                "optical_lines"
+                "optical_lines",
+                "aqm"
             ]
         );
         for t in &tables {

@@ -13,6 +13,7 @@ use super::series::series;
 use super::{EventsQueue, RunResult};
 use crate::monitor::replay::{LogRow, Replay};
 use crate::monitor::MeasuredWindow;
+use crate::queue::LinkInfo;
 use crate::scenario::Scenario;
 use crate::units::{BufferLimit, Rate, Time};
 
@@ -44,6 +45,16 @@ pub fn from_queue_log(
     let measured_s = queue.window.len().secs_f64();
     let row = LinkRow::new(1, "bottleneck".into(), queue.buffer, &mon, measured_s);
     let mut summary = queue_summary(scenario, &row, &mon);
+    let hop = &scenario.network.hops[0];
+    let spec = &hop.queue;
+    let info = LinkInfo {
+        rate: queue.rate,
+        delay: hop.delay,
+        limit: queue.buffer,
+        packet: spec.packet,
+        largest: spec.largest,
+    };
+    let fifo = crate::queue::keeps_arrival_order(spec.name, &spec.values, info);
     summary.measured_s = measured_s;
     summary.events = events;
     Ok(RunResult {
@@ -57,8 +68,9 @@ pub fn from_queue_log(
         rates: Vec::new(),
         optical: Vec::new(),
         optical_lines: Vec::new(),
+        aqm: Vec::new(),
         ports: Vec::new(),
-        events_queue: EventsQueue { name: row.name.clone(), rate: queue.rate, buffer: queue.buffer },
+        events_queue: EventsQueue { name: row.name.clone(), rate: queue.rate, buffer: queue.buffer, fifo },
         events: None,
         events_written: 0,
         events_error: None,

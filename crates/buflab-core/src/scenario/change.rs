@@ -280,6 +280,12 @@ fn read_entry(
             let expected = "pacing \"off\" with cc = \"bbr\" for the flows added from then on (BBR paces at its own rate)";
             return Err(error(&t.key_path(key), &got, expected));
         }
+        if tcp.cc == CcKind::Dctcp && !tcp.ecn {
+            let got = t.value("cc")?;
+            let expected =
+                "a cc other than \"dctcp\" for an entry without ecn = true (DCTCP reads ECN marks)";
+            return Err(error(&t.key_path("cc"), &got, expected));
+        }
         if tcp.cc == CcKind::Bbr && tcp.ecn {
             let got = t.value("cc")?;
             let expected =

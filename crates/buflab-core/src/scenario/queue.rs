@@ -109,6 +109,8 @@ fn param_error(
         (_, V::Number(x)) if x.is_infinite() => Value::from("unlimited"),
         (_, V::Number(x)) => Value::from(x),
         (_, V::Bool(b)) => Value::from(b),
+        // A quantity with a unit: as the user wrote it, or as a scenario writes the default.
+        (_, got) => t.raw(e.key).cloned().unwrap_or_else(|| Value::from(got.to_string())),
     };
     error(&t.key_path(e.key), &got, &e.expected)
 }
@@ -128,6 +130,25 @@ fn read_param(t: &mut Table, key: &'static str, kind: ParamKind) -> Result<bufla
         ParamKind::PositiveFraction => V::Number(t.positive_fraction(key)?),
         ParamKind::Count => V::Number(t.uint(key, 1, u32::MAX as u64)? as f64),
         ParamKind::Bool => V::Bool(t.boolean(key)?),
+        ParamKind::Positive => {
+            let v = t.value(key)?;
+            let x = v
+                .as_f64()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| error(&t.key_path(key), &v, "a number above 0"))?;
+            V::Number(x)
+        }
+        // Quantities with a unit, written as strings; a queue length may be a bare number of
+        // packets, as `buffer` may.
+        ParamKind::Time | ParamKind::Bytes | ParamKind::Backlog => {
+            let v = t.value(key)?;
+            let text = match &v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) if kind == ParamKind::Backlog && n.is_u64() => n.to_string(),
+                _ => String::new(),
+            };
+            kind.parse(&text).map_err(|e| error(&t.key_path(key), &v, &e))?
+        }
     })
 }
 
@@ -146,6 +167,7 @@ pub(super) fn check_traffic(queue: &mut QueueSpec, sources: &[PacketSource]) -> 
         let got = match e.got {
             buflab_queue::describe::Value::Number(x) => Value::from(x),
             buflab_queue::describe::Value::Bool(b) => Value::from(b),
+            other => Value::from(other.to_string()),
         };
         let key = if queue.path.is_empty() { e.key.to_string() } else { format!("{}.{}", queue.path, e.key) };
         error(&key, &got, &e.expected)
@@ -173,6 +195,7 @@ mod tests {
     use crate::queue::red::RedConfig;
     use crate::scenario::tests::{base, err};
     use crate::scenario::{Scenario, Traffic};
+    use crate::units::Time;
 
     #[test]
     fn red_reads_ns2_defaults_and_the_typical_packet() {
@@ -222,8 +245,8 @@ mod tests {
             with(json!({ "red_min_th": 3 })),
             "network.bottleneck.red_min_th: got 3; expected no RED setting with queue = \"droptail\" (set queue = \"red\" to use it)"
         );
-        assert!(with(json!({ "queue": "codel" }))
-            .starts_with("network.bottleneck.queue: got \"codel\"; expected one of \"droptail\", \"red\""));
+        assert!(with(json!({ "queue": "sfq" }))
+            .starts_with("network.bottleneck.queue: got \"sfq\"; expected one of \"droptail\", \"red\""));
         assert_eq!(
             with(json!({ "queue": "red", "red_min_th": 20, "red_max_th": 10 })),
             "network.bottleneck.red_max_th: got 10.0; expected a number of packets above red_min_th (20)"
@@ -285,6 +308,80 @@ mod tests {
         assert_eq!(
             err(v),
             "network.hop.0.red_max_th: got 30.0; expected at most the buffer (20 packets), which stays the hard limit"
+        );
+    }
+
+    /// The AQMs' keys with units (times, sizes, queue lengths) read as scenario strings, their
+    /// defaults echoed as a user writes them, and each bad value one line naming the key, the
+    /// value as written and what was expected: a target not below the interval, a quantum
+    /// smaller than a packet, a step threshold not below the buffer (the three).
+    #[test]
+    fn aqm_keys_read_their_units_echo_their_defaults_and_refuse_bad_values() {
+        let with = |pairs: Value| {
+            let mut v = base();
+            for (k, x) in pairs.as_object().unwrap() {
+                v["network"]["bottleneck"][k] = x.clone();
+            }
+            v
+        };
+        let s = Scenario::from_value(&with(json!({ "queue": "codel", "codel_target": "2ms" }))).unwrap();
+        let q = &s.network.hops[0].queue;
+        assert_eq!(
+            (q.values.time("codel_target"), q.values.time("codel_interval")),
+            (Time::from_ms(2), Time::from_ms(100))
+        );
+        let n = Scenario::normalized(&with(json!({ "queue": "fq_codel" }))).unwrap();
+        let b = &n["network"]["bottleneck"];
+        assert_eq!(
+            (&b["fq_codel_quantum"], &b["fq_codel_target"], &b["fq_codel_flows"]),
+            (&json!("1514B"), &json!("5ms"), &json!(1024))
+        );
+        assert!(
+            b.get("codel_target").is_none() && b.get("red_min_th").is_none(),
+            "other disciplines' keys left out"
+        );
+        assert_eq!(
+            Scenario::from_value(&n).unwrap().network.hops[0].queue.values.bytes("fq_codel_memory_limit"),
+            32_000_000
+        );
+        let step = Scenario::from_value(&with(json!({ "queue": "step", "mark_threshold": 20 }))).unwrap();
+        assert_eq!(step.network.hops[0].queue.values.backlog("mark_threshold"), BufferLimit::Packets(20));
+        let err = |pairs: Value| err(with(pairs));
+        assert_eq!(
+            err(json!({ "queue": "codel", "codel_target": "100ms" })),
+            "network.bottleneck.codel_target: got \"100ms\"; expected a target below codel_interval (100ms); RFC 8289 §4.3 suggests 5–10 % of it"
+        );
+        assert_eq!(
+            err(json!({ "queue": "fq_codel", "fq_codel_interval": "4ms" })),
+            "network.bottleneck.fq_codel_interval: got \"4ms\"; expected an interval above fq_codel_target (5ms); RFC 8289 §4.3 suggests 10–20 times it"
+        );
+        assert_eq!(
+            err(json!({ "queue": "fq_codel", "fq_codel_quantum": "500B" })),
+            "network.bottleneck.fq_codel_quantum: got \"500B\"; expected at least the largest packet that crosses this link (traffic.0 sends 1000-B packets)"
+        );
+        assert_eq!(
+            err(json!({ "queue": "step", "mark_threshold": "125pkt" })),
+            "network.bottleneck.mark_threshold: got \"125pkt\"; expected a threshold below the buffer (125 packets), which stays the hard limit: a queue that never reaches K never marks"
+        );
+        assert_eq!(
+            err(json!({ "queue": "codel", "codel_target": 5 })),
+            "network.bottleneck.codel_target: got 5; expected a non-negative duration such as \"100ms\", \"12us\" or \"60s\""
+        );
+        assert_eq!(
+            err(json!({ "queue": "pie", "pie_target": "0ms" })),
+            "network.bottleneck.pie_target: got \"0ms\"; expected a duration above 0, such as \"5ms\""
+        );
+        assert_eq!(
+            err(json!({ "queue": "pie", "pie_beta": -1 })),
+            "network.bottleneck.pie_beta: got -1; expected a number above 0"
+        );
+        assert_eq!(
+            err(json!({ "queue": "step", "mark_threshold": "lots" })),
+            "network.bottleneck.mark_threshold: got \"lots\"; expected a queue length above 0 in packets (\"20pkt\") or bytes (\"30KB\")"
+        );
+        assert_eq!(
+            err(json!({ "pie_ecn": true })),
+            "network.bottleneck.pie_ecn: got true; expected no PIE setting with queue = \"droptail\" (set queue = \"pie\" to use it)"
         );
     }
 

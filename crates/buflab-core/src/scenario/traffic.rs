@@ -513,6 +513,11 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
     if tcp.cc == CcKind::Bbr {
         check_bbr(t, &tcp)?;
     }
+    if tcp.cc == CcKind::Dctcp && !tcp.ecn {
+        let got = t.value("cc")?;
+        let expected = "a cc other than \"dctcp\" without ecn = true (DCTCP reads the network's ECN marks, RFC 8257 §3; set ecn = true)";
+        return Err(error(&t.key_path("cc"), &got, expected));
+    }
     read_recovery_keys(t, &mut tcp)?;
     let jitter = if linux && !t.given("jitter") { crate::tcp::linux::HOST_JITTER } else { t.time("jitter")? };
     Ok((tcp, jitter))
@@ -843,8 +848,24 @@ mod tests {
         v["traffic"][0]["cc"] = json!("vegas");
         assert_eq!(
             err(v),
-            "traffic.0.cc: got \"vegas\"; expected one of \"reno\", \"bic\", \"cubic\", \"bbr\""
+            "traffic.0.cc: got \"vegas\"; expected one of \"reno\", \"bic\", \"cubic\", \"bbr\", \"dctcp\""
         );
+    }
+
+    /// DCTCP without ECN would be Reno that never hears of its marks: refused, naming `cc`.
+    #[test]
+    fn dctcp_needs_ecn() {
+        let mut v = base();
+        v["traffic"][0]["cc"] = json!("dctcp");
+        assert_eq!(
+            err(v.clone()),
+            "traffic.0.cc: got \"dctcp\"; expected a cc other than \"dctcp\" without ecn = true (DCTCP reads the \
+             network's ECN marks, RFC 8257 §3; set ecn = true)"
+        );
+        v["traffic"][0]["ecn"] = json!(true);
+        let s = Scenario::from_value(&v).unwrap();
+        let Traffic::LongLived(l) = &s.traffic[0] else { panic!("long-lived") };
+        assert_eq!((l.tcp.cc, l.tcp.ecn), (CcKind::Dctcp, true));
     }
 
     #[test]

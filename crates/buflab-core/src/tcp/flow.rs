@@ -58,7 +58,7 @@ impl TcpFlow {
         if pkt.flags & flags::SYN != 0 {
             receiver.on_syn_ack(now, out);
         } else {
-            receiver.on_ecn(pkt.flags);
+            receiver.on_ecn(now, pkt.flags, out);
             receiver.on_data(now, pkt.seq, out);
         }
         if receiver.take_completion() {
@@ -81,6 +81,7 @@ impl TcpFlow {
         let sack = (pkt.sack != 0).then(|| self.receiver.sack_option(pkt.sack));
         let sender = &mut self.sender;
         if pkt.conn == sender.conn() {
+            let una_before = sender.snd_una;
             match &sack {
                 Some(opt) => {
                     let blocks = opt.as_ref().map_or(&[][..], |o| o.blocks());
@@ -88,10 +89,10 @@ impl TcpFlow {
                 }
                 None => sender.on_ack(now, pkt.seq, out),
             }
-            if pkt.flags & flags::ECE != 0 {
+            if sender.cfg.ecn {
                 // RFC 3168 §6.1.2, apart from the ACK processing: a window reduction, no
-                // resend.
-                sender.on_ece(now);
+                // resend; DCTCP also counts what each ACK acknowledged (RFC 8257 §3.3).
+                sender.on_ecn_ack(now, una_before, pkt.flags & flags::ECE != 0);
             }
         }
         Notice::TRACE

@@ -73,6 +73,8 @@ pub struct TcpReceiver {
     echo_ce: bool,
     /// The segment being handled was CE: acknowledge it at once even with delayed ACKs.
     ack_now: bool,
+    /// DCTCP's receiver (RFC 8257 §3.2): ECE follows every change of CE, CWR is not waited for.
+    echo_each_change: bool,
     /// The current transfer has been received in full (reported once by `take_completion`).
     completed: bool,
     completion_pending: bool,
@@ -110,6 +112,7 @@ impl TcpReceiver {
             initiates: false,
             echo_ce: false,
             ack_now: false,
+            echo_each_change: false,
             completed: false,
             completion_pending: false,
             sack: None,
@@ -232,7 +235,10 @@ impl TcpReceiver {
     /// The ECN flags of a data segment about to be handled by `on_data` (RFC 3168 §6.1.3):
     /// CWR stops the echo, CE (re)starts it — in that order, so that a segment with both
     /// keeps ECE on.
-    pub fn on_ecn(&mut self, f: u8) {
+    pub fn on_ecn(&mut self, now: Time, f: u8, out: &mut Vec<Packet>) {
+        if self.echo_each_change {
+            return self.on_ecn_dctcp(now, f, out);
+        }
         if f & flags::CWR != 0 {
             self.echo_ce = false;
         }
@@ -246,6 +252,29 @@ impl TcpReceiver {
         }
     }
 
+    /// RFC 8257 §3.2, DCTCP's receiver: ECE tells the CE state of the latest segment, exactly
+    /// (no latching until CWR). When it changes, the segments held for a delayed ACK are
+    /// acknowledged at once with the old state, and the new segment is acknowledged at once
+    /// with the new one, so that the sender can count the marked bytes (Linux's
+    /// `dctcp_ece_ack_update`). Quick-ACK mode is not entered: Linux's DCTCP does not.
+    fn on_ecn_dctcp(&mut self, now: Time, f: u8, out: &mut Vec<Packet>) {
+        let ce = f & flags::CE != 0;
+        if ce == self.echo_ce {
+            return;
+        }
+        if self.unacked > 0 {
+            self.ack(now, out);
+        }
+        self.echo_ce = ce;
+        self.ack_now = true;
+    }
+
+    /// Echoes CE as DCTCP's receiver does (RFC 8257 §3.2, see `on_ecn_dctcp`): the sender's
+    /// controller is DCTCP.
+    pub fn set_dctcp_echo(&mut self) {
+        self.echo_each_change = true;
+    }
+
     /// Whether its ACKs carry ECE now.
     pub fn echoes_ce(&self) -> bool {
         self.echo_ce
@@ -255,7 +284,8 @@ impl TcpReceiver {
     /// carries the SACK option whenever data is held above the cumulative ACK, and grows by it.
     fn send(&mut self, now: Time, f: u8, out: &mut Vec<Packet>) {
         let (option, sack) = match &mut self.sack {
-            Some(s) if f == 0 => s.attach(self.rcv_nxt),
+            // Every ACK of data carries it, an ECN-Echo one too; a connection request does not.
+            Some(s) if f & flags::SYN == 0 => s.attach(self.rcv_nxt),
             _ => (0, 0),
         };
         let packet = Packet {
@@ -490,7 +520,7 @@ mod tests {
 
     /// A data segment with ECN flags `f`, handed over as the simulator does.
     fn data(r: &mut TcpReceiver, t: Time, seq: u32, f: u8, out: &mut Vec<Packet>) {
-        r.on_ecn(f);
+        r.on_ecn(t, f, out);
         r.on_data(t, seq, out);
     }
 
@@ -533,6 +563,30 @@ mod tests {
         assert!(out.is_empty());
         r.check_timer(Time::from_ms(103), &mut out);
         assert_eq!(echoes(&mut out), vec![(4, true)]);
+    }
+
+    /// RFC 8257 §3.2 with delayed ACKs: ECE is exactly the latest segment's CE; at a change the
+    /// segments held are acknowledged at once with the old state, the new one at once with the
+    /// new; between changes ACKs are delayed as usual. CWR changes nothing.
+    #[test]
+    fn dctcp_echo_follows_every_ce_change_exactly() {
+        let mut r = TcpReceiver::new(0, 1, 960, 100, true, Time::from_ms(100));
+        r.set_dctcp_echo();
+        let mut out = Vec::new();
+        let (ect, ce) = (flags::ECT, flags::ECT | flags::CE);
+        data(&mut r, Time::ZERO, 0, ect, &mut out);
+        assert!(out.is_empty(), "held for a delayed ACK");
+        data(&mut r, Time::from_ms(1), 1, ce, &mut out);
+        assert_eq!(echoes(&mut out), vec![(1, false), (2, true)]);
+        data(&mut r, Time::from_ms(2), 2, ce, &mut out);
+        assert!(out.is_empty(), "no change: delayed again");
+        data(&mut r, Time::from_ms(3), 3, ce | flags::CWR, &mut out);
+        assert_eq!(echoes(&mut out), vec![(4, true)], "every second segment, still marked");
+        data(&mut r, Time::from_ms(4), 4, ect, &mut out);
+        assert_eq!(echoes(&mut out), vec![(5, false)], "nothing held: one ACK, at once");
+        data(&mut r, Time::from_ms(5), 5, ect, &mut out);
+        r.check_timer(Time::from_ms(105), &mut out);
+        assert_eq!(echoes(&mut out), vec![(6, false)]);
     }
 
     // ---- Delayed ACKs: RFC 1122 §4.2.3.2, RFC 5681 §4.2 ----

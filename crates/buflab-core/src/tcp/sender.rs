@@ -576,9 +576,21 @@ impl TcpSender {
             return;
         }
         self.count(now, |s| s.ecn_reactions += 1);
-        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, self.flight(), now);
+        self.w.ssthresh = self.cc.ssthresh_on_ecn(&self.w, self.flight(), now);
         self.w.cwnd = self.w.ssthresh;
         self.ecn_high = Some(self.snd_max);
+    }
+
+    /// An ACK of an ECN-capable flow has been handled (`on_ack`, `on_sack_ack`), `una_before`
+    /// being SND.UNA before it: the controller learns what it acknowledged and whether it
+    /// echoed CE (DCTCP's estimate of the marked fraction, RFC 8257 §3.3), then ECE is
+    /// answered as [`TcpSender::on_ece`] says. Other controllers ignore the first part.
+    pub fn on_ecn_ack(&mut self, now: Time, una_before: u32, ece: bool) {
+        let acked = self.snd_una.saturating_sub(una_before);
+        self.cc.on_ecn_ack(acked, ece, self.snd_una, self.snd_max);
+        if ece {
+            self.on_ece(now);
+        }
     }
 
     /// The RFC 3168 flags of a data segment about to be sent: ECT on new data (§6.1.5: a

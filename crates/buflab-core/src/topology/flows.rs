@@ -154,6 +154,9 @@ impl<R: Routing> Slots<R> {
         if tcp.recovery == crate::tcp::Recovery::Linux {
             receiver.set_linux_acks(rtt);
         }
+        if tcp.cc == crate::tcp::cc::CcKind::Dctcp {
+            receiver.set_dctcp_echo();
+        }
         let mut sender = TcpSender::new(tcp, flow, forward);
         sender.set_cc_rng(Rng::stream(self.seed, Stream::Cc, id));
         let endpoints = Endpoints::Tcp(TcpFlow::new(sender, receiver));

@@ -128,4 +128,5 @@ fn set_queue(link: &mut Link, spec: &LinkSpec, s: &Scenario, hop: usize) {
     if let Some(optical) = link.optical_mut() {
         optical.count_from(s.warmup);
     }
+    link.count_aqm_from(s.warmup);
 }

@@ -179,6 +179,10 @@ fn discipline(a: &Args) -> Result<Box<dyn buflab_queue::Discipline<Frame>>, Stri
         names.join(", ")
     ))?;
     let values = kind.values_from_text(&a.params, a.buffer)?;
+    // The frames it holds are of up to `--packet` bytes (FQ-CoDel's quantum must take one).
+    let frames = [buflab_queue::describe::PacketSource { entry: 0, size: a.packet, uniform: false }];
+    (kind.check_traffic)(&values, &frames)
+        .map_err(|e| format!("{}: got {}; expected {}", e.key, e.got, e.expected))?;
     // Frames carry no BJP time stamp: each is at its first BJP router, whatever the delay after.
     let link = buflab_queue::describe::LinkInfo {
         rate: a.rate,

@@ -341,6 +341,7 @@ def _facts(result: Result, validated: dict[str, Any]) -> LogFacts:
         scenario=str(s["name"]),
         seed=int(s["seed"]),
         version=__version__,
+        fifo=bool(result.events_queue.get("fifo", True)),
     )
 
 

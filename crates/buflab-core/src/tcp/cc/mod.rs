@@ -48,6 +48,14 @@ pub trait CongestionControl {
     /// application-limited period): the sender called no growth hook then. Told by the `linux`
     /// sender, which tracks it (`tcp_is_cwnd_limited`).
     fn on_app_limited(&mut self, _from: Time, _to: Time) {}
+    /// The new ssthresh at an ECN-Echo (RFC 3168 §6.1.2's window reduction): by default the
+    /// same as at a loss; DCTCP's is cwnd · (1 − α/2).
+    fn ssthresh_on_ecn(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
+        self.ssthresh_on_loss(w, flight, now)
+    }
+    /// An ACK of an ECN-capable flow: `acked` segments newly acknowledged, whether it carried
+    /// ECE, and the sender's SND.UNA and SND.NXT after it (DCTCP's α estimate reads them).
+    fn on_ecn_ack(&mut self, _acked: u32, _ece: bool, _snd_una: u32, _snd_nxt: u32) {}
 
     // ---- Rate-based controllers (BBR); the loss-based ones keep these defaults. ----
 
@@ -160,6 +168,12 @@ macro_rules! controllers {
             fn on_app_limited(&mut self, from: Time, to: Time) {
                 match self { $( Cc::$variant(c) => c.on_app_limited(from, to), )* }
             }
+            fn ssthresh_on_ecn(&mut self, w: &Window, flight: u32, now: Time) -> f64 {
+                match self { $( Cc::$variant(c) => c.ssthresh_on_ecn(w, flight, now), )* }
+            }
+            fn on_ecn_ack(&mut self, acked: u32, ece: bool, snd_una: u32, snd_nxt: u32) {
+                match self { $( Cc::$variant(c) => c.on_ecn_ack(acked, ece, snd_una, snd_nxt), )* }
+            }
             fn wants_rate_samples(&self) -> bool {
                 match self { $( Cc::$variant(c) => c.wants_rate_samples(), )* }
             }
@@ -194,6 +208,7 @@ controllers! {
     /// Boxed: BBR's state is several times the others', and senders of the other kinds should
     /// not carry its size.
     bbr: Bbr(Box<bbr::Bbr>) = "bbr", |cfg: &TcpConfig| Box::new(bbr::Bbr::new(cfg.packet, cfg.initial_window));
+    dctcp: Dctcp(dctcp::Dctcp) = "dctcp", |_: &TcpConfig| dctcp::Dctcp::default();
 }
 
 /// RFC 5681 §3.1 slow start: cwnd += min(N, SMSS) per ACK, i.e. one segment for any ACK of

@@ -233,7 +233,7 @@ impl TcpSender {
         lx(&mut self.linux).counts.recoveries += 1;
         self.count(now, |s| s.fast_retransmits += 1);
         if lx(&mut self.linux).ca != CaState::Cwr {
-            self.linux_begin_reduction(now);
+            self.linux_begin_reduction(now, false);
         }
         lx(&mut self.linux).ca = CaState::Recovery;
         self.in_recovery = true;
@@ -264,11 +264,16 @@ impl TcpSender {
     }
 
     /// `tcp_init_cwnd_reduction`: a window reduction begins (Recovery, CWR): ssthresh from the
-    /// controller on Linux's window, PRR from it.
-    fn linux_begin_reduction(&mut self, now: Time) {
+    /// controller on Linux's window (its ECN answer for CWR, `by_ecn`), PRR from it.
+    fn linux_begin_reduction(&mut self, now: Time, by_ecn: bool) {
         let cwnd = self.cwnd_segments();
         let w = crate::tcp::cc::Window { cwnd: cwnd as f64, ssthresh: self.w.ssthresh };
-        self.w.ssthresh = self.cc.ssthresh_on_loss(&w, cwnd, now).floor();
+        let ssthresh = if by_ecn {
+            self.cc.ssthresh_on_ecn(&w, cwnd, now)
+        } else {
+            self.cc.ssthresh_on_loss(&w, cwnd, now)
+        };
+        self.w.ssthresh = ssthresh.floor();
         self.recover = self.snd_max.checked_sub(1);
         let l = lx(&mut self.linux);
         l.high_seq = self.snd_max;
@@ -294,7 +299,7 @@ impl TcpSender {
     fn linux_probe_repaired_loss(&mut self, now: Time) {
         lx(&mut self.linux).counts.probe_repairs += 1;
         self.count(now, |s| s.fast_retransmits += 1);
-        self.linux_begin_reduction(now);
+        self.linux_begin_reduction(now, false);
         self.linux_end_reduction();
     }
 
@@ -528,7 +533,7 @@ impl TcpSender {
                 l.counts.recoveries += 1;
                 self.count(now, |s| s.fast_retransmits += 1);
                 if lx(&mut self.linux).ca != CaState::Cwr {
-                    self.linux_begin_reduction(now);
+                    self.linux_begin_reduction(now, false);
                 }
                 lx(&mut self.linux).ca = CaState::Recovery;
                 self.in_recovery = true;
@@ -634,7 +639,7 @@ impl TcpSender {
             return;
         }
         self.count(now, |s| s.ecn_reactions += 1);
-        self.linux_begin_reduction(now);
+        self.linux_begin_reduction(now, true);
         lx(&mut self.linux).ca = CaState::Cwr;
     }
 
