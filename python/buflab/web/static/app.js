@@ -94,14 +94,15 @@ function showState(s) {
   for (const el of document.querySelectorAll("#controls button, #controls input, #controls select")) {
     el.disabled = !mine;
   }
-  // The emulator runs in real time, and only its buffer changes while it runs.
+  // The emulator runs in real time, and only its buffer and long-lived flows change while it
+  // runs.
   if (s.engine.startsWith("emulator")) {
     $("download-note").textContent = "`buflab run session.toml` replays its changes on the " +
       "simulator: the same experiment, not the same packets.";
-    for (const id of ["pause", "pace", "flows-less", "flows-more", "flows-set", "access-fast",
-                      "access-slow", "tcp-set", "autosize", "autosize-stop", "target-set"]) {
+    for (const id of ["pause", "pace", "access-fast", "access-slow", "tcp-set", "autosize",
+                      "autosize-stop", "target-set"]) {
       $(id).disabled = true;
-      $(id).title = "not on the emulator: only the buffer changes while it runs";
+      $(id).title = "not on the emulator: only the buffer and the long-lived flows change while it runs";
     }
   }
   if (s.source) $("source").value = s.source;
