@@ -24,7 +24,7 @@ import pytest
 import buflab
 from buflab.analysis.queue import analyze, check_summary
 from buflab.cli.common import EXIT_INTERRUPTED
-from buflab.engine import EMULATION_SUMMARY_COLUMNS, ScenarioError
+from buflab.engine import EMULATION_SUMMARY_COLUMNS, ScenarioError, core, scenario_json
 from buflab.engine.emulation.plan import plan
 from buflab.engine.emulation.testbed import EmulationError, namespaces
 
@@ -102,6 +102,31 @@ def test_the_flows_are_the_simulators_own_draws() -> None:
     assert p.access["rate"] == "10Gbps" and p.access["machines"] == 0, (
         "each flow's access link (the default), in the datapath"
     )
+
+
+def test_a_live_run_declares_spare_flow_slots_the_simulator_would_draw() -> None:
+    """`buflab serve --emulate` opens flows mid-run from spare slots declared up front: each
+    has its flow id after the scenario's, the RTT the simulator draws for a flow of that id
+    added to the first long-lived entry, a row in the datapath's flows file (its address and
+    access link) and a place in the traffic generator's plan; the senders then keep little
+    unsent. A plain run has none; one with machines (whose flows do not change) neither."""
+    from buflab.engine.emulation.plan import LIVE_NOTSENT_LOWAT, SPARE_FLOWS
+
+    assert plan(SMALL, ["reno"]).spare is None
+    p = plan(SMALL, ["reno"], live=True)
+    assert p.spare is not None and p.spare["first"] == 10 and len(p.spare["slots"]) == SPARE_FLOWS
+    slots = p.spare["slots"]
+    assert [s["flow"] for s in slots] == list(range(10, 10 + SPARE_FLOWS))
+    assert all(s["traffic"] == 0 and s["kind"] == "long_lived" for s in slots)
+    drawn = core().flow_slots(scenario_json(p.scenario), 0, 10, 3)
+    assert [s["rtt_s"] for s in slots[:3]] == drawn["rtt_s"]
+    assert all(0.02 <= s["rtt_s"] <= 0.06 for s in slots), "the entry's RTT range"
+    assert len(p.flows_file()["rtt_s"]) == 10 + SPARE_FLOWS
+    traffic = p.traffic_plan()
+    assert traffic["spare"] == {"traffic": 0, "first": 10, "slots": SPARE_FLOWS}
+    assert traffic["tcp"]["notsent_lowat"] == LIVE_NOTSENT_LOWAT
+    assert plan(SMALL, ["reno"]).traffic_plan()["tcp"]["notsent_lowat"] is None
+    assert plan(with_("network.access.machines", 2), ["reno"], live=True).spare is None
 
 
 @as_root
@@ -468,11 +493,13 @@ def test_the_buffer_changes_live_through_the_control_channel(tmp_path: Path) -> 
     """Mid-run, the control channel reports the counts and takes a new buffer: from then on
     every drop happens at the new limit (the event log's occupancy at each drop), and a
     limit it cannot read is refused in one line."""
-    from buflab.engine.emulation.runner import DatapathControl, emulate
+    from buflab.engine.emulation.runner import RunControls, emulate
 
     changed: dict[str, Any] = {}
 
-    def shrink(control: DatapathControl) -> None:
+    def shrink(controls: RunControls) -> None:
+        control = controls.datapath
+        assert controls.traffic is None, "not a live run: no spare flows to open"
         changed["before"] = control.counts()
         time.sleep(0.5)
         changed["buffer"] = control.set_buffer("5pkt")

@@ -313,10 +313,14 @@ def test_the_flow_controls_drive_the_main_entry_of_several() -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (CI runs as root)")
-def test_the_page_drives_the_emulator_buffer_live() -> None:
+def test_the_page_drives_the_emulator_buffer_and_flows_live() -> None:
     """`buflab serve --emulate`: the page says it drives the emulator; after warm-up the
     buffer changes live through the datapath's control channel and the readings show the new
-    limit; what the emulator cannot change (flows, a pause) is refused in one line."""
+    limit; flows open (the plan's spare slots, through the traffic generator's control
+    channel) and close, the page's count follows, and the flows opened carry traffic (bytes
+    acknowledged in the window, real TCP); beyond the spare slots, or what the emulator cannot
+    change (access links, a pause), is refused in one line. 6 s of emulation."""
+    from buflab.engine.emulation.plan import SPARE_FLOWS
 
     async def main() -> None:
         experiment = Experiment({"small": Entry("small", "small", EMULATED)}, emulate=True)
@@ -327,20 +331,56 @@ def test_the_page_drives_the_emulator_buffer_live() -> None:
             await ws.send_json({"type": "load", "source": "small"})
             await until(ws, of_type("loaded"))
             await ws.send_json({"type": "resume"})
-            await until(ws, lambda m: m["type"] == "update" and m["t"] > 2.5)
+            await until(ws, lambda m: m["type"] == "update" and m["t"] > 2.2)
             await ws.send_json({"type": "control", "name": "buffer", "value": 5})
             changed = await until(ws, of_type("changed"))
             assert changed["text"] == "buffer = 5"
             update = await until(ws, lambda m: m["type"] == "update" and m["t"] > changed["t"])
             assert update["buffer_pkts"] == 5
+            assert update["flows"] == 10
             await ws.send_json({"type": "control", "name": "flows", "value": 20})
+            changed = await until(ws, of_type("changed"))
+            assert changed["text"] == "flows = 20"
+            update = await until(ws, lambda m: m["type"] == "update" and m["t"] > changed["t"])
+            assert update["flows"] == 20
+            await ws.send_json({"type": "control", "name": "flows", "value": 20 + SPARE_FLOWS})
             error = await until(ws, of_type("error"))
-            assert error["message"].startswith("change.flows: not on the emulator")
+            assert error["message"] == (
+                f"change.flows: got {20 + SPARE_FLOWS}; expected at most {10 + SPARE_FLOWS} (the "
+                f"emulator opens at most {SPARE_FLOWS} flows in a run, each known to the datapath "
+                f"from its start; {SPARE_FLOWS - 10} left)"
+            )
+            await until(ws, lambda m: m["type"] == "update" and m["t"] > changed["t"] + 1.0)
+            await ws.send_json({"type": "control", "name": "flows", "value": 14})
+            changed = await until(ws, of_type("changed"))
+            update = await until(ws, lambda m: m["type"] == "update" and m["t"] > changed["t"])
+            assert update["flows"] == 14
+            await ws.send_json({"type": "control", "name": "access", "value": "fast"})
+            error = await until(ws, of_type("error"))
+            assert error["message"].startswith("change.access_rate: not on the emulator")
             await ws.send_json({"type": "pause"})
             error = await until(ws, of_type("error"))
             assert error["message"] == "the emulator runs in real time: it cannot pause or resume"
             done = await until(ws, lambda m: m["type"] == "state" and m["done"])
             assert done["summary"]["emulated"] is True
             assert done["summary"]["buffer_pkts"] == 5
+            assert done["summary"]["flows"] == 20, "10 flows, then 10 opened from the page"
+        live = experiment.live
+        assert live is not None and live.result is not None
+        flows = live.result.flows.set_index("flow")
+        host = live.result.emulation["hosts"][0]
+        opened = [int(f) for f, _ in host["opened"]]
+        closed = [int(f) for f, _ in host["closed"]]
+        assert len(opened) == 10 and opened == sorted(opened) and min(opened) >= 10
+        # The last 6 opened are the ones closed (the simulator closes the newest first too).
+        assert closed == opened[4:]
+        rows = flows.loc[opened, ["start_s", "delivered_bytes", "retransmits", "error"]]
+        assert (rows["start_s"] > 2.0).all(), "started from the page, after the warm-up"
+        assert rows["error"].isna().all(), rows
+        # The 4 left open ran the last seconds of the run and carried traffic. (One closed
+        # a second after it opened may not have: behind a 5-packet buffer a lost SYN waits out
+        # Linux's 1-s initial RTO.)
+        assert (rows.loc[opened[:4], "delivered_bytes"] > 0).all(), rows
+        assert all(at > dict(host["opened"])[f] for f, at in host["closed"])
 
     asyncio.run(main())

@@ -127,6 +127,8 @@ def test_the_page_drives_a_running_experiment(server_url: str, tmp_path: Path) -
             page.select_option("#pace", "max")
             page.click("#resume")
             wait_for_time(page, 25)
+            # "press Start" goes once the run runs.
+            assert "press Start" not in (page.text_content("#message") or "")
             # Measured at ×10: a point a simulated second, as a class would watch it.
             page.select_option("#pace", "10")
 

@@ -16,6 +16,13 @@
 //! later events pending in their order, and a reading only brings the monitor's books up to
 //! the time reached (integrals split at any time add up to the same integers). So a session's
 //! scenario with its changes written as `[[change]]` entries gives the session's results.
+//!
+//! **Closing flows.** Senders may run ahead of the global clock (`sim/plan.rs`); a change that
+//! closes flows must find none past its time. The changes pending are known, so the senders
+//! are held back from the next one that closes ([`Sim::set_ahead_limit`]); a live change that
+//! closes flows, known only when it comes, is put just past the furthest any sender has
+//! reached ([`Sim::sources_reached`]) and applied when the run gets there, with the time it
+//! replays at. Any change after it waits for it, to keep their order.
 
 use std::collections::VecDeque;
 
@@ -69,8 +76,10 @@ pub struct Reading {
 pub struct Session {
     scenario: Scenario,
     net: Network,
-    /// The scenario's own changes not yet applied.
+    /// Changes not yet applied, in time order: the scenario's own (the first `own`), then live
+    /// ones due later than they came (see the module doc, *Closing flows*).
     pending: VecDeque<Change>,
+    own: usize,
     /// What the changes so far have set: a live change is checked against it.
     context: Context,
     /// Per traffic entry: its long-lived flows still open, in the order they were added.
@@ -96,6 +105,7 @@ impl Session {
             scenario: scenario.clone(),
             net,
             pending: scenario.changes.iter().cloned().collect(),
+            own: scenario.changes.len(),
             context: scenario.change_context.clone(),
             open,
             reached: Time::ZERO,
@@ -124,17 +134,18 @@ impl Session {
         &self.net.sim
     }
 
-    /// Runs to `t` (at most the end), applying the scenario's own changes due before it at
-    /// their times.
+    /// Runs to `t` (at most the end), applying the changes pending before it at their times.
     pub fn run_until(&mut self, t: Time) {
         let t = t.min(self.end());
-        while let Some(c) = self.pending.front().filter(|c| c.at < t) {
-            let at = c.at;
+        loop {
+            self.net.sim.set_ahead_limit(next_close(self.pending.iter()));
+            let Some(at) = self.pending.front().map(|c| c.at).filter(|&at| at < t) else { break };
             self.net.sim.run_until(at);
             if self.net.sim.interrupted {
                 return;
             }
             let c = self.pending.pop_front().expect("a change is pending");
+            self.own = self.own.saturating_sub(1);
             self.reached = self.reached.max(at);
             apply(&mut self.net, &mut self.open, &c);
         }
@@ -145,28 +156,63 @@ impl Session {
     }
 
     /// Applies a change now, at the time reached: `map` is a `[[change]]` entry without `at`,
-    /// checked by the scenario reader against the changes so far. Returns the entry as it
-    /// replays (with its `at`, exact to the picosecond).
+    /// checked by the scenario reader against the changes so far. One that closes flows while
+    /// senders have run past the time reached, or that comes while such a change waits, is due
+    /// a little later and applied when the run gets there (see the module doc, *Closing
+    /// flows*). Returns the entry as it replays (with its `at`, exact to the picosecond).
     pub fn apply(&mut self, map: &Map<String, Value>) -> Result<Map<String, Value>, ScenarioError> {
-        let n = self.scenario.changes.len() - self.pending.len();
-        if !self.pending.is_empty() {
+        if self.own > 0 {
             return Err(ScenarioError {
                 key: "change".into(),
                 message: format!(
                     "the scenario's own changes come first: {} of {} applied, the next at {}",
-                    n,
+                    self.scenario.changes.len() - self.own,
                     self.scenario.changes.len(),
                     self.pending[0].at
                 ),
             });
         }
+        // After any change still waiting (the reader keeps the changes in time order).
+        let at = self.reached.max(self.context.at);
+        let (mut entry, mut context, mut c) = self.read_at(map, at)?;
+        let ahead = self.net.sim.sources_reached();
+        if c.closes && ahead >= at {
+            let at = ahead + Time(1);
+            if at >= self.end() {
+                return Err(ScenarioError {
+                    key: "change.flows".into(),
+                    message: format!(
+                        "got {}; expected a close the run has time for (its senders have run ahead to {}, \
+                         the end of the run is {})",
+                        map.get("flows").map_or(String::new(), Value::to_string),
+                        ahead,
+                        self.end()
+                    ),
+                });
+            }
+            (entry, context, c) = self.read_at(map, at)?;
+        }
+        self.context = context;
+        if c.at == self.reached && self.pending.is_empty() {
+            apply(&mut self.net, &mut self.open, &c);
+        } else {
+            self.pending.push_back(c);
+        }
+        Ok(entry)
+    }
+
+    /// `map` read as a change at `at`, against the changes so far: the entry with its `at`,
+    /// the context after it, and the change.
+    fn read_at(
+        &self,
+        map: &Map<String, Value>,
+        at: Time,
+    ) -> Result<(Map<String, Value>, Context, Change), ScenarioError> {
         let mut entry = map.clone();
-        entry.insert("at".into(), Value::from(exact_time(self.reached)));
+        entry.insert("at".into(), Value::from(exact_time(at)));
         let mut context = self.context.clone();
         let c = change::read_one("change", &entry, &mut context)?;
-        self.context = context;
-        apply(&mut self.net, &mut self.open, &c);
-        Ok(entry)
+        Ok((entry, context, c))
     }
 
     /// The summary link's running totals now.
@@ -263,18 +309,26 @@ pub fn run(scenario: &Scenario, net: &mut Network) {
             }
         }
     }
-    for c in &scenario.changes {
+    for (i, c) in scenario.changes.iter().enumerate() {
+        net.sim.set_ahead_limit(next_close(scenario.changes[i..].iter()));
         net.sim.run_until(c.at);
         if net.sim.interrupted {
             return;
         }
         apply(net, &mut open, c);
     }
+    net.sim.set_ahead_limit(Time::MAX);
     let end = net.sim.window.end;
     net.sim.run_until(end);
     if !net.sim.interrupted {
         net.sim.finish();
     }
+}
+
+/// The time of the first of `pending` that closes flows (`Time::MAX`: none): no sender may
+/// run ahead to it.
+fn next_close<'a>(mut pending: impl Iterator<Item = &'a Change>) -> Time {
+    pending.find(|c| c.closes).map_or(Time::MAX, |c| c.at)
 }
 
 /// Applies change `c` to `net` now (its parts in the order `scenario/change.rs` states).

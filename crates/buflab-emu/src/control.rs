@@ -1,14 +1,18 @@
-//! The datapath's control channel: a Unix stream socket on which a client sends one command
-//! per line and reads one JSON line back.
+//! Control channels: a Unix stream socket on which a client sends one command per line and
+//! reads one JSON line back. The datapath has one (its commands below), and so has the traffic
+//! generator in a live run (`traffic::control`); both take their lines through [`Control`].
 //!
-//! Read first: nothing. Commands: `counts` (the bottleneck's counts now), `buffer LIMIT` (a new
-//! hard limit, such as `50pkt` or `30000B`, in force from now: the live auto-sizer's knob),
-//! `mark` (the measured window starts now, as SIGUSR1), `epoch PS` (time 0 of the run is PS
-//! on the monotonic clock, in picoseconds: when the traffic started; every time the datapath
-//! reports is from then, and its log is read from then). Everything is non-blocking: the busy
-//! loop polls the channel now and then and never waits on a client.
+//! Read first: nothing. The datapath's commands: `counts` (the bottleneck's counts now),
+//! `buffer LIMIT` (a new hard limit, such as `50pkt` or `30000B`, in force from now: the live
+//! auto-sizer's knob), `mark` (the measured window starts now, as SIGUSR1), `epoch PS` (time 0
+//! of the run is PS on the monotonic clock, in picoseconds: when the traffic started; every
+//! time the datapath reports is from then, and its log is read from then). Everything is
+//! non-blocking: the datapath's busy loop polls the channel now and then, the generator's
+//! epoll loop when a client's socket is readable ([`Control::fd`], and the clients
+//! [`Control::poll`] returns), and neither ever waits on a client.
 
 use std::io::{self, BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 
@@ -51,32 +55,47 @@ impl Control {
         Ok(Control { listener, clients: Vec::new() })
     }
 
-    /// Accepts new clients and answers each complete line with `answer`.
-    pub fn poll(&mut self, mut answer: impl FnMut(Result<Command, String>) -> String) -> io::Result<()> {
+    /// The listening socket: readable when a client comes (for an epoll loop).
+    pub fn fd(&self) -> RawFd {
+        self.listener.as_raw_fd()
+    }
+
+    /// Accepts new clients and answers each complete line they have sent with `answer`; returns
+    /// the new clients' sockets (an epoll loop watches them for their next lines).
+    pub fn poll(&mut self, mut answer: impl FnMut(&str) -> String) -> io::Result<Vec<RawFd>> {
+        let mut new = Vec::new();
         while let Ok((stream, _)) = self.listener.accept() {
             stream.set_nonblocking(true)?;
+            new.push(stream.as_raw_fd());
             self.clients.push((BufReader::new(stream), String::new()));
         }
         let mut gone = Vec::new();
         for (i, (client, line)) in self.clients.iter_mut().enumerate() {
-            match client.read_line(line) {
-                Ok(0) => gone.push(i),
-                Ok(_) if line.ends_with('\n') => {
-                    let reply = answer(parse(line.trim()));
-                    line.clear();
-                    if writeln!(client.get_mut(), "{reply}").is_err() {
-                        gone.push(i);
+            // Every line it has sent: the reader may hold several, which no socket event
+            // would announce again.
+            loop {
+                match client.read_line(line) {
+                    Ok(0) => gone.push(i),
+                    Ok(_) if line.ends_with('\n') => {
+                        let reply = answer(line.trim());
+                        line.clear();
+                        if writeln!(client.get_mut(), "{reply}").is_err() {
+                            gone.push(i);
+                            break;
+                        }
+                        continue;
                     }
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(_) => gone.push(i),
                 }
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(_) => gone.push(i),
+                break;
             }
         }
         for i in gone.into_iter().rev() {
             self.clients.remove(i);
         }
-        Ok(())
+        Ok(new)
     }
 }
 
@@ -106,7 +125,7 @@ mod tests {
         let mut replies = Vec::new();
         for _ in 0..100 {
             control
-                .poll(|c| match c {
+                .poll(|line| match parse(line) {
                     Ok(Command::Counts) => "{\"arrivals\":0}".into(),
                     Ok(Command::Buffer(l)) => format!("{{\"buffer\":\"{l}\"}}"),
                     Ok(Command::Mark | Command::Epoch(_)) => "{}".into(),

@@ -66,7 +66,9 @@ class LiveRun:
 
     def apply(self, change: dict[str, Any]) -> dict[str, Any]:
         """Applies `change` (a `[[change]]` entry without `at`) now; returns it as it replays,
-        with its `at`. Raises ScenarioError naming the key for a bad value, changing nothing."""
+        with its `at`. One that closes flows while senders have run ahead of the time reached
+        (or that follows such a one) applies a little later, at that `at`, when the run gets
+        there. Raises ScenarioError naming the key for a bad value, changing nothing."""
         entry = self._session.apply(json.dumps(change))
         self.changes.append(entry)
         return entry

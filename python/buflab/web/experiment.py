@@ -35,6 +35,7 @@ from buflab.engine import Error, ScenarioError
 from buflab.engine.live import LiveRun
 from buflab.engine.scenario import Scenario, apply_overrides
 from buflab.engine.toml_text import dumps
+from buflab.engine.units import parse_time
 from buflab.experiments.sizing import rule_sizes
 from buflab.web.catalogue import Entry, listing, tree_of
 from buflab.web.emulated import EmulatedRun
@@ -245,7 +246,9 @@ class Experiment:
                 self.target = float(entry["target_utilization"])
             if "flows" in entry or "target_utilization" in entry or "access_rate" in entry:
                 self.rules = self._rules()
-        at = self.live.reached_s
+        # When it applies: now, or for flows closed while senders ran ahead of the time
+        # reached, a little later (the engine's `live` module).
+        at = _seconds(str(entry["at"]))
         text = ", ".join(f"{k} = {v}" for k, v in entry.items() if k != "at")
         self.log.append({"t": at, "text": text, "by": viewer.id})
         self._broadcast({"type": "changed", "t": at, "text": text, "by": viewer.id})
@@ -445,6 +448,20 @@ class Experiment:
             "autosizing": r["autosizing"],
             "speed": self.speed,
         }
+
+
+# The units the engine writes a change's exact time in (`exact_time`), in picoseconds.
+_EXACT_UNITS = {"ps": 1, "ns": 10**3, "us": 10**6, "ms": 10**9, "s": 10**12}
+
+
+def _seconds(at: str) -> float:
+    """A change's `at` in seconds: the engine's exact time (a whole number of a unit) as the
+    same float as its clock gives (picoseconds ÷ 10¹²), anything else as a time is read."""
+    number = at.rstrip("pnums")
+    unit = at[len(number) :]
+    if number.isdigit() and unit in _EXACT_UNITS:
+        return int(number) * _EXACT_UNITS[unit] / 10**12
+    return parse_time(at)
 
 
 def _long_lived(tree: Scenario) -> list[int]:

@@ -44,6 +44,9 @@ pub struct Change {
     pub pacing: Option<Pacing>,
     pub cc: Option<CcKind>,
     pub flows: Option<u64>,
+    /// It leaves fewer of its entry's long-lived flows open than before: the senders it closes
+    /// must not have run ahead to its time (see `sim/plan.rs`).
+    pub closes: bool,
     pub buffer: Option<BufferLimit>,
     /// Start (true) or stop (false) the live auto-sizer, with the settings to start it with.
     pub autosize: Option<(bool, Option<Config>)>,
@@ -293,6 +296,7 @@ fn read_entry(
             return Err(error(&t.key_path("cc"), &got, expected));
         }
     }
+    let mut closes = false;
     let flows = if t.given("flows") {
         if let Some(reason) = context.flows_refused.as_ref().or(context.entry_refused[entry].as_ref()) {
             let got = t.value("flows")?;
@@ -302,6 +306,7 @@ fn read_entry(
         let most = context.open[entry] + room;
         let n = t.uint("flows", 0, most)?;
         context.added += n.saturating_sub(context.open[entry]);
+        closes = n < context.open[entry];
         context.open[entry] = n;
         Some(n)
     } else {
@@ -359,7 +364,7 @@ fn read_entry(
     }
     context.target = target.or(context.target);
     context.at = at;
-    Ok(Change { at, entry, target, access_rate, pacing, cc, flows, buffer, autosize })
+    Ok(Change { at, entry, target, access_rate, pacing, cc, flows, closes, buffer, autosize })
 }
 
 /// The traffic entry a change's per-entry keys are about: `traffic`, or the only long-lived

@@ -270,6 +270,18 @@ impl Sim {
         self.plan.compute_ahead = on;
     }
 
+    /// Keeps every source side from taking a packet computed ahead to reach it at or after `t`
+    /// (`Time::MAX`: no limit): a change that closes flows is due at `t` (see `plan.rs`).
+    pub fn set_ahead_limit(&mut self, t: Time) {
+        self.plan.ahead_limit = t;
+    }
+
+    /// The latest time a source side has taken a packet at: with computing ahead, a sender's
+    /// clock may be past the global one by up to its ACKs' last hops.
+    pub fn sources_reached(&self) -> Time {
+        self.plan.sources_reached
+    }
+
     /// Makes every switch run every slot, empty or not (for the test that skipping empty
     /// slots changes nothing).
     pub fn set_eager_switches(&mut self, on: bool) {

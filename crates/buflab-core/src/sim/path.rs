@@ -18,6 +18,12 @@ impl Sim {
     pub(super) fn on_link_exit(&mut self, now: Time, l: u32) {
         let mut pkt = self.links[l as usize].pop_exit(now, &mut self.sched, l);
         self.prefetch_exits(l);
+        if self.plan.parked_total > 0
+            && matches!(self.plan.steps[self.routes.index(pkt.route, pkt.hop)], Step::ToAhead(_))
+        {
+            // Only a packet held back from its sender waits in a link whose step is `ToAhead`.
+            self.plan.unpark(l);
+        }
         pkt.hop += 1;
         if pkt.hop == self.routes.len(pkt.route) {
             self.deliver(now, pkt);
@@ -108,7 +114,13 @@ impl Sim {
                     return;
                 }
                 Step::ToAhead(l) => {
-                    let exit = self.links[l as usize].transit(t, pkt.size);
+                    let link = &mut self.links[l as usize];
+                    let exit = link.transit(t, pkt.size);
+                    // Not to or past a change that closes flows (see `plan.rs`).
+                    if self.plan.holds_back(l, exit) {
+                        link.push_exit(exit, pkt, &mut self.sched, l);
+                        return;
+                    }
                     pkt.hop += 1;
                     self.deliver(exit, pkt);
                     return;
@@ -147,6 +159,7 @@ impl Sim {
         let f = pkt.flow;
         let mark = self.out.len();
         if side == Side::Source {
+            self.plan.sources_reached = self.plan.sources_reached.max(t);
             self.fire_due_timers(t, f, mark);
         }
         let notice = self.flows[f as usize].endpoints.on_packet(t, pkt, &mut self.out);

@@ -38,6 +38,17 @@
 //! costs one event per packet (its exit), not three (the access link's exit, its release and
 //! its exit).
 //!
+//! **Changes that close flows.** A sender running ahead has handled ACKs, and sent, at times
+//! past the global clock; closing it at a time it has already passed would stop it later than
+//! an event per hop does. So a change that closes flows is known before the senders reach it
+//! ([`Sim::set_ahead_limit`], set by `live.rs` from the changes pending): an ACK computed to
+//! reach its sender at or after that time waits in its last link for its exit event, as it
+//! would with computing ahead off, and so do the ACKs behind it on that link until they have
+//! all left (`parked`), keeping the sender's ACKs in order. A live session, which learns of a
+//! close only when it comes, applies it just past the furthest any sender has reached
+//! ([`Sim::sources_reached`]). A change that closes nothing leaves senders alone: it touches
+//! only the links' limits, the auto-sizer and flows it adds.
+//!
 //! **Switches.** A route may cross a router node ([`crate::switch`]): its `Hop::Switch` names
 //! an (input, output) pair. The switch takes the packet at its input, runs its own slot events,
 //! and hands it back at a slot boundary to continue with the next hop (the output link). An
@@ -112,6 +123,15 @@ pub(super) struct Plan {
     planned_flows: usize,
     express: Vec<bool>,
     ahead: Vec<bool>,
+    /// No source side takes a packet computed ahead to reach it at or after this time (a
+    /// change that closes flows applies there); `Time::MAX`: no such change pending.
+    pub ahead_limit: Time,
+    /// The latest time a source side has taken a packet at.
+    pub sources_reached: Time,
+    /// Per link: packets held back from senders running ahead (by `ahead_limit`) still in its
+    /// pipe, and their total (0 in nearly every run: the hot path checks it first).
+    parked: Vec<u32>,
+    pub parked_total: u32,
 }
 
 impl Default for Plan {
@@ -126,6 +146,10 @@ impl Default for Plan {
             planned_flows: 0,
             express: Vec::new(),
             ahead: Vec::new(),
+            ahead_limit: Time::MAX,
+            sources_reached: Time::ZERO,
+            parked: Vec::new(),
+            parked_total: 0,
         }
     }
 }
@@ -133,6 +157,26 @@ impl Default for Plan {
 impl Plan {
     pub fn add_link(&mut self) {
         self.feeders.push(Feeder::None);
+        self.parked.push(0);
+    }
+
+    /// Whether a packet leaving link `l` at `exit` for a source side running ahead must wait
+    /// for its exit event instead (see the module doc, *Changes that close flows*); if so, it
+    /// is counted as parked there.
+    #[inline]
+    pub fn holds_back(&mut self, l: u32, exit: Time) -> bool {
+        let hold = exit >= self.ahead_limit || self.parked[l as usize] > 0;
+        if hold {
+            self.parked[l as usize] += 1;
+            self.parked_total += 1;
+        }
+        hold
+    }
+
+    /// A packet held back on link `l` has left it.
+    pub fn unpark(&mut self, l: u32) {
+        self.parked[l as usize] -= 1;
+        self.parked_total -= 1;
     }
 
     /// Adds the (input, output) pairs of switch `id` with `n` ports.

@@ -25,6 +25,21 @@ fn fingerprint(mut r: RunResult) -> String {
     format!("{:?} {:?} {:?} {:?} {:?}", r.summary, r.flows, r.links, r.timeseries, r.autosize)
 }
 
+/// Where two fingerprints first differ, with some text on either side (a failed comparison
+/// of whole runs prints that, not two pages of tables).
+fn first_difference(a: &str, b: &str) -> String {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let at = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    let near = |s: &[char]| s[at.saturating_sub(300)..(at + 200).min(s.len())].iter().collect::<String>();
+    format!("first difference at character {at}:\n  {}\n  {}", near(&a), near(&b))
+}
+
+/// A fingerprint but for the events simulated, which computing ahead saves.
+fn fingerprint_of_results(mut r: RunResult) -> String {
+    r.summary.events = 0;
+    fingerprint(r)
+}
+
 fn entry(v: Value) -> Map<String, Value> {
     v.as_object().expect("a table").clone()
 }
@@ -100,6 +115,74 @@ fn closed_flows_finish_what_they_sent_and_stop() {
     assert_eq!(r.summary.flows, 20);
 }
 
+/// Closing flows mid-run, the same to the last bit whether the simulator computes ahead or
+/// runs every hop as an event: senders running ahead are held back from a close they would
+/// otherwise have passed. A live session that closes them when it has reached a time puts the
+/// close just past where its senders had run (within a round trip and a full queue: at most
+/// 140 ms and 200 packets of 1500 B at 100 Mb/s, 24 ms, here), and replays exactly from what
+/// it wrote.
+#[test]
+fn closing_flows_mid_run_is_the_same_computing_ahead_or_not() {
+    let mut v = dumbbell();
+    v["duration"] = json!("16s");
+    // Send jitter: without it, flows on deterministic delays line up to the picosecond at the
+    // bottleneck, where the two modes may serve a tie in either order (see the premise below).
+    v["traffic"][0]["jitter"] = json!("50us");
+    // (time, flows): closes at 5 s and 11 s, 9 opened at 8 s.
+    let script = [(5, 3), (8, 12), (11, 1)];
+    v["change"] = Value::Array(
+        script.iter().map(|&(at, flows)| json!({ "at": format!("{at}s"), "flows": flows })).collect(),
+    );
+    let s = scenario(v.clone());
+    let ahead = fingerprint_of_results(buflab_core::run(&s));
+    let mut net = buflab_core::topology::build(&s);
+    net.sim.set_compute_ahead(false);
+    buflab_core::live::run(&s, &mut net);
+    // The premise of exact equality: no two packets reached a queue at the same picosecond
+    // (see `properties::check_computing_ahead_changes_nothing`).
+    assert!(net.sim.links.iter().all(|l| l.simultaneous_arrivals == 0));
+    let every_hop = fingerprint_of_results(buflab_core::result::collect(&s, &mut net));
+    assert!(
+        every_hop == ahead,
+        "computing ahead changed the results: {}",
+        first_difference(&ahead, &every_hop)
+    );
+
+    v.as_object_mut().unwrap().remove("change");
+    let mut session = Session::new(&scenario(v.clone()));
+    let mut written = Vec::new();
+    for (at, flows) in script {
+        session.run_until(Time::from_secs(at));
+        let e = session.apply(&entry(json!({ "flows": flows }))).expect("a valid change");
+        let due = buflab_core::units::parse_time(e["at"].as_str().unwrap()).unwrap();
+        assert!(due >= Time::from_secs(at) && due < Time::from_secs(at) + Time::from_ms(165), "{e:?}");
+        // 20 (or 12) flows in full swing: some sender has always run ahead, so a close waits
+        // (an opening applies at once).
+        assert_eq!(due > Time::from_secs(at), flows != 12, "{e:?}");
+        written.push(Value::Object(e));
+    }
+    let live = session.finish();
+    assert_eq!(live.summary.flows, 20 + 9, "20 flows, 9 more opened at 8 s");
+    let live_events = live.summary.events;
+    let live = fingerprint_of_results(live);
+    v["change"] = Value::Array(written);
+    let s = scenario(v);
+    let mut replayed = buflab_core::run(&s);
+    assert_eq!(replayed.summary.events, live_events);
+    replayed.summary.events = 0;
+    let replayed = fingerprint(replayed);
+    assert!(replayed == live, "live and replayed differ: {}", first_difference(&live, &replayed));
+    let mut net = buflab_core::topology::build(&s);
+    net.sim.set_compute_ahead(false);
+    buflab_core::live::run(&s, &mut net);
+    let every_hop = fingerprint_of_results(buflab_core::result::collect(&s, &mut net));
+    assert!(
+        every_hop == live,
+        "the replay with an event per hop differs: {}",
+        first_difference(&live, &every_hop)
+    );
+}
+
 /// A live change is checked by the scenario reader: a bad value is one line naming the key,
 /// and it changes nothing.
 #[test]
@@ -133,8 +216,9 @@ fn layered(queue: &str) -> Value {
 
 /// Flows added and closed on a network of routers, drop-tail and BJP (whose links hold their
 /// packets): every packet is accounted for, every flow asked for is there, and a live session
-/// applying the changes at the times it reached gives exactly the results of the scenario with
-/// them as `[[change]]` entries (the replay rests on that, on every topology built as a graph).
+/// applying the changes when it reached their times gives exactly the results of the scenario
+/// with the entries it wrote as `[[change]]` entries (the replay rests on that, on every
+/// topology built as a graph).
 #[test]
 fn flows_change_on_a_network_of_routers() {
     for queue in ["droptail", "bjp"] {
@@ -144,18 +228,23 @@ fn flows_change_on_a_network_of_routers() {
         assert_eq!(c.injected, c.delivered + c.queue_drops + c.loss_drops + c.in_flight, "{queue}");
         let replayed = buflab_core::result::collect(&s, &mut net);
         assert_eq!(replayed.summary.flows, 16 + 24 + 19, "{queue}: 16 flows, 24 added at 3 s, 19 at 9 s");
-        let replayed = fingerprint(replayed);
 
+        // Live, at the same times (a close may come a little later: see the test above), and
+        // replayed from what the session wrote.
         let mut v = layered(queue);
         let script = v.as_object_mut().unwrap().remove("change").unwrap();
-        let mut session = Session::new(&scenario(v));
+        let mut session = Session::new(&scenario(v.clone()));
+        let mut written = Vec::new();
         for c in script.as_array().unwrap() {
             let mut c = c.as_object().unwrap().clone();
             let at = c.remove("at").unwrap();
             let secs: u64 = at.as_str().unwrap().trim_end_matches('s').parse().unwrap();
             session.run_until(Time::from_secs(secs));
-            session.apply(&c).expect("a valid change");
+            written.push(Value::Object(session.apply(&c).expect("a valid change")));
         }
-        assert_eq!(fingerprint(session.finish()), replayed, "{queue}: live and replayed differ");
+        let live = fingerprint(session.finish());
+        v["change"] = Value::Array(written);
+        let again = fingerprint(buflab_core::run(&scenario(v)));
+        assert!(again == live, "{queue}: live and replayed differ: {}", first_difference(&live, &again));
     }
 }

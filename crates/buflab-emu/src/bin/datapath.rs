@@ -35,7 +35,7 @@ use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate
 use buflab_emu::afpacket::PacketSocket;
 use buflab_emu::bottleneck::{Bottleneck, LogRow};
 use buflab_emu::capture::Capture;
-use buflab_emu::control::{Command, Control};
+use buflab_emu::control::{self as commands, Command, Control};
 use buflab_emu::delay_line::DelayLines;
 use buflab_emu::fidelity::Lateness;
 use buflab_emu::flows::Flows;
@@ -384,7 +384,7 @@ fn run(a: Args) -> std::io::Result<()> {
         // start at once), so a reading's busy time and clock agree.
         if let Some(c) = control.as_mut().filter(|_| now >= next_poll) {
             next_poll = now + Time::from_ms(1);
-            c.poll(|command| match command {
+            c.poll(|line| match commands::parse(line) {
                 Ok(Command::Counts) => {
                     let k = bottleneck.counts;
                     let (waiting, _) = bottleneck.waiting();

@@ -1,9 +1,11 @@
 //! `buflab-traffic`: a scenario's traffic on real sockets, for `buflab emulate`; one process
 //! and one epoll loop per host namespace (see the `traffic` module).
 //!
-//! - `buflab-traffic host --plan PATH --machine M [--trace-to PATH]`: sender machine M's
-//!   part: its long-lived flows' senders, its UDP sources, and the servers of every user's
-//!   files (they answer on any flow address of the host).
+//! - `buflab-traffic host --plan PATH --machine M [--trace-to PATH] [--control PATH]`: sender
+//!   machine M's part: its long-lived flows' senders, its UDP sources, and the servers of
+//!   every user's files (they answer on any flow address of the host). With `--control`, a
+//!   live run's long-lived flows are opened (the plan's spare slots) and closed on command on
+//!   that Unix socket (`traffic::control`).
 //! - `buflab-traffic receiver --plan PATH`: the receiver's part: the long-lived flows' sink,
 //!   the users' clients and the open-loop arrivals, the UDP sink.
 //!
@@ -23,8 +25,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use buflab_base::units::Time;
 use buflab_core::scenario::Traffic;
 use buflab_emu::clock;
+use buflab_emu::control::Control;
 use buflab_emu::fidelity::Lateness;
 use buflab_emu::traffic::clients::{self, Clients};
+use buflab_emu::traffic::control::{self as commands, Command};
 use buflab_emu::traffic::net;
 use buflab_emu::traffic::reactor::{Reactor, Ready, Token};
 use buflab_emu::traffic::senders::{self, Senders};
@@ -71,7 +75,7 @@ fn main() -> ExitCode {
         Some("host") => {
             let machine =
                 arg(&args, "--machine").and_then(|m| m.parse().ok()).ok_or("--machine: expected a number")?;
-            host(&plan, machine, arg(&args, "--trace-to"))
+            host(&plan, machine, arg(&args, "--trace-to"), arg(&args, "--control"))
         }
         Some("receiver") => receiver(&plan),
         _ => Err("usage: buflab-traffic host|receiver --plan PATH …".to_string()),
@@ -131,14 +135,32 @@ fn timing(late: &Lateness) -> Value {
     })
 }
 
-fn host(plan: &Plan, machine: u32, trace_to: Option<String>) -> Result<Value, String> {
+fn host(
+    plan: &Plan,
+    machine: u32,
+    trace_to: Option<String>,
+    control: Option<String>,
+) -> Result<Value, String> {
     let io = |e: std::io::Error| e.to_string();
     let mut reactor = Reactor::new().map_err(io)?;
     let (long_lived, long_starts) = flows_of(plan, Some(machine), |t| matches!(t, Traffic::LongLived(_)));
     let (udp_flows, udp_starts) = flows_of(plan, Some(machine), |t| matches!(t, Traffic::Udp(_)));
     let users =
         plan.scenario.traffic.iter().any(|t| matches!(t, Traffic::ClosedLoop(_) | Traffic::OpenLoop(_)));
-    let mut senders = Senders::new(&long_lived.iter().map(|f| f.0).collect::<Vec<_>>());
+    // A live run's spare slots send from machine 0 (flows change only without machines).
+    let spare: Vec<(u32, usize)> = match plan.spare {
+        Some((entry, first, slots)) if machine == 0 => (first..first + slots).map(|f| (f, entry)).collect(),
+        _ => Vec::new(),
+    };
+    let mut senders = Senders::new(&long_lived, &spare);
+    let mut control = match &control {
+        Some(path) => {
+            let c = Control::bind(std::path::Path::new(path)).map_err(|e| format!("--control: {e}"))?;
+            reactor.add(c.fd(), libc::EPOLLIN as u32, Token::new(commands::KIND, 0)).map_err(io)?;
+            Some(c)
+        }
+        None => None,
+    };
     let mut servers = if users { Some(Servers::listen(&plan.tcp, &reactor).map_err(io)?) } else { None };
     let mut sources = Sources::new(plan, &udp_flows);
     sources.open(plan.receiver).map_err(io)?;
@@ -201,6 +223,36 @@ fn host(plan: &Plan, machine: u32, trace_to: Option<String>) -> Result<Value, St
                         reactor.at(due + t.interval, Token::new(TRACE, 0));
                     }
                 }
+                Ready::Io(Token { kind: commands::KIND, .. }, _) => {
+                    if let Some(c) = control.as_mut() {
+                        let since = |t: Time| t.ps().saturating_sub(epoch.ps());
+                        let clients = c
+                            .poll(|line| {
+                                let now = clock::now();
+                                let reply = match commands::parse(line) {
+                                    Ok(Command::Flows) => Ok(json!({
+                                        "open": senders.open_flows(), "spare_left": senders.spare_left(),
+                                    })),
+                                    Ok(Command::Open) => {
+                                        senders.open_spare(now, &plan.tcp, sink, &window, &reactor).map(
+                                            |(f, t)| json!({ "flow": f, "traffic": t, "at_ps": since(now) }),
+                                        )
+                                    }
+                                    Ok(Command::Close(f)) => senders
+                                        .close(f, now, &reactor)
+                                        .map(|()| json!({ "flow": f, "at_ps": since(now) })),
+                                    Err(e) => Err(e),
+                                };
+                                reply.unwrap_or_else(|e| json!({ "error": e })).to_string()
+                            })
+                            .map_err(io)?;
+                        for fd in clients {
+                            reactor
+                                .add(fd, libc::EPOLLIN as u32, Token::new(commands::KIND, 1))
+                                .map_err(io)?;
+                        }
+                    }
+                }
                 other => return Err(format!("unexpected {other:?}")),
             }
         }
@@ -213,8 +265,12 @@ fn host(plan: &Plan, machine: u32, trace_to: Option<String>) -> Result<Value, St
     let (flows, mut rto_known) = senders.report();
     let served = servers.as_mut().map(Servers::report);
     rto_known &= served.as_ref().is_none_or(|s| s["timeouts_known"].as_bool().unwrap_or(false));
+    let from_epoch = |list: Vec<(u32, Time)>| {
+        list.into_iter().map(|(f, t)| json!([f, t.ps().saturating_sub(epoch.ps())])).collect::<Vec<_>>()
+    };
     Ok(json!({
         "machine": machine, "flows": flows, "servers": served, "udp": sources.report(),
+        "opened": from_epoch(senders.opened()), "closed": from_epoch(senders.closed()),
         "epoch_ps": epoch.ps(), "ended_clock_ps": ended.ps(),
         "window_begun": window.begun, "timeouts_known": rto_known,
         "timing": timing(&reactor.late),

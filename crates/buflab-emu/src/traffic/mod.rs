@@ -22,6 +22,7 @@
 //! same, with a file list where we send the size.
 
 pub mod clients;
+pub mod control;
 pub mod net;
 pub mod reactor;
 pub mod senders;
@@ -68,6 +69,10 @@ pub struct TcpSettings {
     pub window_clamp: i32,
     /// Acknowledge every segment at once (`TCP_QUICKACK` after every read).
     pub quickack: bool,
+    /// The most a long-lived sender keeps written but unsent in its socket
+    /// (`TCP_NOTSENT_LOWAT`), in a live run: a sender closed on command then stops within
+    /// that much (Linux still sends what was written).
+    pub notsent_lowat: Option<u32>,
 }
 
 /// What a run asks of the traffic generator: the plan file the front end writes (JSON).
@@ -81,6 +86,9 @@ pub struct Plan {
     pub flows: Vec<PlannedFlow>,
     /// The open-loop entry, the first flow id its slots take and how many it may take.
     pub open_loop: Option<(usize, u32, u32)>,
+    /// A live run's spare long-lived flow slots (see [`control`]): their entry, the first
+    /// flow id they take and how many there are.
+    pub spare: Option<(usize, u32, u32)>,
     /// Traced flows and the interval between samples.
     pub trace: Option<(Vec<u32>, Time)>,
 }
@@ -132,6 +140,15 @@ impl Plan {
                 Some((whole(o, "traffic")? as usize, whole(o, "first")? as u32, whole(o, "slots")? as u32))
             }
         };
+        let spare = match v.get("spare").filter(|o| !o.is_null()) {
+            None => None,
+            Some(o) => {
+                Some((whole(o, "traffic")? as usize, whole(o, "first")? as u32, whole(o, "slots")? as u32))
+            }
+        };
+        if let Some((entry, ..)) = spare.filter(|s| s.0 >= entries) {
+            return Err(format!("plan: spare: traffic {entry} of {entries} entries"));
+        }
         let trace = match v.get("trace").filter(|o| !o.is_null()) {
             None => None,
             Some(t) => {
@@ -159,9 +176,14 @@ impl Plan {
                 quickack: field(tcp, "quickack")?
                     .as_bool()
                     .ok_or("plan: tcp.quickack: expected true or false")?,
+                notsent_lowat: tcp
+                    .get("notsent_lowat")
+                    .and_then(Value::as_u64)
+                    .map(|b| b.min(u32::MAX as u64) as u32),
             },
             flows,
             open_loop,
+            spare,
             trace,
             scenario,
         })

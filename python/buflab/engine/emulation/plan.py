@@ -54,6 +54,15 @@ NO_EMULATION_OF = {
     "tree": "a tree of routers has no emulation (the datapath is one link)",
     "layered": "a network of routers has no emulation (the datapath is one link)",
 }
+# A live run's spare long-lived flow slots (`buflab serve --emulate`): the flows the page may
+# open during one run, each with its address and access link in the datapath from the start,
+# idle until opened (a slot is used once). Idle slots cost the datapath nothing per frame;
+# the bound keeps the flows file and the generator's senders small.
+SPARE_FLOWS = 500
+# What a live run's long-lived sender keeps written but unsent in its socket
+# (TCP_NOTSENT_LOWAT): a flow closed from the page stops within that much (1 ms at 1 Gb/s)
+# instead of draining a send buffer of megabytes.
+LIVE_NOTSENT_LOWAT = 128 * 1024
 # The TCP kinds, and the finite-transfer ones (users with a client and a server).
 TCP_KINDS = ("long_lived", "closed_loop", "repeated_downloads", "open_loop")
 USER_KINDS = ("closed_loop", "repeated_downloads", "open_loop")
@@ -137,6 +146,9 @@ class Plan:
     # The live auto-sizer (`[autosize]` with a target): the buffer starts at its `start` and
     # the runner drives it through the datapath's control channel.
     autosize: bool = False
+    # A live run's spare long-lived flow slots: their entry, the flow id of the first, and each
+    # slot's identity as the simulator would draw it (`_core.flow_slots`).
+    spare: dict[str, Any] | None = None
 
     @property
     def machines(self) -> int:
@@ -160,6 +172,8 @@ class Plan:
         rows = list(self.flows)
         if self.open_loop is not None:
             rows += self.open_loop["slots"]
+        if self.spare is not None:
+            rows += self.spare["slots"]
         return {
             "rtt_s": [float(f["rtt_s"]) for f in rows],
             "machine": [max(0, int(f["machine"])) for f in rows],
@@ -182,6 +196,7 @@ class Plan:
                 "pacing_bps": self.pacing_bps,
                 "window_clamp": self.max_window,
                 "quickack": self.quickack,
+                "notsent_lowat": LIVE_NOTSENT_LOWAT if self.spare is not None else None,
             },
             "flows": [
                 {
@@ -199,6 +214,13 @@ class Plan:
                 "first": self.open_loop["first"],
                 "slots": len(self.open_loop["slots"]),
             },
+            "spare": None
+            if self.spare is None
+            else {
+                "traffic": self.spare["traffic"],
+                "first": self.spare["first"],
+                "slots": len(self.spare["slots"]),
+            },
             "trace": {"flows": self.trace_flows, "interval_s": self.trace_interval_s}
             if self.trace_flows
             else None,
@@ -209,8 +231,11 @@ def refuse(key: str, value: Any, expected: str) -> ScenarioError:
     return ScenarioError(f"{key}: got {value!r}; expected {expected} (emulation)")
 
 
-def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
-    """The emulation of `scenario`, or a ScenarioError naming the first key it cannot realise."""
+def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = False) -> Plan:
+    """The emulation of `scenario`, or a ScenarioError naming the first key it cannot realise.
+    `live`: a run whose long-lived flows change while it runs (`buflab serve --emulate`): it
+    gets `SPARE_FLOWS` spare slots for the first long-lived entry, when its flows may change
+    (no machines)."""
     s = validate(scenario)
     net = s["network"]
     if net["topology"] != "dumbbell":
@@ -361,28 +386,25 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
     open_loop = None
     if open_entries:
         entry = open_entries[0]
-        drawn = core().flow_slots(scenario_json(s), entry, len(flows), OPEN_LOOP_SLOTS)
-        slots = [
-            {
-                "flow": len(flows) + k,
-                "traffic": entry,
-                "kind": "open_loop",
-                "tcp": str(traffic[entry]["tcp"]),
-                "cc": str(traffic[entry]["cc"]),
-                "rtt_s": float(drawn["rtt_s"][k]),
-                "start_s": float("inf"),
-                "machine": int(drawn["machine"][k]),
-                "class": int(drawn["class"][k]),
-                "input": -1,
-                "output": -1,
-            }
-            for k in range(OPEN_LOOP_SLOTS)
-        ]
+        slots = _slots(s, entry, len(flows), OPEN_LOOP_SLOTS)
         open_loop = {"traffic": entry, "first": len(flows), "slots": slots}
         notes.append(
             f"traffic.{entry}: open-loop arrivals take at most {OPEN_LOOP_SLOTS:,} flow slots "
             "(the simulator's are unbounded); arrivals that find none are counted "
             "(no_slot in the summary's report)"
+        )
+    long_lived = [i for i, t in enumerate(traffic) if t["kind"] == "long_lived"]
+    spare = None
+    if live and long_lived and int(net["access"]["machines"]) == 0:
+        entry = long_lived[0]
+        first_spare = len(flows) + (OPEN_LOOP_SLOTS if open_loop is not None else 0)
+        slots = _slots(s, entry, first_spare, SPARE_FLOWS)
+        spare = {"traffic": entry, "first": first_spare, "slots": slots}
+        notes.append(
+            f"traffic.{entry}: the page may open at most {SPARE_FLOWS} flows during the run "
+            "(spare slots the datapath knows from the start); each sender keeps at most "
+            f"{LIVE_NOTSENT_LOWAT // 1024} KB unsent (TCP_NOTSENT_LOWAT), so that a flow closed "
+            "from the page stops at once but for what it had written"
         )
     traced = s["monitor"]["trace_flows"]
     trace_flows = list(range(len(flows))) if traced == "all" else [int(i) for i in traced]
@@ -432,7 +454,31 @@ def plan(scenario: dict[str, Any], available_cc: list[str]) -> Plan:
         trace_interval_s=trace_interval,
         notes=notes,
         autosize=autosize,
+        spare=spare,
     )
+
+
+def _slots(s: dict[str, Any], entry: int, first: int, count: int) -> list[dict[str, Any]]:
+    """The identities of `count` flow slots of traffic entry `entry` from flow id `first`, as
+    the simulator would draw them (`_core.flow_slots`): started when the run says."""
+    t = s["traffic"][entry]
+    drawn = core().flow_slots(scenario_json(s), entry, first, count)
+    return [
+        {
+            "flow": first + k,
+            "traffic": entry,
+            "kind": str(t["kind"]),
+            "tcp": str(t["tcp"]),
+            "cc": str(t["cc"]),
+            "rtt_s": float(drawn["rtt_s"][k]),
+            "start_s": float("inf"),
+            "machine": int(drawn["machine"][k]),
+            "class": int(drawn["class"][k]),
+            "input": -1,
+            "output": -1,
+        }
+        for k in range(count)
+    ]
 
 
 def _check_generator(s: dict[str, Any], flows: int) -> None:

@@ -94,17 +94,19 @@ def available_congestion_controls() -> list[str]:
         return ["reno", "cubic"]
 
 
-class DatapathControl:
-    """The datapath's control channel (a Unix socket; see the `control` module of the
-    `buflab-emu` crate): its counts now, and its buffer changed live. `epoch_s` is the run's
-    time 0 on `time.monotonic` once the run has started (None before)."""
+class ControlChannel:
+    """A control channel of the run's processes (a Unix socket; see the `control` module of
+    the `buflab-emu` crate): one command per line, one JSON line back."""
+
+    # Who answers, in errors.
+    name = "control"
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.epoch_s: float | None = None
 
     def ask(self, command: str) -> dict[str, Any]:
-        """Sends one command and returns the datapath's JSON answer."""
+        """Sends one command and returns the JSON answer."""
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(5.0)
             s.connect(str(self.path))
@@ -117,8 +119,15 @@ class DatapathControl:
                 answer += chunk
         reply = json.loads(answer or b"{}")
         if "error" in reply:
-            raise EmulationError(f"datapath: {reply['error']}")
+            raise EmulationError(f"{self.name}: {reply['error']}")
         return reply
+
+
+class DatapathControl(ControlChannel):
+    """The datapath's control channel: its counts now, and its buffer changed live. `epoch_s`
+    is the run's time 0 on `time.monotonic` once the run has started (None before)."""
+
+    name = "datapath"
 
     def counts(self) -> dict[str, Any]:
         """Arrivals, drops and departures so far, frames waiting, and the buffer in force."""
@@ -128,6 +137,36 @@ class DatapathControl:
         """A new buffer ("50pkt", "30000B") from now on; returns it as the datapath reads it
         (`buffer`) and when it took effect on the event log's clock (`time_ps`)."""
         return self.ask(f"buffer {limit}")
+
+
+class TrafficControl(ControlChannel):
+    """A live run's traffic generator on the sender machine (`traffic::control` of the
+    `buflab-emu` crate): long-lived flows opened from the plan's spare slots and closed."""
+
+    name = "traffic generator"
+
+    def flows(self) -> tuple[list[tuple[int, int]], int]:
+        """The long-lived flows open or due to start, as (flow, entry), and the spare slots
+        left."""
+        reply = self.ask("flows")
+        return [(int(f), int(t)) for f, t in reply["open"]], int(reply["spare_left"])
+
+    def open(self) -> int:
+        """Opens the next spare slot's flow now; returns its flow id."""
+        return int(self.ask("open")["flow"])
+
+    def close(self, flow: int) -> None:
+        """Closes flow `flow`'s connection now."""
+        self.ask(f"close {flow}")
+
+
+@dataclass
+class RunControls:
+    """What a running emulation takes commands on: the datapath, and in a live run the traffic
+    generator (None otherwise)."""
+
+    datapath: DatapathControl
+    traffic: TrafficControl | None = None
 
 
 def _off_the_datapaths_cpu(pid: int) -> None:
@@ -231,15 +270,18 @@ def emulate(
     overrides: Overrides = None,
     events_to: str | Path | None = None,
     pcap_to: str | Path | None = None,
-    while_running: Callable[[DatapathControl], None] | None = None,
+    while_running: Callable[[RunControls], None] | None = None,
+    live: bool = False,
     **kw: Any,
 ) -> Result:
     """Runs `scenario` on real Linux TCP (see the module doc) and returns its `Result`; raises
     ScenarioError for a scenario it cannot realise, EmulationError when the machine cannot run
     it. With `events_to`, the bottleneck's event log (the whole run, its measured window in its
     facts) is written there as the simulator writes its own (`buflab.engine.events`).
-    `while_running`, if given, is called once the warm-up is over, with the datapath's
-    control channel (read its counts, change the buffer live), while the flows run on. With
+    `while_running`, if given, is called once the warm-up is over, with the run's control
+    channels (the datapath's: read its counts, change the buffer live; with `live`, the
+    traffic generator's: open flows from the plan's spare slots and close flows), while the
+    flows run on. With
     `pcap_to` as well, the frames that reached the bottleneck's queue, exactly those the log
     lists as arriving, are written there as a packet capture (`buflab.engine.pcap`). A
     scenario with `[autosize]` runs the engine's auto-sizer on the datapath's buffer
@@ -250,7 +292,7 @@ def emulate(
     require_privileges()
     remove_stale()
     tree = load_scenario(scenario, overrides=overrides, **kw)
-    p = plan(tree, available_congestion_controls())
+    p = plan(tree, available_congestion_controls(), live=live)
     sizer = None
     if p.autosize:
         if while_running is not None:
@@ -263,7 +305,10 @@ def emulate(
     procs: list[subprocess.Popen[str]] = []
     with tempfile.TemporaryDirectory(prefix=scratch_prefix()) as scratch:
         files = _Scratch(Path(scratch))
-        control = DatapathControl(files.control)
+        control = RunControls(
+            DatapathControl(files.control),
+            TrafficControl(files.traffic_control) if p.spare is not None else None,
+        )
         testbed = Testbed.for_this_process(offloads=p.offloads, machines=p.machines)
         with _terminate_as_interrupt(), _not_behind_other_work(), testbed as tb:
             try:
@@ -289,10 +334,11 @@ def emulate(
     return result
 
 
-def _driven_by(sizer: LiveAutoSizer) -> Callable[[DatapathControl], None]:
-    def drive(control: DatapathControl) -> None:
-        assert control.epoch_s is not None, "driven once the run has started"
-        sizer.drive(control, control.epoch_s)
+def _driven_by(sizer: LiveAutoSizer) -> Callable[[RunControls], None]:
+    def drive(controls: RunControls) -> None:
+        datapath = controls.datapath
+        assert datapath.epoch_s is not None, "driven once the run has started"
+        sizer.drive(datapath, datapath.epoch_s)
 
     return drive
 
@@ -310,6 +356,10 @@ class _Scratch:
     @property
     def control(self) -> Path:
         return self.root / "control.sock"
+
+    @property
+    def traffic_control(self) -> Path:
+        return self.root / "traffic.sock"
 
     def traces(self, machine: int) -> Path:
         return self.root / f"traces{machine}.csv"
@@ -387,8 +437,8 @@ def _run(
     p: Plan,
     procs: list[subprocess.Popen[str]],
     files: _Scratch,
-    control: DatapathControl,
-    while_running: Callable[[DatapathControl], None] | None,
+    control: RunControls,
+    while_running: Callable[[RunControls], None] | None,
     capture: Path | None = None,
 ) -> tuple[list[dict], dict, dict]:
     """Runs the datapath and the traffic; returns the hosts' reports (by machine), the
@@ -431,13 +481,15 @@ def _run(
     dp = start(
         tb.router, datapath, "--left", ",".join(lefts), "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--flows", str(files.flows),
-        *CPU, *queue, "--events", str(files.events), "--control", str(control.path),
+        *CPU, *queue, "--events", str(files.events), "--control", str(control.datapath.path),
     )  # fmt: skip
     _await_line(dp, "ready", "the datapath")
     receiver = start(tb.receiver, traffic, "receiver", "--plan", str(files.plan))
     hosts = []
     for m, ns in enumerate(tb.senders):
         trace = ["--trace-to", str(files.traces(m))] if p.trace_flows else []
+        if m == 0 and control.traffic is not None:
+            trace += ["--control", str(control.traffic.path)]
         hosts.append(
             start(ns, traffic, "host", "--plan", str(files.plan), "--machine", str(m), *trace)
         )
@@ -454,8 +506,8 @@ def _run(
         proc.stdin.write(f"go {epoch_ps}\n")
         proc.stdin.close()
         proc.stdin = None  # said: `communicate` has nothing more to send
-    control.ask(f"epoch {epoch_ps}")
-    control.epoch_s = epoch_ps / PS_PER_S
+    control.datapath.ask(f"epoch {epoch_ps}")
+    control.datapath.epoch_s = epoch_ps / PS_PER_S
     time.sleep(max(0.0, epoch_ps / PS_PER_S + p.warmup_s - time.monotonic()))
     dp.send_signal(signal.SIGUSR1)
     if while_running is not None:
@@ -584,6 +636,13 @@ def _flows(p: Plan, hosts: list[dict], receiver: dict, measured_s: float) -> pd.
     if p.open_loop is not None:
         first = p.open_loop["first"]
         identities += [p.open_loop["slots"][flow - first] for flow in receiver["clients"]["slots"]]
+    if p.spare is not None:
+        # The spare slots opened from the page, starting when they were opened.
+        first = p.spare["first"]
+        for h in hosts:
+            for flow, at_ps in h.get("opened", []):
+                slot = p.spare["slots"][int(flow) - first]
+                identities.append({**slot, "start_s": int(at_ps) / PS_PER_S})
     rows = []
     for flow in identities:
         f = int(flow["flow"])

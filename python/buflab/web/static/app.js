@@ -42,6 +42,7 @@ function say(text, kind) {
   const m = $("message");
   m.textContent = text;
   m.className = kind;
+  page.startNote = false; // set again by the one message that waits for Start
 }
 
 function receive(m) {
@@ -58,6 +59,7 @@ function receive(m) {
       $("steps").textContent = "";
       page.dirty = true;
       say(`loaded ${m.source}: press Start`, "info");
+      page.startNote = true;
       break;
     case "changed":
       page.changes.push({ t: m.t, text: m.text });
@@ -84,6 +86,8 @@ function fillCatalogue(list) {
 function showState(s) {
   page.state = s;
   page.rules = s.rules || {};
+  // "press Start" goes once the run runs.
+  if (page.startNote && (!s.paused || s.reached_s > 0)) say("", "");
   $("engine").textContent = `engine: ${s.engine}`;
   const mine = s.controller === page.you;
   const others = s.viewers.length - 1;
@@ -94,14 +98,15 @@ function showState(s) {
   for (const el of document.querySelectorAll("#controls button, #controls input, #controls select")) {
     el.disabled = !mine;
   }
-  // The emulator runs in real time, and only its buffer changes while it runs.
+  // The emulator runs in real time, and only its buffer and long-lived flows change while it
+  // runs.
   if (s.engine.startsWith("emulator")) {
     $("download-note").textContent = "`buflab run session.toml` replays its changes on the " +
       "simulator: the same experiment, not the same packets.";
-    for (const id of ["pause", "pace", "flows-less", "flows-more", "flows-set", "access-fast",
-                      "access-slow", "tcp-set", "autosize", "autosize-stop", "target-set"]) {
+    for (const id of ["pause", "pace", "access-fast", "access-slow", "tcp-set", "autosize",
+                      "autosize-stop", "target-set"]) {
       $(id).disabled = true;
-      $(id).title = "not on the emulator: only the buffer changes while it runs";
+      $(id).title = "not on the emulator: only the buffer and the long-lived flows change while it runs";
     }
   }
   if (s.source) $("source").value = s.source;
@@ -314,27 +319,60 @@ function changeLines(u) {
   ctx.restore();
 }
 
-// The rules of thumb as dashed lines on the queue chart's buffer axis (when in range).
+// The largest rule of thumb the queue chart shows as a line (with headroom for its name):
+// one up to three times the data's top; larger ones are named at the top instead.
+function rulesInView(max) {
+  const r = page.rules;
+  const near = [r.rtt_c, r.sqrt_n, r.eq21].filter((v) => v != null && v <= 3 * Math.max(1, max));
+  return near.length ? Math.max(...near) : 0;
+}
+
+// The rules of thumb as dashed lines on the queue chart's buffer axis (when in range), each
+// named at the right on a white ground, the names kept a line apart; those above the axis are
+// named together on one line at its top, with their sizes.
 function ruleLines(u) {
   const r = page.rules;
   const ctx = u.ctx;
+  const px = devicePixelRatio;
+  const line = 14 * px;
+  const top = u.scales.y.max;
+  const right = u.bbox.left + u.bbox.width - 4 * px;
   ctx.save();
-  ctx.setLineDash([2, 4]);
-  ctx.strokeStyle = "#7a4ba8";
-  ctx.fillStyle = "#7a4ba8";
-  ctx.font = `${10 * devicePixelRatio}px sans-serif`;
+  ctx.font = `${12 * px}px sans-serif`;
+  ctx.textBaseline = "bottom";
+  const label = (text, x, y) => {
+    const w = ctx.measureText(text).width;
+    ctx.fillStyle = "rgba(255, 255, 255, 0.85)";
+    ctx.fillRect(x - 2 * px, y - line + 1 * px, w + 4 * px, line);
+    ctx.fillStyle = "#5e3590";
+    ctx.fillText(text, x, y);
+  };
+  const inside = [];
+  const above = [];
   for (const [v, name] of [[r.rtt_c, "RTT·C"], [r.sqrt_n, "RTT·C/√N"], [r.eq21, "eq. 2.1"]]) {
     if (v == null) continue;
-    const top = u.scales.y.max;
-    const y = u.valToPos(Math.min(v, top), "y", true);
-    const label = v > top ? `${name} ${v.toFixed(0)} ↑` : name;
-    if (v <= top) {
-      ctx.beginPath();
-      ctx.moveTo(u.bbox.left, y);
-      ctx.lineTo(u.bbox.left + u.bbox.width, y);
-      ctx.stroke();
-    }
-    ctx.fillText(label, u.bbox.left + u.bbox.width - ctx.measureText(label).width - 4, y - 3);
+    if (v > top) above.push(`${name} ${v.toFixed(0)}`);
+    else inside.push([u.valToPos(v, "y", true), name]);
+  }
+  ctx.setLineDash([2, 4]);
+  ctx.strokeStyle = "#7a4ba8";
+  for (const [y] of inside) {
+    ctx.beginPath();
+    ctx.moveTo(u.bbox.left, y);
+    ctx.lineTo(u.bbox.left + u.bbox.width, y);
+    ctx.stroke();
+  }
+  // Highest line first; each name sits just above its line, lower if the one above is near.
+  inside.sort((a, b) => a[0] - b[0]);
+  let floor = u.bbox.top + (above.length ? 2 * line : line);
+  for (const [y, name] of inside) {
+    const at = Math.max(y - 2 * px, floor);
+    label(name, right - ctx.measureText(name).width, at);
+    floor = at + line;
+  }
+  if (above.length) {
+    const text = `↑ ${above.join(" · ")} (pkt, above the axis)`;
+    label(text, right - ctx.measureText(text).width, u.bbox.top + line);
   }
   ctx.restore();
 }
@@ -361,7 +399,7 @@ function makeCharts() {
     { label: "queue (pkt)" }, { label: "mean over the step (pkt)", width: 1 },
     { label: "limit (pkt)", stroke: "#c0392b", width: 2, paths: uPlot.paths.stepped({ align: 1 }) },
   ], "packets", {
-    y: { range: (u, min, max) => [0, Math.max(1, max) * 1.15] }, draw: [ruleLines],
+    y: { range: (u, min, max) => [0, Math.max(1, max, rulesInView(max)) * 1.25] }, draw: [ruleLines],
   });
   c.drops = chart("c-drops", "Drop rate", [{ label: "drops ÷ arrivals (%)" }], "%",
     { y: { range: (u, min, max) => [0, Math.max(0.1, max) * 1.1] } });
