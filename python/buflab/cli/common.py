@@ -366,6 +366,13 @@ def jitter_note(normalized: dict[str, Any]) -> str | None:
     return None
 
 
+def timing_notes(normalized: dict[str, Any]) -> list[str]:
+    """The notes on the model's send timing a scenario earns (`phase_lock_note`,
+    `jitter_note`), for a command to print before its runs."""
+    notes = (phase_lock_note(normalized), jitter_note(normalized))
+    return [note for note in notes if note]
+
+
 @contextmanager
 def exit_when_interrupted() -> Iterator[None]:
     """Ctrl-C in a sweep: one line saying what was kept, exit status 130."""

@@ -23,11 +23,10 @@ from buflab.cli.common import (
     EXIT_INTERRUPTED,
     BadInput,
     check_out_dir,
-    jitter_note,
-    phase_lock_note,
     point_option,
     scenario_of,
     set_option,
+    timing_notes,
 )
 from buflab.cli.console import (
     analysis_table,
@@ -99,9 +98,8 @@ def run(
     wall = estimate(ready.normalized, ready.link_facts)
     if note := warmup_note(ready.normalized, LinkFacts(**ready.link_facts)):
         stderr.print(f"note: {note}")
-    for note in (phase_lock_note(ready.normalized), jitter_note(ready.normalized)):
-        if note:
-            stderr.print(f"note: {note}")
+    for note in timing_notes(ready.normalized):
+        stderr.print(f"note: {note}")
     try:
         if wall.announced:
             stderr.print(f"note: {announcement(wall)}")

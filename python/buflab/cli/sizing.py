@@ -27,14 +27,13 @@ from buflab.cli.common import (
     emulation_notes,
     exit_when_interrupted,
     fidelity_line,
-    jitter_note,
     jobs_option,
-    phase_lock_note,
     refuse_with_emulate,
     runs_option,
     runs_or_emulations,
     scenario_of,
     set_option,
+    timing_notes,
 )
 from buflab.cli.console import (
     answer_lines,
@@ -139,12 +138,9 @@ def size(
     if emulated:
         refuse_with_emulate(jobs, cluster, bool(slurm or slurm_config))
     scenario = scenario_of(file, overrides)
-    # Both notes are about the model's timing: real hosts have their own.
-    normalized = validate(scenario)
-    notes = () if emulated else (phase_lock_note(normalized), jitter_note(normalized))
-    for note in notes:
-        if note:
-            stderr.print(f"note: {note} (the base scenario)")
+    # The notes are about the model's timing: real hosts have their own.
+    for note in [] if emulated else timing_notes(validate(scenario)):
+        stderr.print(f"note: {note} (the base scenario)")
     out = out or default_out("size-emulate" if emulated else "size", file, overrides, varies, key)
     options: dict[str, Any] = {"key": key, "runs": runs or 1, "high": high}
     if precision is not None:

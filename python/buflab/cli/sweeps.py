@@ -22,14 +22,13 @@ from buflab.cli.common import (
     emulate_option,
     emulation_notes,
     exit_when_interrupted,
-    jitter_note,
     jobs_option,
-    phase_lock_note,
     refuse_with_emulate,
     runs_executor,
     runs_option,
     runs_or_emulations,
     set_option,
+    timing_notes,
     vary_option,
 )
 from buflab.cli.console import frame_table, progress_bar, stderr, stdout
@@ -82,10 +81,8 @@ def sweep(
     plan = header.plan(scenario, [Vary.parse(text) for text in varies], runs)
     if not plan.varies:
         raise BadInput("nothing to sweep: give at least one --vary KEY=V1,V2,...")
-    normalized = validate(scenario)
-    for note in (phase_lock_note(normalized), jitter_note(normalized)):
-        if note:
-            stderr.print(f"note: {note} (the base scenario)")
+    for note in timing_notes(validate(scenario)):
+        stderr.print(f"note: {note} (the base scenario)")
     title = f"{Path(file).stem}: utilization and drop rate"
     with runs_executor(cluster, jobs, slurm, slurm_config) as executor, exit_when_interrupted():
         report = run_and_report(
