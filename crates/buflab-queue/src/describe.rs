@@ -257,6 +257,10 @@ pub trait Described {
     /// One or two sentences for the `queue` key's documentation.
     const DOC: &'static str;
     const PARAMS: &'static [Param] = &[];
+    /// Whether it sends its packets in the order they arrived (those it drops left out): a
+    /// reader of its event log may then match the k-th dequeue with the k-th enqueue. A flow
+    /// queue does not.
+    const KEEPS_ARRIVAL_ORDER: bool = true;
 
     /// Checks the parameters against each other and the link (each was checked alone by the
     /// caller, against its kind).
@@ -298,6 +302,7 @@ pub struct Kind<P> {
     pub params: &'static [Param],
     pub check: fn(&Values, Limit) -> Result<(), ParamError>,
     pub check_traffic: fn(&Values, &[PacketSource]) -> Result<(), ParamError>,
+    pub keeps_arrival_order: bool,
     pub build: Build<P>,
 }
 
@@ -310,6 +315,7 @@ impl<P: Flowing + 'static> Kind<P> {
             params: D::PARAMS,
             check: D::check,
             check_traffic: D::check_traffic,
+            keeps_arrival_order: D::KEEPS_ARRIVAL_ORDER,
             build,
         }
     }

@@ -237,7 +237,7 @@ impl<P: Flowing> Discipline<P> for FqCodel<P> {
     }
 
     fn keeps_arrival_order(&self) -> bool {
-        false
+        FqCodelKind::KEEPS_ARRIVAL_ORDER
     }
 
     fn aqm_counts(&self) -> Option<AqmCounts> {
@@ -258,6 +258,7 @@ pub struct FqCodelKind;
 impl Described for FqCodelKind {
     const NAME: &'static str = "fq_codel";
     const LABEL: &'static str = "FQ-CoDel";
+    const KEEPS_ARRIVAL_ORDER: bool = false;
     const DOC: &'static str = "FQ-CoDel (RFC 8290): flows hashed into `fq_codel_flows` queues served by deficit round robin (`fq_codel_quantum` bytes a turn, new flows first), CoDel on each queue; over the buffer or `fq_codel_memory_limit`, packets are dropped from the head of the fattest queue.";
     const PARAMS: &'static [Param] = &[
         Param { key: "fq_codel_flows", kind: ParamKind::Count, ty: "whole number", default: "1024", doc: "FQ-CoDel: the number of flow queues flows are hashed into (RFC 8290 §4.1.1; Linux's default 1,024, at most 65,536). Flows that collide share a queue." },

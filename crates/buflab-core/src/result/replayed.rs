@@ -13,7 +13,6 @@ use super::series::series;
 use super::{EventsQueue, RunResult};
 use crate::monitor::replay::{LogRow, Replay};
 use crate::monitor::MeasuredWindow;
-use crate::queue::LinkInfo;
 use crate::scenario::Scenario;
 use crate::units::{BufferLimit, Rate, Time};
 
@@ -45,16 +44,7 @@ pub fn from_queue_log(
     let measured_s = queue.window.len().secs_f64();
     let row = LinkRow::new(1, "bottleneck".into(), queue.buffer, &mon, measured_s);
     let mut summary = queue_summary(scenario, &row, &mon);
-    let hop = &scenario.network.hops[0];
-    let spec = &hop.queue;
-    let info = LinkInfo {
-        rate: queue.rate,
-        delay: hop.delay,
-        limit: queue.buffer,
-        packet: spec.packet,
-        largest: spec.largest,
-    };
-    let fifo = crate::queue::keeps_arrival_order(spec.name, &spec.values, info);
+    let fifo = crate::queue::keeps_arrival_order(scenario.network.hops[0].queue.name);
     summary.measured_s = measured_s;
     summary.events = events;
     Ok(RunResult {
