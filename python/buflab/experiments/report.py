@@ -442,7 +442,7 @@ def run_and_report(
     STEM_traces.png; not for the emulator's runs, whose traces would be simulated ones).
 
     Raises SweepInterrupted on Ctrl-C (finished runs and the CSV tables are kept)."""
-    with (progress or _unshown)(f"{stem}: {len(plan.runs)} runs") as update:
+    with (progress or unshown)(f"{stem}: {len(plan.runs)} runs") as update:
         outcome = run_sweep(plan, out, jobs, update, executor=executor, command=command)
     view = SweepView(plan, header, outcome.summary)
     marks = theory_marks(view, plan.base)
@@ -453,11 +453,11 @@ def run_and_report(
     if traced.traces_wanted(view) and not emulated:
         # A scenario that traces flows promises their figures (P1, P2): one run per point.
         points = len(traced.first_runs(view))
-        with (progress or _unshown)(f"{stem}: traces, {points} runs") as update:
+        with (progress or unshown)(f"{stem}: traces, {points} runs") as update:
             kept = traced.run_traced(view, out, update)
         figures += traced.draw_traces(view, kept, out, stem, title, __version__)
     return SweepReport(outcome, view, marks, figures)
 
 
-def _unshown(description: str) -> AbstractContextManager[None]:
+def unshown(description: str) -> AbstractContextManager[None]:
     return nullcontext()

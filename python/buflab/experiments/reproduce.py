@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from buflab import __version__
+from buflab import __version__, plots
 from buflab.analysis import theory
 from buflab.engine import core, scenario_json
 from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Overrides
-from buflab.experiments import recipes
+from buflab.experiments import live_sizing, recipes
 from buflab.experiments.emulator import Emulator, check_emulable
 from buflab.experiments.execution import Executor
 from buflab.experiments.network import CHECKS
@@ -35,8 +35,9 @@ from buflab.experiments.report import (
     comparison_frame,
     point_value,
     run_and_report,
+    unshown,
 )
-from buflab.experiments.sweep import Vary
+from buflab.experiments.sweep import Vary, run_sweep
 from buflab.experiments.threshold import write_thresholds
 from buflab.plots import axis_value
 
@@ -51,6 +52,9 @@ class Reproduction:
     paragraph: str | None
     thresholds: pd.DataFrame | None = None  # [sweep.threshold]: also OUT/threshold.csv
     bounds: pd.DataFrame | None = None  # a network recipe's bounds beside its measurements
+    # [sweep.autosize]: the live auto-sizer's answer per seed beside the offline grid's (also
+    # OUT/live_vs_offline.csv; the live runs are in OUT/live)
+    live: live_sizing.LiveVsOffline | None = None
 
 
 def reproduce(
@@ -92,13 +96,27 @@ def reproduce(
     report.figures.extend(figures)
     reader = READERS.get(stem)
     paragraph = reader(report.view) if reader else None
+    live = None
+    if header.autosize is not None:  # thesis ch. 4.3: the live tool beside the offline grid
+        live_runs = live_sizing.live_plan(scenario, header, plan.runs_per_point)
+        description = f"{stem}: live auto-sizer, {len(live_runs.runs)} runs"
+        with (progress or unshown)(description) as update:
+            outcome = run_sweep(
+                live_runs, out / "live", jobs, update, executor=cluster, command="reproduce"
+            )
+        live = live_sizing.compare(report.view, report.outcome.results, outcome.results, header)
+        write_atomically(out / "live_vs_offline.csv", partial(live.table.to_csv, index=False))
+        if live.verdict != "not run":
+            drawn = live_sizing.figure(live, report.view, __version__)
+            report.figures.extend(plots.save(drawn, out, f"{stem}_live"))
+        paragraph = live.paragraph()
     bounds = None
     check = CHECKS.get(stem)
     if check is not None:  # thesis ch. 5: each theorem's bound beside the measurements
         found = check(report.view, out, __version__)
         paragraph, bounds = found.paragraph, found.bounds
         report.figures.extend(found.figures)
-    return Reproduction(report, comparisons, paragraph, thresholds, bounds)
+    return Reproduction(report, comparisons, paragraph, thresholds, bounds, live)
 
 
 # --- readers: one paragraph per recipe, computed from the numbers --------------------------

@@ -50,6 +50,15 @@ optionally that value times another varied key (VOQ size × ports = buffer per i
     target = 0.80
     times = "network.switch.ports"           # optional
 
+A recipe about the live auto-sizer (thesis ch. 4.3) puts it beside an offline search with
+`[sweep.autosize]`: the sweep's grid read by `[sweep.threshold]` is the offline answer per
+seed, and one more run per seed of the unvaried scenario, with these `[autosize]` keys (and
+optionally its own `duration`), is the live one:
+
+    [sweep.autosize]
+    target_utilization = 0.90                # the threshold's target
+    duration = "660s"
+
 The shipped recipes are the `*.toml` files beside this module (`buflab reproduce NAME`);
 `buflab sweep FILE` reads the same header from any scenario file.
 
@@ -70,6 +79,7 @@ from buflab.engine.units import KINDS, UnitError, parse_quantity
 from buflab.experiments.sweep import Plan, Vary
 
 HEADER_KEYS = {
+    "autosize",
     "runs",
     "vary",
     "labels",
@@ -222,6 +232,27 @@ def _theory(theory: Any) -> TheorySettings:
     return TheorySettings(load=float(theory["load"]), utilization=float(theory["utilization"]))
 
 
+def _autosize(table: Any, threshold: Any) -> dict[str, Any] | None:
+    """`[sweep.autosize]`: a table whose target is the threshold's (the engine checks the
+    rest of its keys as `[autosize]`'s when the live runs are built)."""
+    if table is None:
+        return None
+    where = "sweep.autosize"
+    if not isinstance(table, dict) or "target_utilization" not in table:
+        raise ScenarioError(f"{where} = {table!r}: expected a table with target_utilization")
+    if not isinstance(threshold, dict) or threshold.get("metric") != "utilization":
+        raise ScenarioError(
+            f"{where}: needs a [sweep.threshold] on utilization, the offline search it is "
+            "compared with"
+        )
+    if table["target_utilization"] != threshold.get("target"):
+        raise ScenarioError(
+            f"{where}.target_utilization = {table['target_utilization']!r}: expected the "
+            f"threshold's target, {threshold.get('target')!r}"
+        )
+    return dict(table)
+
+
 @dataclass
 class SweepHeader:
     runs: int = 1
@@ -233,6 +264,8 @@ class SweepHeader:
     plot: tuple[str, str] | None = None
     published: list[Published] = field(default_factory=list)
     threshold: Threshold | None = None
+    # `[sweep.autosize]`: the live auto-sizer's `[autosize]` keys (and its run's `duration`).
+    autosize: dict[str, Any] | None = None
 
     @classmethod
     def from_table(cls, table: dict[str, Any]) -> SweepHeader:
@@ -286,6 +319,7 @@ class SweepHeader:
             plot=None if plot is None else (plot[0], plot[1]),
             published=entries,
             threshold=None if threshold is None else Threshold.from_table(threshold, vary),
+            autosize=_autosize(table.get("autosize"), threshold),
         )
 
     def plan(self, scenario: Scenario, extra_varies: list[Vary], runs: int | None) -> Plan:
