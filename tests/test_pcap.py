@@ -86,6 +86,19 @@ def test_the_capture_is_the_logs_arrivals_with_their_headers(tmp_path: Path) -> 
     assert udp_flows and any(packet[9] == 17 for _, _, packet in records)
 
 
+def test_an_l4s_flows_packets_carry_ect1(tmp_path: Path) -> None:
+    """With `ecn_codepoint = "ect1"` the synthesized ECN field is ECT(1) (01, RFC 9331 §4.1)
+    on the flow's packets, and CE (11) on those the step marker marked."""
+    text = TINY_SCENARIO.replace(
+        'bottleneck = { rate = "10Mbps", buffer = "20pkt" }',
+        'bottleneck = { rate = "10Mbps", buffer = "20pkt", queue = "step", mark_threshold = 5,'
+        " mark_ect1_only = true }",
+    ).replace('start = "0s..0.5s"\n', 'start = "0s..0.5s"\necn = true\necn_codepoint = "ect1"\n')
+    out = run_with_capture(tmp_path, text)
+    fields = {packet[1] & 3 for _, _, packet in raw_records_of_pcap(out / "bottleneck.pcap")}
+    assert fields == {0b01, 0b11}, fields
+
+
 @pytest.mark.skipif(shutil.which("tcpdump") is None, reason="tcpdump is not installed")
 def test_tcpdump_reads_the_capture(tmp_path: Path) -> None:
     """The file opens in a packet tool: tcpdump reads every record without complaint."""

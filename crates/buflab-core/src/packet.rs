@@ -50,6 +50,9 @@ pub mod flags {
     /// Congestion Window Reduced, on data (RFC 3168 §6.1.2): the first new segment after the
     /// sender reduced its window; the receiver stops echoing ECE.
     pub const CWR: u8 = 64;
+    /// With ECT: the IP ECN field is ECT(1) (01), the L4S identifier of RFC 9331 §4.1, not
+    /// ECT(0). Set by a sender with `ecn_codepoint = "ect1"` wherever it sets ECT.
+    pub const ECT1: u8 = 128;
 }
 
 /// A packet on the wire. 40 bytes, `Copy`.

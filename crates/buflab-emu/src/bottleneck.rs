@@ -172,7 +172,7 @@ impl Bottleneck {
             // Idle since it finished its last frame: free from now on.
             self.busy_until = t;
         }
-        let a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, f.len, f.ect);
+        let a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, f.len, f.ect).with_ect1(f.ect1);
         let verdict = self.discipline.enqueue(&a, f, &mut self.purged);
         self.take_purged(t, dropped);
         match verdict {

@@ -30,6 +30,8 @@ pub struct Frame {
     pub len: u32,
     /// It carries an ECN-capable IP header (ECT(0) or ECT(1)).
     pub ect: bool,
+    /// Its ECN field is ECT(1), the L4S identifier (RFC 9331 §4.1).
+    pub ect1: bool,
     /// A discipline marked it Congestion Experienced: set in its IP header before it leaves.
     pub ce: bool,
     /// Its flow (the scenario's, from its flow address; the number of flows for frames of

@@ -132,6 +132,10 @@ pub struct Arrival {
     pub size: u32,
     /// The packet is ECN-capable (ECT, RFC 3168 §5).
     pub ect: bool,
+    /// Its ECN field is ECT(1), the L4S identifier (RFC 9331 §4.1), rather than ECT(0); only
+    /// with `ect`. Classic disciplines treat both alike (RFC 3168 §5); a step marker may mark
+    /// only these (`mark_ect1_only`).
+    pub ect1: bool,
 }
 
 impl Arrival {
@@ -148,7 +152,12 @@ impl Arrival {
         ect: bool,
     ) -> Arrival {
         let full = busy_until > now && !fits(limit, waiting, waiting_bytes, size);
-        Arrival { now, waiting, waiting_bytes, busy_until, limit, full, size, ect }
+        Arrival { now, waiting, waiting_bytes, busy_until, limit, full, size, ect, ect1: false }
+    }
+
+    /// The same arrival of an ECT(1) packet when `ect1` (the L4S identifier; see the field).
+    pub fn with_ect1(self, ect1: bool) -> Arrival {
+        Arrival { ect1: ect1 && self.ect, ..self }
     }
 }
 

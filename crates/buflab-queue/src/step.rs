@@ -15,6 +15,15 @@
 //! which is the same rule for packets. A packet that is not ECN-capable is never dropped
 //! early: only the buffer drops it.
 //!
+//! L4S (RFC 9330 §4, RFC 9331): with `mark_ect1_only`, only arrivals whose ECN field is
+//! ECT(1), the L4S identifier, are marked at K — a shallow threshold for scalable congestion
+//! controls such as DCTCP or Prague — while ECT(0) and non-ECT packets see a plain drop-tail
+//! queue, dropped only when the buffer is full. This is Linux's `ce_threshold` with a
+//! `ce_threshold_selector` matching ECT(1) (fq_codel, and sch_cake's), in one queue. RFC 9331
+//! §5.4.1.1 asks an L4S node to tell the two apart by codepoint alone, as here. (A DualQ
+//! Coupled AQM, RFC 9332, also couples the classic queue's drops to the L4S marks; this marker
+//! does not.)
+//!
 //! Choosing K (RFC 8257 §3.1 leaves it to the operator): the DCTCP analysis (Alizadeh, Javanmard
 //! & Prabhakar, SIGMETRICS 2011) needs K > C·RTT/7 for full throughput; the SIGCOMM paper used
 //! 20 packets at 1 Gb/s and 65 at 10 Gb/s.
@@ -30,12 +39,28 @@ use crate::{Admission, Arrival, Limit, Time, Verdict};
 pub struct Step {
     /// K: packets or bytes waiting.
     threshold: Limit,
+    /// Mark only ECT(1) arrivals (the L4S identifier); others are never marked.
+    ect1_only: bool,
     tally: Tally,
 }
 
 impl Step {
     pub fn new(threshold: Limit) -> Step {
-        Step { threshold, tally: Tally::default() }
+        Step { threshold, ect1_only: false, tally: Tally::default() }
+    }
+
+    /// A marker that marks only ECT(1) arrivals at K (see the module doc).
+    pub fn ect1_only(threshold: Limit) -> Step {
+        Step { ect1_only: true, ..Step::new(threshold) }
+    }
+
+    /// Whether the arrival's codepoint is one this marker marks.
+    fn markable(&self, a: &Arrival) -> bool {
+        if self.ect1_only {
+            a.ect1
+        } else {
+            a.ect
+        }
     }
 
     /// Whether an arrival that finds `waiting` packets of `bytes` is at or above K.
@@ -55,7 +80,7 @@ impl Admission for Step {
             self.tally.add(a.now, |k| k.overflow_drops += 1);
             return Verdict::Drop;
         }
-        if a.ect && self.above(a.waiting, a.waiting_bytes) {
+        if self.markable(a) && self.above(a.waiting, a.waiting_bytes) {
             self.tally.add(a.now, |k| k.law_marks += 1);
             return Verdict::Mark;
         }
@@ -74,9 +99,10 @@ impl Admission for Step {
 impl Described for Step {
     const NAME: &'static str = "step";
     const LABEL: &'static str = "step marking";
-    const DOC: &'static str = "step marking for DCTCP (RFC 8257 §3.1): an ECN-capable arrival that finds `mark_threshold` (K) or more waiting is marked Congestion Experienced; nothing is dropped early.";
+    const DOC: &'static str = "step marking for DCTCP (RFC 8257 §3.1): an ECN-capable arrival that finds `mark_threshold` (K) or more waiting is marked Congestion Experienced (with `mark_ect1_only`, only an ECT(1) one: an L4S-style shallow threshold, RFC 9331); nothing is dropped early.";
     const PARAMS: &'static [Param] = &[
         Param { key: "mark_threshold", kind: ParamKind::Backlog, ty: "queue length", default: "\"20pkt\"", doc: "Step marking: K, the queue (packets waiting, \"20pkt\" or a bare number, or bytes, \"30KB\") at or above which an arriving ECN-capable packet is marked. The DCTCP paper used 20 packets at 1 Gb/s and 65 at 10 Gb/s; its analysis asks K > C·RTT/7. Below `buffer` when both are in the same unit: the buffer is the hard limit, and a queue that never reaches K never marks." },
+        Param { key: "mark_ect1_only", kind: ParamKind::Bool, ty: "boolean", default: "false", doc: "Step marking: mark only arrivals whose ECN field is ECT(1), the L4S identifier (RFC 9331 §4.1; senders with `ecn_codepoint = \"ect1\"`), at `mark_threshold`: a shallow threshold for scalable senders (DCTCP), as Linux's `ce_threshold` with `ce_threshold_selector` set to ECT(1). ECT(0) and non-ECN packets are then never marked: for them the queue is drop-tail at `buffer`. false: every ECN-capable arrival is marked at K." },
     ];
 
     /// K below the buffer, when both count the same thing.
@@ -97,7 +123,8 @@ impl Described for Step {
 
 impl BuildAdmission for Step {
     fn build(values: &Values, _link: LinkInfo, _rng: Rng) -> Box<dyn Admission> {
-        Box::new(Step::new(values.backlog("mark_threshold")))
+        let threshold = values.backlog("mark_threshold");
+        Box::new(if values.boolean("mark_ect1_only") { Step::ect1_only(threshold) } else { Step::new(threshold) })
     }
 }
 
@@ -120,6 +147,29 @@ mod tests {
         let mut s = Step::new(Limit::Bytes(2500));
         let a = Arrival::new(Time(5), 2, 2500, busy, Limit::Unlimited, 1000, true);
         assert_eq!(s.on_arrival(&a), Verdict::Mark);
+    }
+
+    /// RFC 9331 §5.4.1.1: an L4S marker tells its packets by the ECN codepoint alone. Above K
+    /// an ECT(1) arrival is marked, an ECT(0) one is admitted unmarked (it sees drop-tail), and
+    /// a full buffer drops both.
+    #[test]
+    fn ect1_only_marks_the_l4s_codepoint_and_leaves_classic_ecn_to_the_buffer() {
+        let mut s = Step::ect1_only(Limit::Packets(3));
+        let busy = Time(10);
+        let at = |waiting, ect1| {
+            Arrival::new(Time(5), waiting, waiting * 1000, busy, Limit::Packets(10), 1000, true).with_ect1(ect1)
+        };
+        assert_eq!(s.on_arrival(&at(2, true)), Verdict::Admit, "below K");
+        assert_eq!(s.on_arrival(&at(3, true)), Verdict::Mark, "ECT(1) at K");
+        assert_eq!(s.on_arrival(&at(9, false)), Verdict::Admit, "ECT(0): never marked");
+        assert_eq!(s.on_arrival(&at(10, false)), Verdict::Drop, "full");
+        assert_eq!(s.on_arrival(&at(10, true)), Verdict::Drop, "full");
+        let not_ect = Arrival::new(Time(5), 5, 5000, busy, Limit::Packets(10), 1000, false).with_ect1(true);
+        assert!(!not_ect.ect1, "ECT(1) only on an ECN-capable packet");
+        assert_eq!(s.on_arrival(&not_ect), Verdict::Admit);
+        // The classic marker marks both codepoints (RFC 3168 §5 treats them alike).
+        let mut classic = Step::new(Limit::Packets(3));
+        assert_eq!((classic.on_arrival(&at(3, true)), classic.on_arrival(&at(3, false))), (Verdict::Mark, Verdict::Mark));
     }
 
     #[test]

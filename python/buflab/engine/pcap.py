@@ -10,9 +10,10 @@ the datapath's raw capture). Both use nanosecond time stamps counted from the ru
 
 The synthesized headers (simulation, link type RAW: an IPv4 packet, no Ethernet):
 - IPv4: total length the packet's size on the wire (the engine counts IP and TCP headers,
-  40 bytes, in it), TTL 64, the ECN field ECT(0) for an ECN-capable flow and CE for a packet
-  the queue marked, the header checksum computed; source 10.1.0.0 + the flow number,
-  destination 10.0.0.1 (so a flow is its source address in any tool's conversation list).
+  40 bytes, in it), TTL 64, the ECN field ECT(0) for an ECN-capable flow (ECT(1) with
+  `ecn_codepoint = "ect1"`) and CE for a packet the queue marked, the header checksum
+  computed; source 10.1.0.0 + the flow number, destination 10.0.0.1 (so a flow is its
+  source address in any tool's conversation list).
 - TCP (long-lived, closed-loop, repeated downloads, open-loop flows): ports 40000 → 5001,
   sequence number the segment's first byte (segment number × MSS, modulo 2³²), flags ACK,
   window 65535, checksum 0 (no payload is captured to sum).
@@ -47,7 +48,7 @@ SENDER_BASE = (10 << 24) | (1 << 16)  # 10.1.0.0
 RECEIVER = (10 << 24) | 1  # 10.0.0.1
 SOURCE_PORT, DESTINATION_PORT = 40000, 5001
 IP_HEADER, TCP_HEADER, UDP_HEADER = 20, 20, 8
-ECT0, CE = 0b10, 0b11
+ECT0, ECT1, CE = 0b10, 0b01, 0b11
 TCP_ACK = 0x10
 PROTO_TCP, PROTO_UDP = 6, 17
 
@@ -80,9 +81,9 @@ def _per_flow(
     flows: pd.DataFrame, traffic: Sequence[dict[str, Any]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per flow number: whether it is UDP, its MSS in bytes (for TCP sequence numbers), and
-    whether it is ECN-capable."""
+    the ECN field of its packets (0 when it is not ECN-capable)."""
     n = int(flows["flow"].max()) + 1 if len(flows) else 0
-    udp, mss, ecn = np.zeros(n, bool), np.ones(n, np.int64), np.zeros(n, bool)
+    udp, mss, ecn = np.zeros(n, bool), np.ones(n, np.int64), np.zeros(n, np.uint8)
     entries = flows["traffic"].to_numpy()
     index = flows["flow"].to_numpy()
     for number, entry in enumerate(traffic):
@@ -91,7 +92,8 @@ def _per_flow(
         udp[chosen] = kind.startswith("udp_")
         packet = int(parse_bytes(str(entry.get("packet", "1000B"))))
         mss[chosen] = max(1, packet - IP_HEADER - TCP_HEADER)
-        ecn[chosen] = bool(entry.get("ecn", False))
+        if entry.get("ecn", False):
+            ecn[chosen] = ECT1 if entry.get("ecn_codepoint") == "ect1" else ECT0
     return udp, mss, ecn
 
 
@@ -129,7 +131,7 @@ def _synthesized(
     out["s"], out["ns"] = time_ns // NS_PER_S, time_ns % NS_PER_S
     out["cap"], out["len"] = np.minimum(header, size), size
     out["ver_ihl"], out["ttl"] = 0x45, 64
-    out["tos"] = np.where(marked, CE, np.where(ecn[flow], ECT0, 0)) if len(ecn) else 0
+    out["tos"] = np.where(marked, CE, ecn[flow]) if len(ecn) else 0
     out["total"] = np.minimum(size, 0xFFFF)
     out["proto"] = np.where(is_udp, PROTO_UDP, PROTO_TCP)
     out["src"], out["dst"] = SENDER_BASE + flow, RECEIVER

@@ -156,7 +156,8 @@ impl Link {
         self.catch_up(t, sched, id);
         let (waiting, bytes) = self.held_backlog();
         let ect = pkt.flags & flags::ECT != 0;
-        let mut a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, pkt.size, ect);
+        let mut a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, pkt.size, ect)
+            .with_ect1(pkt.flags & flags::ECT1 != 0);
         // Packets held while the serializer idles (a pacer's) wait all the same: the newcomer
         // joins them, so the limit applies as if the serializer were busy.
         if waiting > 0 {

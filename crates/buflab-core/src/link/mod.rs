@@ -350,6 +350,7 @@ impl Link {
                 full,
                 size: pkt.size,
                 ect: pkt.flags & flags::ECT != 0,
+                ect1: pkt.flags & flags::ECT1 != 0,
             }),
             Queue::Held(_) => unreachable!("held disciplines arrive in held.rs"),
         };

@@ -509,6 +509,13 @@ fn read_tcp(t: &mut Table) -> Result<(TcpConfig, Time)> {
     }
     tcp.pacing = t.named("pacing")?;
     tcp.ecn = t.boolean("ecn")?;
+    tcp.ecn_codepoint = t.named("ecn_codepoint")?;
+    // ECT(0), the default, is harmless without ECN (a resolved scenario writes it out).
+    if tcp.ecn_codepoint == crate::tcp::EcnCodepoint::Ect1 && !tcp.ecn {
+        let got = t.value("ecn_codepoint")?;
+        let expected = "\"ect0\" without ecn = true (only an ECN-capable sender marks its packets ECT(1); set ecn = true)";
+        return Err(error(&t.key_path("ecn_codepoint"), &got, expected));
+    }
     tcp.ack_pacing = t.boolean("ack_pacing")?;
     if tcp.cc == CcKind::Bbr {
         check_bbr(t, &tcp)?;
@@ -866,6 +873,27 @@ mod tests {
         let s = Scenario::from_value(&v).unwrap();
         let Traffic::LongLived(l) = &s.traffic[0] else { panic!("long-lived") };
         assert_eq!((l.tcp.cc, l.tcp.ecn), (CcKind::Dctcp, true));
+    }
+
+    /// `ecn_codepoint` picks ECT(0) (the default) or ECT(1); ECT(1) without ECN would set
+    /// nothing, so it is refused, naming the key.
+    #[test]
+    fn the_ecn_codepoint_needs_ecn() {
+        let mut v = base();
+        v["traffic"][0]["ecn_codepoint"] = json!("ect1");
+        assert_eq!(
+            err(v.clone()),
+            "traffic.0.ecn_codepoint: got \"ect1\"; expected \"ect0\" without ecn = true (only an \
+             ECN-capable sender marks its packets ECT(1); set ecn = true)"
+        );
+        v["traffic"][0]["ecn"] = json!(true);
+        let s = Scenario::from_value(&v).unwrap();
+        let Traffic::LongLived(l) = &s.traffic[0] else { panic!("long-lived") };
+        assert_eq!(l.tcp.ecn_codepoint, crate::tcp::EcnCodepoint::Ect1);
+        v["traffic"][0].as_object_mut().unwrap().remove("ecn_codepoint");
+        let s = Scenario::from_value(&v).unwrap();
+        let Traffic::LongLived(l) = &s.traffic[0] else { panic!("long-lived") };
+        assert_eq!(l.tcp.ecn_codepoint, crate::tcp::EcnCodepoint::Ect0);
     }
 
     #[test]

@@ -91,6 +91,18 @@ crate::names::names!(RtoRestart {
     EveryRetransmission = "every_retransmission", Head = "head", AckOnly = "ack_only"
 });
 
+/// The ECN codepoint an ECN-capable sender puts on new data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnCodepoint {
+    /// ECT(0): classic ECN (RFC 3168 §5).
+    Ect0,
+    /// ECT(1): the L4S identifier (RFC 9331 §4.1), for a scalable congestion control that
+    /// expects shallow, frequent marks (DCTCP, Prague).
+    Ect1,
+}
+
+crate::names::names!(EcnCodepoint { Ect0 = "ect0", Ect1 = "ect1" });
+
 /// Per-flow TCP settings (from the scenario's traffic entry).
 #[derive(Clone, Copy, Debug)]
 pub struct TcpConfig {
@@ -113,6 +125,8 @@ pub struct TcpConfig {
     pub pacing: pacer::Pacing,
     /// ECN-capable (RFC 3168): ECT on new data, a window reduction on ECE.
     pub ecn: bool,
+    /// With `ecn`: the codepoint of its ECT packets.
+    pub ecn_codepoint: EcnCodepoint,
     /// Receiver-side ACK pacing (see [`ack_pacer`]).
     pub ack_pacing: bool,
     /// RFC 3042 Limited Transmit for `Reno` and `NewReno` ([`limited_transmit`]); the SACK
@@ -154,6 +168,7 @@ impl TcpConfig {
             delayed_ack_timeout: Time::from_ms(100),
             pacing: pacer::Pacing::Off,
             ecn: false,
+            ecn_codepoint: EcnCodepoint::Ect0,
             ack_pacing: false,
             limited_transmit: recovery.uses_sack(),
             slow_start: cc::hystart::SlowStart::Standard,

@@ -601,13 +601,17 @@ impl TcpSender {
         if !self.cfg.ecn || retransmit {
             return 0;
         }
+        let ect = match self.cfg.ecn_codepoint {
+            super::EcnCodepoint::Ect0 => flags::ECT,
+            super::EcnCodepoint::Ect1 => flags::ECT | flags::ECT1,
+        };
         let c = &self.conn_stats;
         let reductions = c.fast_retransmits + c.timeouts + c.ecn_reactions;
         if reductions == self.cwr_reductions {
-            return flags::ECT;
+            return ect;
         }
         self.cwr_reductions = reductions;
-        flags::ECT | flags::CWR
+        ect | flags::CWR
     }
 
     /// RFC 6582 §3.2 step 2: whether a cumulative ACK `ack` "covers more than recover". The
@@ -1087,6 +1091,29 @@ mod tests {
         let mut plain_out = Vec::new();
         p.start(Time::ZERO, &mut plain_out);
         assert!(plain_out.iter().all(|p| p.flags & (flags::ECT | flags::CWR) == 0));
+    }
+
+    /// RFC 9331 §4.1: an L4S sender marks its ECT packets ECT(1); ECT(0) senders never do,
+    /// and a retransmission is neither.
+    #[test]
+    fn an_ect1_sender_sends_ect1_wherever_it_sends_ect() {
+        let (_, classic) = ecn_sender();
+        assert!(classic.iter().all(|p| p.flags & flags::ECT1 == 0));
+        let mut s = sender(Recovery::NewReno);
+        s.cfg.ecn = true;
+        s.cfg.ecn_codepoint = crate::tcp::EcnCodepoint::Ect1;
+        s.w = Window { cwnd: 20.0, ssthresh: 20.0 };
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        assert!(
+            !out.is_empty()
+                && out.iter().all(|p| p.flags & (flags::ECT | flags::ECT1) == flags::ECT | flags::ECT1)
+        );
+        out.clear();
+        for _ in 0..3 {
+            s.on_ack(Time::from_ms(100), 0, &mut out);
+        }
+        assert_eq!((out[0].seq, out[0].flags & (flags::ECT | flags::ECT1)), (0, 0), "the retransmission");
     }
 
     #[test]

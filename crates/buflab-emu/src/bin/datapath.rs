@@ -332,9 +332,16 @@ fn run(a: Args) -> std::io::Result<()> {
                 let bytes = pool.slot(f.slot);
                 let flow = ip::ipv4_addrs(bytes).and_then(|(src, _)| flow_of(src));
                 let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
+                let ect1 = ip::ecn(bytes) == Some(1);
                 let payload = ip::is_udp(bytes) || ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
-                let f =
-                    Frame { ect, seq, data: flow.is_some() && payload, flow: flow.unwrap_or(n) as u32, ..f };
+                let f = Frame {
+                    ect,
+                    ect1,
+                    seq,
+                    data: flow.is_some() && payload,
+                    flow: flow.unwrap_or(n) as u32,
+                    ..f
+                };
                 match flow {
                     Some(i) => front.enter(t, f, flows.route[i], &mut done, &mut dropped),
                     None => {
