@@ -209,6 +209,14 @@ impl Scheduler {
         Some((self.now, top.event()))
     }
 
+    /// The event that comes next unless one scheduled meanwhile comes first (a hint for
+    /// prefetching what it touches; call after a pop).
+    #[inline]
+    pub fn peek_next(&self) -> Option<Event> {
+        let next = if self.root_vacant { Self::smallest_child(&self.heap, 0)? } else { 0 };
+        self.heap.get(next).map(Entry::event)
+    }
+
     /// Index of the smallest child of node `i`, if it has any.
     #[inline(always)]
     fn smallest_child(h: &[Entry], i: usize) -> Option<usize> {
@@ -307,6 +315,23 @@ mod tests {
         s.schedule(Time(5), Event::Arrival(9));
         let order: Vec<Event> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![Event::Timer(1, 0), Event::LinkExit(4), Event::Arrival(9)]);
+    }
+
+    #[test]
+    fn peek_next_names_what_the_next_pop_takes() {
+        // The prefetch hint must point at the right event whenever nothing is scheduled in
+        // between: checked after every pop of a random load, ties at equal times included.
+        let mut s = Scheduler::new();
+        let mut r = Rng::stream(5, Stream::Topology, 0);
+        for i in 0..2_000u32 {
+            s.schedule(Time(r.range_u64(0, 300)), Event::Arrival(i));
+        }
+        let mut peeked = s.peek_next();
+        while let Some((_, e)) = s.pop() {
+            assert_eq!(peeked, Some(e));
+            peeked = s.peek_next();
+        }
+        assert_eq!(peeked, None);
     }
 
     #[test]

@@ -330,6 +330,7 @@ impl Sim {
         let end = t.min(self.window.end);
         let mut until_check = EVENTS_PER_INTERRUPT_CHECK;
         while let Some((now, ev)) = self.sched.pop_before(end) {
+            self.prefetch_next();
             self.dispatch(now, ev);
             until_check -= 1;
             if until_check == 0 {
@@ -364,6 +365,19 @@ impl Sim {
             self.counts.in_flight += sw.held();
         }
         self.wall = self.began.map_or(std::time::Duration::ZERO, |b| b.elapsed());
+    }
+
+    /// Starts loading, while this event runs, the record the next one will likely read
+    /// first: a link exit's link, a timer's flow. With a thousand access links and flows,
+    /// each such event otherwise begins with a cache miss. A hint only: nothing changes but
+    /// the timing.
+    #[inline]
+    fn prefetch_next(&self) {
+        match self.sched.peek_next() {
+            Some(Event::LinkExit(l)) => crate::prefetch::prefetch(&self.links[l as usize]),
+            Some(Event::Timer(f, _)) => crate::prefetch::prefetch(&self.flows[f as usize].pending),
+            _ => {}
+        }
     }
 
     #[inline]

@@ -17,7 +17,6 @@ impl Sim {
     #[inline]
     pub(super) fn on_link_exit(&mut self, now: Time, l: u32) {
         let mut pkt = self.links[l as usize].pop_exit(now, &mut self.sched, l);
-        self.prefetch_exits(l);
         if self.plan.parked_total > 0
             && matches!(self.plan.steps[self.routes.index(pkt.route, pkt.hop)], Step::ToAhead(_))
         {
@@ -26,6 +25,10 @@ impl Sim {
         }
         pkt.hop += 1;
         if pkt.hop == self.routes.len(pkt.route) {
+            // Only a link that hands its packets to endpoints is worth looking ahead on: the
+            // next exits of one that feeds another link (an access link) are few, cold and
+            // its own flow's.
+            self.prefetch_exits(l);
             self.deliver(now, pkt);
         } else {
             self.forward(now, pkt);

@@ -158,11 +158,12 @@ impl Endpoint for TcpFlow {
         self.receiver.set_window(window);
     }
 
-    /// The Linux sender's state: an arriving segment's ACK is handled at once when the sender
-    /// runs ahead, and that state is the first it reads.
+    /// The sender's boxed state and the receiver's SACK blocks: an arriving segment's ACK is
+    /// handled at once when the sender runs ahead, and that state is the first it reads.
     #[inline]
     fn prefetch(&self) {
         self.sender.prefetch();
+        self.receiver.prefetch();
     }
 
     fn trace_sample(&self) -> Option<TraceSample> {

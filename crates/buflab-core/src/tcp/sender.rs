@@ -712,12 +712,15 @@ impl TcpSender {
         }
     }
 
-    /// Starts loading the Linux state an ACK reads first (a hint, see
-    /// [`crate::endpoint::Endpoint::prefetch`]).
+    /// Starts loading the boxed state an ACK reads first: the Linux state and the scoreboard
+    /// (a hint, see [`crate::endpoint::Endpoint::prefetch`]).
     #[inline]
     pub fn prefetch(&self) {
         if let Some(l) = self.linux.as_deref() {
             crate::prefetch::prefetch(l);
+        }
+        if let Some(s) = self.sack.as_deref() {
+            crate::prefetch::prefetch(s);
         }
     }
 

@@ -87,7 +87,9 @@ impl TcpSender {
         blocks: &[SackBlock],
         out: &mut Vec<Packet>,
     ) {
-        self.rate_ack_begin(ack, blocks);
+        if self.rate.is_some() {
+            self.rate_ack_begin(ack, blocks);
+        }
         let lost_before = lx(&mut self.linux).q.lost_total;
         let d = self.linux_deliver(now, ack.min(self.snd_max), blocks);
         if self.phase == Phase::Done {

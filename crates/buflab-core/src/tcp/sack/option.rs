@@ -137,6 +137,10 @@ impl SackReporter {
     /// adds and the serial that finds the option in the channel; (0, 0) when there is no
     /// block to report (no option, and the channel is not touched).
     pub fn attach(&mut self, rcv_nxt: u32) -> (u32, u16) {
+        if self.n_recent == 0 {
+            // Nothing held out of order since the last cumulative advance: most ACKs.
+            return (0, 0);
+        }
         let opt = self.option(rcv_nxt);
         if opt.n == 0 {
             (0, 0)
