@@ -17,6 +17,7 @@
 pub mod address;
 pub mod afpacket;
 pub mod bottleneck;
+pub mod bumps;
 pub mod capture;
 pub mod clock;
 pub mod control;

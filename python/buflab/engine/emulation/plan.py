@@ -179,6 +179,7 @@ class Plan:
             "machine": [max(0, int(f["machine"])) for f in rows],
             "class": [max(0, int(f["class"])) for f in rows],
             "cross": [*self.cross, *([False] * (len(rows) - len(self.flows)))],
+            "traffic": [int(f["traffic"]) for f in rows],
             "access": self.access,
             "cross_link": self.cross_link,
         }
@@ -255,8 +256,6 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
             b["rate"],
             f"at most {MAX_RATE_BPS // 10**9} Gb/s, what the datapath forwards on this machine",
         )
-    if net.get("bump"):
-        raise refuse("network.bump", "[…]", "no bumps (they come later)")
     if b["queue"] == "optical_fifo":
         raise refuse(
             "network.bottleneck.queue",
@@ -379,6 +378,19 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
             "counts, serializes and drops super-packets of up to 64 KB as single packets (a "
             "buffer in packets then holds up to 43 times more bytes): what a Mininet setup "
             "left at its defaults measures, not the model"
+        )
+    bumps = net.get("bump") or []
+    if bumps:
+        notes.append(
+            f"network.bump: {len(bumps)} bump(s) in the wire run in the datapath on the "
+            "simulator's code (pacers, virtual queues, QCN), their timers in ideal time; a "
+            "mark sets CE in the real IP header"
+        )
+    events_at = s["monitor"].get("events_at")
+    if events_at and s["monitor"]["events"]:
+        notes.append(
+            f"monitor.events_at = {events_at!r}: the datapath logs the bottleneck's queue; the "
+            "bumps' counts are in the bumps table"
         )
     # (Without the auto-sizer, whose steps do not fit in a zero-length run and draw nothing.)
     flows = simulate({**s, "autosize": {}}, duration="1us", warmup="0s").flows
