@@ -28,6 +28,7 @@ pub mod ip;
 pub mod pipeline;
 pub mod pool;
 pub mod ring;
+pub mod segment;
 pub mod sys;
 pub mod tcp_info;
 pub mod traffic;

@@ -15,7 +15,9 @@
 //! the bottleneck's queue (the log's enqueues and drops) goes to PATH with its first bytes
 //! (the `capture` module's raw format).
 //! With `--offloads`, the interfaces are taken to keep their offloads: frames are super-packets
-//! of up to 64 KB, read and sent with their vnet headers (`PACKET_VNET_HDR`).
+//! of up to 64 KB, read and sent with their vnet headers (`PACKET_VNET_HDR`); with `--segment`
+//! too, a flow's TCP super-packets are cut into MTU segments where they enter its access link,
+//! as a NIC's TSO puts them on the wire (the `segment` module).
 //! With `--scenario PATH` (the validated scenario, JSON), its `[[network.bump]]` entries run
 //! as links of the pipeline (see the `bumps` module), their counts reported as the rows of the
 //! simulator's `bumps` and `rates` tables, over the measured window up to the scenario's
@@ -48,6 +50,7 @@ use buflab_emu::fidelity::Lateness;
 use buflab_emu::flows::Flows;
 use buflab_emu::pipeline::Pipeline;
 use buflab_emu::pool::{Frame, Pool, SLOT, SUPER_SLOT};
+use buflab_emu::segment::{self, Vnet};
 use buflab_emu::{address, clock, ip};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -103,6 +106,9 @@ struct Args {
     /// The interfaces keep their offloads (`--offloads`): frames are super-packets of up to
     /// 64 KB with vnet headers, each counted, serialized and dropped as one.
     offloads: bool,
+    /// With offloads: a flow's TCP super-packets are cut into MTU segments as they enter its
+    /// access link (`--segment`, a NIC's TSO; see the `segment` module).
+    segment: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -176,6 +182,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             Some(v) => v.parse().map_err(|_| format!("--seed: got {v:?}; expected a whole number"))?,
         },
         offloads: args.iter().any(|x| x == "--offloads"),
+        segment: args.iter().any(|x| x == "--segment"),
         loss: match opt("--loss") {
             None => 0.0,
             Some(v) => v
@@ -312,6 +319,16 @@ fn run(a: Args) -> std::io::Result<()> {
     // cross traffic's, which leave by the cross link instead of the bottleneck.
     let (mut other_frames, mut cross_frames) = (0u64, 0u64);
     let mut scratch = vec![0u8; frame_max];
+    // A super-packet being cut (`--segment`), how many were, and the segments they made.
+    let (mut cut, mut cut_count, mut segments) = (Vec::with_capacity(frame_max), 0u64, 0u64);
+    // A frame as the links, the bottleneck and the log see it: its flow (of its source
+    // address), ECN capability, sequence number, and whether it carries data.
+    let described = |pool: &Pool, f: Frame, flow: Option<usize>| {
+        let bytes = pool.slot(f.slot);
+        let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
+        let payload = ip::is_udp(bytes) || ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
+        Frame { ect, seq, data: flow.is_some() && payload, flow: flow.unwrap_or(n) as u32, ..f }
+    };
     let mut out_side = Departures { vnet: a.offloads, ..Departures::default() };
     let mut totals = Totals::default();
     let start = clock::now();
@@ -353,22 +370,50 @@ fn run(a: Args) -> std::io::Result<()> {
         // Senders' side: each frame, stamped as it is read, onto its flow's route to the
         // bottleneck (or the cross link).
         for sock in left.iter_mut() {
+            let mut overruns = 0;
             let got = read_batch(sock, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
                 let bytes = pool.slot(f.slot);
                 let flow = ip::ipv4_addrs(bytes).and_then(|(src, _)| flow_of(src));
-                let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
-                let payload = ip::is_udp(bytes) || ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
-                let f =
-                    Frame { ect, seq, data: flow.is_some() && payload, flow: flow.unwrap_or(n) as u32, ..f };
-                match flow {
-                    Some(i) => front.enter(t, f, flows.route[i], &mut done, &mut dropped),
-                    None => {
-                        other_frames += 1;
-                        fwd.push(None, t, f);
+                // A super-packet of a flow, with `--segment`: its MTU segments enter the flow's
+                // access link one after another, as a NIC would send them.
+                let vnet = Vnet::read(pool.vnet(f.slot));
+                let cuts = flow.filter(|_| a.segment).and(segment::count(&bytes[..f.len as usize], vnet));
+                let Some(cuts) = cuts else {
+                    let f = described(pool, f, flow);
+                    match flow {
+                        Some(i) => front.enter(t, f, flows.route[i], &mut done, &mut dropped),
+                        None => {
+                            other_frames += 1;
+                            fwd.push(None, t, f);
+                        }
                     }
+                    return;
+                };
+                cut.clear();
+                cut.extend_from_slice(&bytes[..f.len as usize]);
+                pool.give(f.slot);
+                cut_count += 1;
+                for k in 0..cuts {
+                    let Some(slot) = pool.take() else {
+                        overruns += (cuts - k) as u64;
+                        break;
+                    };
+                    let len = segment::write(&cut, vnet, k, pool.slot_mut(slot)) as u32;
+                    segments += 1;
+                    // Checksums done: it asks nothing of the far side.
+                    pool.vnet_mut(slot).fill(0);
+                    let f = described(pool, Frame { slot, len, ..Frame::default() }, flow);
+                    front.enter(
+                        t,
+                        f,
+                        flows.route[flow.expect("cut only frames of flows")],
+                        &mut done,
+                        &mut dropped,
+                    );
                 }
             })?;
             totals.received[0] += got;
+            totals.overruns += overruns;
         }
         let now = clock::now();
         front.run(now, &mut done, &mut dropped);
@@ -556,6 +601,7 @@ fn run(a: Args) -> std::io::Result<()> {
         "bumps": bump_rows, "rates": rate_rows,
         "qcn_sent": front.qcn.sent, "qcn_unheard": front.qcn.unheard,
         "other_frames": other_frames, "cross_frames": cross_frames,
+        "super_packets_cut": cut_count, "segments": segments,
         "overruns": totals.overruns, "ring_drops": ring_drops, "send_retries": out_side.retries,
         "late_count": out_side.late.count, "late_within_1us": out_side.late.within_us(1),
         "late_within_10us": out_side.late.within_us(10), "late_p99_s": out_side.late.quantile_s(0.99),

@@ -115,8 +115,10 @@ class Plan:
     loss: float
     ecn: bool
     seed: int
-    # `emulation.offloads`: TSO, GSO and GRO left on (the datapath then moves super-packets).
+    # `emulation.offloads`: TSO, GSO and GRO left on (the datapath then moves super-packets);
+    # `emulation.segment`: the datapath cuts them into MSS segments at the access link.
     offloads: bool
+    segment: bool
     # `network.access`: each flow's access link (machines = 0), or the machines' class
     # queues and NIC links, emulated in the datapath; the cross link cross traffic leaves by.
     access: dict[str, Any]
@@ -372,7 +374,20 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
             )
         max_window = int(parse_bytes(first["max_window"]))
     offloads = bool(s["emulation"]["offloads"])
-    if offloads:
+    segment = bool(s["emulation"]["segment"])
+    if segment and not offloads:
+        raise refuse(
+            "emulation.segment",
+            True,
+            "false without emulation.offloads = true (no super-packets to cut)",
+        )
+    if segment:
+        notes.append(
+            "emulation.offloads = true, emulation.segment = true: TSO, GSO and GRO stay on and "
+            "the datapath cuts each TCP super-packet into MSS segments as it enters the flow's "
+            "access link, as a NIC puts it on the wire: back to back at the access rate"
+        )
+    elif offloads:
         notes.append(
             "emulation.offloads = true: TSO, GSO and GRO stay on, so the bottleneck receives, "
             "counts, serializes and drops super-packets of up to 64 KB as single packets (a "
@@ -437,6 +452,7 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
         ecn=ecn,
         seed=int(s["seed"]),
         offloads=offloads,
+        segment=segment,
         duration_s=parse_time(s["duration"]),
         warmup_s=parse_time(s["warmup"]),
         rate_bps=int(parse_rate(b["rate"])),

@@ -481,6 +481,8 @@ def _run(
         queue += ["--loss", repr(p.loss)]
     if p.offloads:
         queue += ["--offloads"]
+    if p.segment:
+        queue += ["--segment"]
     if capture is not None:
         queue += ["--capture", str(capture)]
     dp = start(
@@ -586,7 +588,9 @@ def _results(
     held = dp["waiting_at_end"] + dp["in_access_links_at_end"]
     limit_pkts = _buffer_limits(str(dp["buffer_at_end"]))[0]  # byte limits: checked in Rust
     forwarded = dp["departures"] + dp["drops"] + dp["lost"] + dp["access_drops"] + dp["bump_drops"]
-    exact = dp["received_fwd"] == forwarded + dp["other_frames"] + dp["cross_frames"] + held
+    # Frames that came in, each super-packet the datapath cut counted as its segments.
+    received = dp["received_fwd"] - dp["super_packets_cut"] + dp["segments"]
+    exact = received == forwarded + dp["other_frames"] + dp["cross_frames"] + held
     timing = [h["timing"] for h in (*hosts, receiver)]
     late_p99 = max((t["late_p99_s"] for t in timing if t["timers"]), default=0.0)
     clients = receiver["clients"]
