@@ -15,7 +15,9 @@ The result is a `Result`, as a simulated run's: the bottleneck's figures (summar
 time series) come from replaying the datapath's event log through the simulator's own queue
 monitor (`_core.replay_queue_log`), the flows' from each connection's `TCP_INFO` over the
 window (a user's: its connections' summed), the transfers table from the clients (when each
-download began and its last byte arrived) and the servers (its retransmissions); the summary
+download began and its last byte arrived) and the servers (its retransmissions), the bumps
+and rates tables from the datapath, whose bumps ran the simulator's code and made their rows
+with its functions; the summary
 adds the emulation's own figures (`EMULATION_SUMMARY_COLUMNS`), and `Result.emulation` keeps
 the processes' reports and the notes on mapped keys.
 """
