@@ -86,7 +86,7 @@ def test_the_emulation_section_is_checked_like_any_other() -> None:
         buflab.validate(buflab.load_scenario(SMALL, overrides={"emulation.offlods": True}))
     with pytest.raises(ScenarioError, match=r"emulation\.offloads: got"):
         buflab.validate(buflab.load_scenario(SMALL, overrides={"emulation.offloads": "yes"}))
-    assert buflab.validate(SMALL)["emulation"] == {"offloads": False}
+    assert buflab.validate(SMALL)["emulation"] == {"offloads": False, "segment": False}
     assert not plan(SMALL, ["reno"]).offloads
 
 

@@ -154,13 +154,14 @@ def test_emulate_refuses_options_that_spread_runs_in_one_line(
 def test_a_recipe_the_emulator_cannot_realise_is_refused_by_name_with_why() -> None:
     """`reproduce NAME --emulate` plans every point before anything runs; a point it cannot
     realise ends the command with one line naming the recipe, the point and the reason
-    (the planner's: here the switch fabric and the optical FIFO, each said as such)."""
+    (the planner's: here the switch fabric, the optical FIFO and the traffic generator's
+    datagram rate, each said as such). Bumps run (P4 is planned)."""
     from buflab.experiments.emulator import check_emulable
 
     for name, reason in (
         ("s4_output", "the switch fabric has no emulation"),
         ("f8", "network.bottleneck.queue: got 'optical_fifo'"),
-        ("p4", "network.bump"),
+        ("qcn", "datagrams per second"),
     ):
         scenario, header = recipes.load(name)
         plan = header.plan(scenario, [], 1)
@@ -172,3 +173,5 @@ def test_a_recipe_the_emulator_cannot_realise_is_refused_by_name_with_why() -> N
             and text.startswith(f"reproduce {name} --emulate: ")
             and (reason in text)
         ), text
+    scenario, header = recipes.load("p4")
+    check_emulable([run.scenario for run in header.plan(scenario, [], 1).runs], "reproduce p4")

@@ -17,8 +17,9 @@
 //! Must not know sockets, clocks or delay lines.
 
 use buflab_base::units::{BufferLimit, Rate, Time};
+use buflab_queue::bump::Bump;
 use buflab_queue::log::QueueEvent;
-use buflab_queue::{Arrival, Dequeue, Discipline, Verdict};
+use buflab_queue::{fits, Arrival, Dequeue, Discipline, Verdict};
 
 use crate::pool::Frame;
 
@@ -111,6 +112,19 @@ impl Bottleneck {
         self.limit
     }
 
+    /// The bump this link runs, if its discipline is one (a bump in the wire in front of the
+    /// bottleneck: see [`crate::bumps`]).
+    pub fn bump_mut(&mut self) -> Option<&mut Bump<Frame>> {
+        (self.discipline.as_mut() as &mut dyn std::any::Any).downcast_mut::<Bump<Frame>>()
+    }
+
+    /// Its discipline changed its mind at `now` (a bump heard QCN feedback or an ECN-Echo): a
+    /// waiting head may go at another time, so the serializer asks again now, or when it
+    /// frees up (the simulator's `Link::rescheduled`).
+    pub fn rescheduled(&mut self, now: Time) {
+        self.ask_at = now.max(self.discipline.not_before());
+    }
+
     /// Frames and bytes waiting (the one in service not counted).
     pub fn waiting(&self) -> (u64, u64) {
         self.discipline.backlog()
@@ -172,8 +186,18 @@ impl Bottleneck {
             // Idle since it finished its last frame: free from now on.
             self.busy_until = t;
         }
-        let a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, f.len, f.ect).with_ect1(f.ect1);
+        let mut a =
+            Arrival::new(t, waiting, bytes, self.busy_until, self.limit, f.len, f.ect).with_ect1(f.ect1);
+        // Frames held while the serializer idles (a pacer's, BJP's) wait all the same: the
+        // newcomer joins them, so the limit applies as if the serializer were busy (the
+        // simulator's held link).
+        if waiting > 0 {
+            a.full = !fits(self.limit, waiting, bytes, f.len);
+        }
         let verdict = self.discipline.enqueue(&a, f, &mut self.purged);
+        // The discipline may now send sooner than it last said (a bump's control frames pass
+        // its paced ones): ask again from now, or from when it says.
+        self.ask_at = t.max(self.discipline.not_before());
         self.take_purged(t, dropped);
         match verdict {
             Verdict::Drop => {

@@ -9,8 +9,10 @@
 //! { "rtt_s": [0.1, 0.12], "machine": [0, 1], "class": [0, 0], "cross": [false, false],
 //!   "access": { "rate": "100Mbps", "buffer": "5000pkt", "machines": 2, "classes": 1,
 //!               "nic": "1Gbps" },
-//!   "cross_link": { "rate": "1Gbps", "buffer": "1000pkt" } }
+//!   "cross_link": { "rate": "1Gbps", "buffer": "1000pkt" }, "traffic": [0, 0] }
 //! ```
+//!
+//! (`traffic`, each flow's traffic entry, is optional: bumps classifying by port read it.)
 //!
 //! With `machines = 0` every flow has an access link of its own at the access rate behind the
 //! access buffer (the simulator's per-flow access links). With machines, flow i sends from
@@ -42,6 +44,11 @@ pub struct Flows {
     /// Per route: it ends at the bottleneck (else at the cross link, and goes straight on to
     /// its delay line).
     pub through_bottleneck: Vec<bool>,
+    /// Each flow's traffic entry (`traffic`, optional: 0 for all): the destination port a
+    /// bump classifying by port sees, as the simulator's flows have one server per entry.
+    pub traffic: Vec<u32>,
+    /// Flows send from machines (class queues and NIC links), not from links of their own.
+    pub machines_given: bool,
 }
 
 fn numbers<T>(
@@ -163,7 +170,19 @@ impl Flows {
                 .collect()
         };
         let machine = if machines == 0 { vec![0; rtts.len()] } else { machine };
-        Ok(Flows { rtts, machine, machines: machines.max(1), route, through_bottleneck })
+        let traffic = match v.get("traffic") {
+            None => vec![0; rtts.len()],
+            Some(_) => numbers(v, "traffic", n, count)?,
+        };
+        Ok(Flows {
+            rtts,
+            machine,
+            machines: machines.max(1),
+            route,
+            through_bottleneck,
+            traffic,
+            machines_given: machines > 0,
+        })
     }
 
     pub fn len(&self) -> usize {

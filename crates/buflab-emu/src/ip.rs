@@ -87,6 +87,14 @@ pub fn tcp_payload_len(frame: &[u8]) -> Option<u32> {
     Some(total.saturating_sub(ihl + tcp_header) as u32)
 }
 
+/// Whether an IPv4 TCP segment carries ECN-Echo (RFC 3168 §6.1.1: the ECE flag, 0x40).
+pub fn tcp_ece(frame: &[u8]) -> bool {
+    tcp_ports(frame).is_some() && {
+        let at = ETH + (frame[ETH] & 0x0f) as usize * 4 + 13;
+        frame.get(at).is_some_and(|f| f & 0x40 != 0)
+    }
+}
+
 fn ethertype(frame: &[u8]) -> Option<u16> {
     (frame.len() >= ETH).then(|| u16::from_be_bytes([frame[12], frame[13]]))
 }
@@ -129,6 +137,9 @@ mod tests {
         // 1500 bytes of IP (0x05dc), 20 of IP header, a 32-byte TCP header (data offset 8).
         f[46] = 8 << 4;
         assert_eq!(tcp_payload_len(&f), Some(1500 - 20 - 32));
+        assert!(!tcp_ece(&f));
+        f[ETH + 20 + 13] = 0x50; // ACK and ECE
+        assert!(tcp_ece(&f));
         assert_eq!(ipv4_addrs(&f), Some((0x0a00_0001, 0x0a00_0002)));
         assert!(!is_udp(&f));
         f[ETH + 9] = 17;

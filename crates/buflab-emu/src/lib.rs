@@ -17,6 +17,7 @@
 pub mod address;
 pub mod afpacket;
 pub mod bottleneck;
+pub mod bumps;
 pub mod capture;
 pub mod clock;
 pub mod control;
@@ -27,6 +28,7 @@ pub mod ip;
 pub mod pipeline;
 pub mod pool;
 pub mod ring;
+pub mod segment;
 pub mod sys;
 pub mod tcp_info;
 pub mod traffic;

@@ -11,14 +11,41 @@
 //! and frames come out in the order they left. The loop feeds frames in the order it read
 //! them, each stamped no earlier than the last, and asks for what has come out by now, so
 //! every link sees its arrivals in time order. Must not know sockets or clocks.
+//!
+//! A link may be a bump in the wire ([`crate::bumps`] builds them): its discipline a
+//! `buflab-queue` bump, its delay the bump's latency (a frame reaches the next link that long
+//! after its serialization ends). Its timers (a pacer's release times, a batch's ticks) are
+//! its services, asked for when the bump says; what reaches a bump from outside its queue is
+//! a [`Notice`] at an ideal time, run in time order with everything else: a QCN message from
+//! a congestion point (a bump whose queue samples its arrivals: its messages go, each one
+//! propagation delay later, to the reaction point of the sampled frame's flow, as the
+//! simulator's `sim/qcn.rs` carries them), or an ACK passing the bump the other way.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 use buflab_base::units::Time;
+use buflab_queue::bump::BumpStats;
 
 use crate::bottleneck::{Bottleneck, Counts};
 use crate::pool::Frame;
+
+/// What reaches a bump from outside its queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Notice {
+    /// A QCN message for flow `flow`'s reaction point: quantized feedback `fb`.
+    Feedback { flow: u32, fb: u8 },
+    /// An ACK of flow `flow` passes the bump back to its sender, with ECN-Echo if `ece`.
+    Ack { flow: u32, ece: bool },
+}
+
+/// The QCN messages the pipeline carried (whole run): sent, and sent to a flow with no
+/// reaction point before its congestion point (a source without a rate limiter ignores them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QcnCounts {
+    pub sent: u64,
+    pub unheard: u64,
+}
 
 /// A frame between two links of its route: it left one at `exit`, `frame.hop` is the next.
 struct Moving {
@@ -47,20 +74,116 @@ impl Ord for Moving {
 #[derive(Default)]
 pub struct Pipeline {
     links: Vec<Bottleneck>,
+    /// Each link's latency after its serialization (a bump's `delay`; 0 for the others).
+    delays: Vec<Time>,
     routes: Vec<Vec<u32>>,
+    /// Notices due, in (time, order given) order: (time, seq, link, notice).
+    notices: BinaryHeap<Reverse<(Time, u64, u32, Notice)>>,
+    /// The congestion points' links, and (congestion point, flow) → (reaction point, delay).
+    congestion_points: Vec<u32>,
+    qcn_ways: HashMap<(u32, u32), (u32, Time)>,
+    pub qcn: QcnCounts,
+    /// When to take the bumps' counts (the end of the measured window), and what they were.
+    snapshot_at: Option<Time>,
+    snapshot: Option<Vec<(u32, BumpStats)>>,
     moving: BinaryHeap<Reverse<Moving>>,
     /// (next service, link) of each link with frames waiting; an entry whose time is no longer
     /// its link's next service is stale and skipped.
     services: BinaryHeap<Reverse<(Time, u32)>>,
     seq: u64,
     out: Vec<(Frame, Time)>,
+    /// The time the pipeline has run to.
+    clock: Time,
 }
 
 impl Pipeline {
     /// Adds a link; returns its number.
     pub fn link(&mut self, link: Bottleneck) -> u32 {
+        self.delayed_link(link, Time::ZERO)
+    }
+
+    /// Adds a link whose frames reach the next one `delay` after their serialization ends.
+    pub fn delayed_link(&mut self, link: Bottleneck, delay: Time) -> u32 {
         self.links.push(link);
+        self.delays.push(delay);
         self.links.len() as u32 - 1
+    }
+
+    /// Link `l` itself (a bump's counts and settings are read through it).
+    pub fn link_mut(&mut self, l: u32) -> &mut Bottleneck {
+        &mut self.links[l as usize]
+    }
+
+    /// Link `l`'s latency after serialization.
+    pub fn delay(&self, l: u32) -> Time {
+        self.delays[l as usize]
+    }
+
+    /// Route `route`'s links, in order.
+    pub fn links_of(&self, route: u32) -> &[u32] {
+        &self.routes[route as usize]
+    }
+
+    /// Puts `links` on route `route` before its hop `at` (its length: at its end).
+    pub fn insert(&mut self, route: u32, at: usize, links: &[u32]) {
+        assert!(links.iter().all(|&l| (l as usize) < self.links.len()), "links that exist");
+        let r = &mut self.routes[route as usize];
+        r.splice(at..at, links.iter().copied());
+    }
+
+    /// The bump on link `cp` runs a congestion point: its messages for flow `flow` go to the
+    /// bump on link `rp`, `delay` after the arrival they answer.
+    pub fn qcn_way(&mut self, cp: u32, flow: u32, rp: u32, delay: Time) {
+        if !self.congestion_points.contains(&cp) {
+            self.congestion_points.push(cp);
+        }
+        self.qcn_ways.insert((cp, flow), (rp, delay));
+    }
+
+    /// A congestion point on link `cp` with no way yet: its messages are counted as unheard
+    /// until a way is given.
+    pub fn congestion_point(&mut self, cp: u32) {
+        if !self.congestion_points.contains(&cp) {
+            self.congestion_points.push(cp);
+        }
+    }
+
+    /// `notice` reaches the bump on link `l` at `t`, or as soon as it can if the pipeline has
+    /// run past `t` already (a frame read late).
+    pub fn notify(&mut self, t: Time, l: u32, notice: Notice) {
+        self.seq += 1;
+        self.notices.push(Reverse((t.max(self.clock), self.seq, l, notice)));
+    }
+
+    /// Takes every bump's counts when the pipeline's time reaches `t` (the end of the
+    /// measured window): [`Pipeline::bump_counts`] then gives them.
+    pub fn snapshot_at(&mut self, t: Time) {
+        self.snapshot_at = Some(t);
+    }
+
+    /// Each bump's counts (link, counts): as the snapshot took them, or now if none was.
+    pub fn bump_counts(&mut self, now: Time) -> Vec<(u32, BumpStats)> {
+        if let Some(s) = &self.snapshot {
+            return s.clone();
+        }
+        self.bump_stats(now)
+    }
+
+    fn bump_stats(&mut self, t: Time) -> Vec<(u32, BumpStats)> {
+        let mut out = Vec::new();
+        for (l, link) in self.links.iter_mut().enumerate() {
+            if let Some(b) = link.bump_mut() {
+                out.push((l as u32, b.stats(t)));
+            }
+        }
+        out
+    }
+
+    /// Takes the snapshot if the pipeline is about to go past its time.
+    fn snapshot_before(&mut self, next: Time) {
+        if let Some(at) = self.snapshot_at.filter(|&at| next > at && self.snapshot.is_none()) {
+            self.snapshot = Some(self.bump_stats(at));
+        }
     }
 
     /// Adds a route through `links`, in order; returns its number.
@@ -99,18 +222,61 @@ impl Pipeline {
             }
             let service = self.services.peek().map(|r| r.0);
             let moving = self.moving.peek().map(|r| r.0.exit);
-            match (service, moving) {
-                // A service due at t starts before a frame that reaches its link at t.
-                (Some((t, l)), m) if t <= now && m.is_none_or(|m| t <= m) => {
+            let notice = self.notices.peek().map(|r| r.0 .0);
+            let next = [service.map(|s| s.0), moving, notice].into_iter().flatten().min();
+            self.snapshot_before(next.filter(|&t| t <= now).unwrap_or(now));
+            match (service, moving, notice) {
+                // A service due at t starts before a notice at t, and both before a frame that
+                // reaches its link at t.
+                (Some((t, l)), m, n) if t <= now && m.is_none_or(|m| t <= m) && n.is_none_or(|n| t <= n) => {
                     self.services.pop();
                     self.links[l as usize].advance(t, &mut self.out, dropped);
                     self.collect(l);
                 }
-                (_, Some(m)) if m <= now => {
+                (_, m, Some(n)) if n <= now && m.is_none_or(|m| n <= m) => {
+                    let Reverse((t, _, l, notice)) = self.notices.pop().expect("peeked");
+                    self.deliver(t, l, notice, dropped);
+                }
+                (_, Some(m), _) if m <= now => {
                     let Reverse(Moving { exit, frame, .. }) = self.moving.pop().expect("peeked");
                     self.reach(exit, frame, done, dropped);
                 }
                 _ => break,
+            }
+        }
+        // Everything due by `now` has run: a notice given from here on comes no earlier.
+        self.clock = self.clock.max(now);
+    }
+
+    /// A notice reaches the bump on link `l` at `t`; its serializer asks again if the bump
+    /// changed its mind.
+    fn deliver(&mut self, t: Time, l: u32, notice: Notice, dropped: &mut Vec<Frame>) {
+        let link = &mut self.links[l as usize];
+        // Services due by `t` ran already (they come first); none is left before it.
+        link.advance(t, &mut self.out, dropped);
+        let bump = link.bump_mut().expect("notices go to bumps");
+        match notice {
+            Notice::Feedback { flow, fb } => bump.on_feedback(t, flow, fb),
+            Notice::Ack { flow, ece } => bump.on_reverse(t, flow, ece),
+        }
+        link.rescheduled(t);
+        link.advance(t, &mut self.out, dropped);
+        self.collect(l);
+    }
+
+    /// The messages the congestion point on link `l` sent for the frame that just reached it
+    /// at `t` go on their way.
+    fn send_feedback(&mut self, t: Time, l: u32) {
+        let Some(bump) = self.links[l as usize].bump_mut() else { return };
+        if !bump.has_feedback() {
+            return;
+        }
+        let messages: Vec<_> = bump.take_feedback().collect();
+        for m in messages {
+            self.qcn.sent += 1;
+            match self.qcn_ways.get(&(l, m.flow)).copied() {
+                Some((rp, delay)) => self.notify(t + delay, rp, Notice::Feedback { flow: m.flow, fb: m.fb }),
+                None => self.qcn.unheard += 1,
             }
         }
     }
@@ -121,6 +287,9 @@ impl Pipeline {
             None => done.push((t, f)),
             Some(&l) => {
                 self.links[l as usize].arrive(t, f, &mut self.out, dropped);
+                if self.congestion_points.contains(&l) {
+                    self.send_feedback(t, l);
+                }
                 self.collect(l);
             }
         }
@@ -128,10 +297,11 @@ impl Pipeline {
 
     /// The frames link `l` started serving go on their way; its next service is scheduled.
     fn collect(&mut self, l: u32) {
+        let delay = self.delays[l as usize];
         for (mut f, exit) in self.out.drain(..) {
             f.hop += 1;
             self.seq += 1;
-            self.moving.push(Reverse(Moving { exit, seq: self.seq, frame: f }));
+            self.moving.push(Reverse(Moving { exit: exit + delay, seq: self.seq, frame: f }));
         }
         if let Some(t) = self.links[l as usize].next_service() {
             self.services.push(Reverse((t, l)));
@@ -141,6 +311,20 @@ impl Pipeline {
     /// Frames held: waiting in a link, or between links.
     pub fn len(&self) -> usize {
         self.moving.len() + self.links.iter().map(|l| l.waiting().0 as usize).sum::<usize>()
+    }
+
+    /// Frames the links dropped: (the access links' and class queues', the bumps' (their
+    /// virtual queues' and buffers')).
+    pub fn drops(&mut self) -> (u64, u64) {
+        let (mut links, mut bumps) = (0, 0);
+        for l in self.links.iter_mut() {
+            if l.bump_mut().is_some() {
+                bumps += l.counts.drops;
+            } else {
+                links += l.counts.drops;
+            }
+        }
+        (links, bumps)
     }
 
     pub fn is_empty(&self) -> bool {

@@ -118,6 +118,12 @@ impl Pool {
         &mut self.bytes[at..at + self.size]
     }
 
+    /// The vnet header kept before the frame in `slot` (zeros unless offloads are on).
+    pub fn vnet(&self, slot: u32) -> &[u8] {
+        let at = self.at(slot) + HEAD - VNET_HDR;
+        &self.bytes[at..at + VNET_HDR]
+    }
+
     /// The vnet header kept before the frame in `slot`.
     pub fn vnet_mut(&mut self, slot: u32) -> &mut [u8] {
         let at = self.at(slot) + HEAD - VNET_HDR;

@@ -101,8 +101,8 @@ def emulate(
     in buflab's own datapath (an exact buffer, the simulator's discipline code, each flow's
     RTT in delay lines). Needs root. The dumbbell with every traffic kind (long-lived
     flows, closed-loop users, repeated downloads, open-loop arrivals, UDP), sender machines
-    and access classes, any queue discipline and random loss; other scenarios are refused,
-    naming the key."""
+    and access classes, any queue discipline and random loss, bumps in the wire; other
+    scenarios are refused, naming the key."""
     # start-up time: pandas and the emulator only when the command runs
     from buflab.engine.emulation.runner import emulate as run_emulation
     from buflab.engine.emulation.testbed import remove_stale, require_privileges

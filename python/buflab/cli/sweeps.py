@@ -155,7 +155,7 @@ def reproduce(
 
     With --emulate, every run is an emulation on real Linux TCP (`buflab emulate`, needs
     root), one at a time, each taking its duration in real time; a recipe the emulator
-    cannot realise (a switch, a network of routers, bumps, an optical FIFO, rates above what
+    cannot realise (a switch, a network of routers, an optical FIFO, rates above what
     the datapath forwards) is refused in one line saying why.
     """
     # start-up time: recipes and sweeps import pandas and matplotlib only when the command runs

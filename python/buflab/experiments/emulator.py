@@ -19,6 +19,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from buflab.analysis.bumps import bump_metrics
 from buflab.engine import Error, ScenarioError, core
 from buflab.engine.units import parse_time
 from buflab.experiments._worker import made_here
@@ -92,9 +93,12 @@ def check_emulable(scenarios: Sequence[dict[str, Any]], what: str) -> None:
 
 
 def emulated_summary(result: Result) -> dict[str, Any]:
-    """An emulation's summary as a sweep keeps it: with a run with downloads' completion-time
-    and throughput metrics (`buflab.analysis.transfers.sweep_metrics`), as a simulated run's."""
+    """An emulation's summary as a sweep keeps it: with a run with bumps' counts
+    (`buflab.analysis.bumps.bump_metrics`) and a run with downloads' completion-time and
+    throughput metrics (`buflab.analysis.transfers.sweep_metrics`), as a simulated run's."""
     summary = dict(result.summary)
+    if len(result.bumps):
+        summary.update(bump_metrics(result.bumps.to_dict("list")))
     transfers = result.transfers
     if len(transfers):
         # start-up time: the transfers' analysis only for runs with downloads

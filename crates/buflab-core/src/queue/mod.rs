@@ -10,7 +10,7 @@
 //! numbered by hop), so its draws never shift anyone else's.
 
 pub use buflab_queue::aqm::AqmCounts;
-pub use buflab_queue::bump::{Bump, BumpSpec, BumpStats};
+pub use buflab_queue::bump::{Bump, BumpSpec, BumpStats, RateChange};
 pub use buflab_queue::describe::{Kind, LinkInfo, ParamKind, Values};
 pub use buflab_queue::optical;
 pub use buflab_queue::optical_fifo::{OpticalFifo, Report as OpticalReport, FIBER_KM_PER_S};

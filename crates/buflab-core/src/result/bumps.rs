@@ -86,7 +86,6 @@ table!(BumpRow, "bumps",
 /// The rows of every entry, from its instances in `sim`, at the end of the measured window.
 pub(super) fn bump_rows(sim: &mut Sim, entries: &[BumpEntry]) -> Vec<BumpRow> {
     let (end, measured) = (sim.window.end, sim.window.len());
-    let secs = |t: Time| t.ps() as f64 / PS_PER_S as f64;
     entries
         .iter()
         .enumerate()
@@ -98,40 +97,47 @@ pub(super) fn bump_rows(sim: &mut Sim, entries: &[BumpEntry]) -> Vec<BumpRow> {
                 s.add(&bump.stats(end));
                 instances += 1;
             }
-            let g = s.gaps;
-            let pacer = entry.spec.pacer.map_or("none", |(p, _)| p.kind().name());
-            BumpRow {
-                name: entry.name.clone(),
-                at: entry.at.name(),
-                instances,
-                rate_bps: if entry.rate == Rate::UNBOUNDED { 0 } else { entry.rate.bits_per_s() },
-                pacer: pacer.into(),
-                classes: s.classes,
-                arrivals: s.arrivals,
-                drops: s.drops,
-                departures: s.departures,
-                control: s.control,
-                paced: s.paced,
-                paced_joins: s.paced_joins,
-                mean_queue_pkts: s.mean_queue(measured) / instances.max(1) as f64,
-                max_queue_pkts: s.max_queue,
-                gap_mean_s: if g.count > 0 { secs(g.sum) / g.count as f64 } else { f64::NAN },
-                gap_min_s: if g.count > 0 { secs(g.min) } else { f64::NAN },
-                gap_max_s: if g.count > 0 { secs(g.max) } else { f64::NAN },
-                vq_arrivals: s.vqueue.arrivals,
-                vq_above_threshold: s.vqueue.above_threshold,
-                vq_overflows: s.vqueue.overflows,
-                vq_marks: s.vqueue.marks,
-                vq_drops: s.vqueue.drops,
-                cp_samples: s.cp.samples,
-                cp_messages: s.cp.messages,
-                cp_mean_feedback: if s.cp.messages > 0 {
-                    s.cp.feedback_sum as f64 / s.cp.messages as f64
-                } else {
-                    f64::NAN
-                },
-                rp_messages: s.rp_messages,
-            }
+            bump_row(entry, &s, instances, measured)
         })
         .collect()
+}
+
+/// The row of `entry` whose `instances` counted `s` (summed) over `measured`: the simulator's
+/// and the emulator's datapath's (its bumps run the same code) are made here.
+pub fn bump_row(entry: &BumpEntry, s: &BumpStats, instances: u64, measured: Time) -> BumpRow {
+    let secs = |t: Time| t.ps() as f64 / PS_PER_S as f64;
+    let g = s.gaps;
+    let pacer = entry.spec.pacer.map_or("none", |(p, _)| p.kind().name());
+    BumpRow {
+        name: entry.name.clone(),
+        at: entry.at.name(),
+        instances,
+        rate_bps: if entry.rate == Rate::UNBOUNDED { 0 } else { entry.rate.bits_per_s() },
+        pacer: pacer.into(),
+        classes: s.classes,
+        arrivals: s.arrivals,
+        drops: s.drops,
+        departures: s.departures,
+        control: s.control,
+        paced: s.paced,
+        paced_joins: s.paced_joins,
+        mean_queue_pkts: s.mean_queue(measured) / instances.max(1) as f64,
+        max_queue_pkts: s.max_queue,
+        gap_mean_s: if g.count > 0 { secs(g.sum) / g.count as f64 } else { f64::NAN },
+        gap_min_s: if g.count > 0 { secs(g.min) } else { f64::NAN },
+        gap_max_s: if g.count > 0 { secs(g.max) } else { f64::NAN },
+        vq_arrivals: s.vqueue.arrivals,
+        vq_above_threshold: s.vqueue.above_threshold,
+        vq_overflows: s.vqueue.overflows,
+        vq_marks: s.vqueue.marks,
+        vq_drops: s.vqueue.drops,
+        cp_samples: s.cp.samples,
+        cp_messages: s.cp.messages,
+        cp_mean_feedback: if s.cp.messages > 0 {
+            s.cp.feedback_sum as f64 / s.cp.messages as f64
+        } else {
+            f64::NAN
+        },
+        rp_messages: s.rp_messages,
+    }
 }

@@ -5,6 +5,7 @@
 //! and gathering its rows from the bumps at the end of a run.
 
 use super::table::table;
+use crate::queue::RateChange;
 use crate::scenario::BumpEntry;
 use crate::sim::Sim;
 use crate::units::Time;
@@ -37,14 +38,20 @@ pub(super) fn rate_rows(sim: &mut Sim, entries: &[BumpEntry]) -> Vec<RateRow> {
     for site in &sim.bumps {
         let entry = &entries[site.entry as usize];
         let bump = sim.links[site.link as usize].bump_mut().expect("a bump site runs a bump");
-        rows.extend(bump.rate_changes().iter().map(|c| RateRow {
-            time: c.time,
-            bump: entry.name.clone(),
-            class: c.class_key,
-            rate_bps: c.rate_bps,
-            target_bps: c.target_bps,
-        }));
+        rows.extend(bump.rate_changes().iter().map(|c| rate_row(entry, c, Time::ZERO)));
     }
     rows.sort_by_key(|r| (r.time, r.class));
     rows
+}
+
+/// The row of a change `c` of a reaction point of `entry`, its time counted from `epoch`
+/// (the simulator's is 0; the emulator's datapath keeps the monotonic clock).
+pub fn rate_row(entry: &BumpEntry, c: &RateChange, epoch: Time) -> RateRow {
+    RateRow {
+        time: Time(c.time.ps().saturating_sub(epoch.ps())),
+        bump: entry.name.clone(),
+        class: c.class_key,
+        rate_bps: c.rate_bps,
+        target_bps: c.target_bps,
+    }
 }

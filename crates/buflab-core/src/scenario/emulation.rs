@@ -13,11 +13,15 @@ use super::reader::{Asked, Result, Table};
 pub struct Emulation {
     /// Leave the interfaces' segmentation and checksum offloads on (TSO, GSO, GRO).
     pub offloads: bool,
+    /// With offloads: the datapath cuts each TCP super-packet into MTU segments where it
+    /// enters the flow's access link, as a NIC's TSO would put it on the wire.
+    pub segment: bool,
 }
 
 pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<Emulation> {
     let mut em = root.table("emulation", "emulation")?;
     let offloads = em.boolean("offloads")?;
+    let segment = em.boolean("segment")?;
     em.finish(asked)?;
-    Ok(Emulation { offloads })
+    Ok(Emulation { offloads, segment })
 }

@@ -15,7 +15,13 @@
 //! the bottleneck's queue (the log's enqueues and drops) goes to PATH with its first bytes
 //! (the `capture` module's raw format).
 //! With `--offloads`, the interfaces are taken to keep their offloads: frames are super-packets
-//! of up to 64 KB, read and sent with their vnet headers (`PACKET_VNET_HDR`).
+//! of up to 64 KB, read and sent with their vnet headers (`PACKET_VNET_HDR`); with `--segment`
+//! too, a flow's TCP super-packets are cut into MTU segments where they enter its access link,
+//! as a NIC's TSO puts them on the wire (the `segment` module).
+//! With `--scenario PATH` (the validated scenario, JSON), its `[[network.bump]]` entries run
+//! as links of the pipeline (see the `bumps` module), their counts reported as the rows of the
+//! simulator's `bumps` and `rates` tables, over the measured window up to the scenario's
+//! duration after the run's time 0.
 //! With `--control PATH`, a Unix socket takes commands (`counts`, `buffer LIMIT`, `mark`;
 //! see the `control` module).
 //! It busy-polls until SIGINT or SIGTERM, then prints its counts as one JSON object: over the
@@ -32,8 +38,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use buflab_base::rng::{Rng, Stream};
 use buflab_base::units::{parse_buffer, parse_rate, parse_time, BufferLimit, Rate, Time};
+use buflab_core::result::table::row_json;
+use buflab_core::scenario::Scenario;
 use buflab_emu::afpacket::PacketSocket;
 use buflab_emu::bottleneck::{Bottleneck, LogRow};
+use buflab_emu::bumps::Bumps;
 use buflab_emu::capture::Capture;
 use buflab_emu::control::{self as commands, Command, Control};
 use buflab_emu::delay_line::DelayLines;
@@ -41,6 +50,7 @@ use buflab_emu::fidelity::Lateness;
 use buflab_emu::flows::Flows;
 use buflab_emu::pipeline::Pipeline;
 use buflab_emu::pool::{Frame, Pool, SLOT, SUPER_SLOT};
+use buflab_emu::segment::{self, Vnet};
 use buflab_emu::{address, clock, ip};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -74,6 +84,8 @@ struct Args {
     delay_rev: Time,
     /// The flows file (`--flows`), read.
     flows: serde_json::Value,
+    /// The scenario (`--scenario`), for its bumps and duration.
+    scenario: Option<Scenario>,
     /// The CPU to busy-poll on (`--cpu`), alone if the others are kept off it.
     cpu: Option<usize>,
     events: Option<String>,
@@ -94,6 +106,9 @@ struct Args {
     /// The interfaces keep their offloads (`--offloads`): frames are super-packets of up to
     /// 64 KB with vnet headers, each counted, serialized and dropped as one.
     offloads: bool,
+    /// With offloads: a flow's TCP super-packets are cut into MTU segments as they enter its
+    /// access link (`--segment`, a NIC's TSO; see the `segment` module).
+    segment: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -118,7 +133,17 @@ fn parse(args: &[String]) -> Result<Args, String> {
         Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()).ok_or("--slots: expected a whole number")?,
         None => 32_768,
     };
+    let scenario = match opt("--scenario") {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("--scenario: {path}: {e}"))?;
+            let v: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("--scenario: {path}: {e}"))?;
+            Some(Scenario::from_value(&v).map_err(|e| format!("--scenario: {path}: {e}"))?)
+        }
+    };
     Ok(Args {
+        scenario,
         left: get("--left")?.split(',').map(str::to_string).collect(),
         right: get("--right")?,
         rate: {
@@ -157,6 +182,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             Some(v) => v.parse().map_err(|_| format!("--seed: got {v:?}; expected a whole number"))?,
         },
         offloads: args.iter().any(|x| x == "--offloads"),
+        segment: args.iter().any(|x| x == "--segment"),
         loss: match opt("--loss") {
             None => 0.0,
             Some(v) => v
@@ -277,6 +303,11 @@ fn run(a: Args) -> std::io::Result<()> {
         return Err(std::io::Error::other(expected));
     }
     let n = flows.len();
+    // The scenario's bumps, as links of the pipeline on the flows' routes.
+    let bumps = match &a.scenario {
+        Some(s) => Bumps::build(s, &flows, &mut front).map_err(std::io::Error::other)?,
+        None => Bumps::default(),
+    };
     // Half of each flow's RTT on the way there, the rest on the way back.
     let there: Vec<Time> = flows.rtts.iter().map(|r| Time(r.ps() / 2)).collect();
     let back: Vec<Time> = flows.rtts.iter().zip(&there).map(|(r, t)| *r - *t).collect();
@@ -288,6 +319,17 @@ fn run(a: Args) -> std::io::Result<()> {
     // cross traffic's, which leave by the cross link instead of the bottleneck.
     let (mut other_frames, mut cross_frames) = (0u64, 0u64);
     let mut scratch = vec![0u8; frame_max];
+    // A super-packet being cut (`--segment`), how many were, and the segments they made.
+    let (mut cut, mut cut_count, mut segments) = (Vec::with_capacity(frame_max), 0u64, 0u64);
+    // A frame as the links, the bottleneck and the log see it: its flow (of its source
+    // address), ECN capability, sequence number, and whether it carries data.
+    let described = |pool: &Pool, f: Frame, flow: Option<usize>| {
+        let bytes = pool.slot(f.slot);
+        let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
+        let ect1 = ip::ecn(bytes) == Some(1);
+        let payload = ip::is_udp(bytes) || ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
+        Frame { ect, ect1, seq, data: flow.is_some() && payload, flow: flow.unwrap_or(n) as u32, ..f }
+    };
     let mut out_side = Departures { vnet: a.offloads, ..Departures::default() };
     let mut totals = Totals::default();
     let start = clock::now();
@@ -321,6 +363,7 @@ fn run(a: Args) -> std::io::Result<()> {
     // The run's time 0 (`epoch` on the control channel: the traffic's start), the datapath's
     // start until told. The log keeps the monotonic clock; what is reported counts from here.
     let mut epoch = start;
+    let mut snapshot_epoch = Time::ZERO;
 
     eprintln!("datapath: {} -> {} at {}, buffer {}, ready", a.left.join(","), a.right, a.rate, a.buffer);
     while !STOP.load(Ordering::Relaxed) {
@@ -328,29 +371,50 @@ fn run(a: Args) -> std::io::Result<()> {
         // Senders' side: each frame, stamped as it is read, onto its flow's route to the
         // bottleneck (or the cross link).
         for sock in left.iter_mut() {
+            let mut overruns = 0;
             let got = read_batch(sock, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
                 let bytes = pool.slot(f.slot);
                 let flow = ip::ipv4_addrs(bytes).and_then(|(src, _)| flow_of(src));
-                let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
-                let ect1 = ip::ecn(bytes) == Some(1);
-                let payload = ip::is_udp(bytes) || ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
-                let f = Frame {
-                    ect,
-                    ect1,
-                    seq,
-                    data: flow.is_some() && payload,
-                    flow: flow.unwrap_or(n) as u32,
-                    ..f
-                };
-                match flow {
-                    Some(i) => front.enter(t, f, flows.route[i], &mut done, &mut dropped),
-                    None => {
-                        other_frames += 1;
-                        fwd.push(None, t, f);
+                // A super-packet of a flow, with `--segment`: its MTU segments enter the flow's
+                // access link one after another, as a NIC would send them.
+                let vnet = Vnet::read(pool.vnet(f.slot));
+                let cuts = flow.filter(|_| a.segment).and(segment::count(&bytes[..f.len as usize], vnet));
+                let Some(cuts) = cuts else {
+                    let f = described(pool, f, flow);
+                    match flow {
+                        Some(i) => front.enter(t, f, flows.route[i], &mut done, &mut dropped),
+                        None => {
+                            other_frames += 1;
+                            fwd.push(None, t, f);
+                        }
                     }
+                    return;
+                };
+                cut.clear();
+                cut.extend_from_slice(&bytes[..f.len as usize]);
+                pool.give(f.slot);
+                cut_count += 1;
+                for k in 0..cuts {
+                    let Some(slot) = pool.take() else {
+                        overruns += (cuts - k) as u64;
+                        break;
+                    };
+                    let len = segment::write(&cut, vnet, k, pool.slot_mut(slot)) as u32;
+                    segments += 1;
+                    // Checksums done: it asks nothing of the far side.
+                    pool.vnet_mut(slot).fill(0);
+                    let f = described(pool, Frame { slot, len, ..Frame::default() }, flow);
+                    front.enter(
+                        t,
+                        f,
+                        flows.route[flow.expect("cut only frames of flows")],
+                        &mut done,
+                        &mut dropped,
+                    );
                 }
             })?;
             totals.received[0] += got;
+            totals.overruns += overruns;
         }
         let now = clock::now();
         front.run(now, &mut done, &mut dropped);
@@ -381,6 +445,7 @@ fn run(a: Args) -> std::io::Result<()> {
             bottleneck.reset_maxima();
             window_counts = bottleneck.counts;
             lost_at_window = lost;
+            bumps.count_from(&mut front, window_start);
             // The part of the frame in service that falls in the window.
             carry_in = bottleneck.busy_until().max(window_start) - window_start;
             out_side.window = [Lateness::default(), Lateness::default()];
@@ -430,6 +495,11 @@ fn run(a: Args) -> std::io::Result<()> {
                 Err(e) => serde_json::json!({ "error": e }).to_string(),
             })?;
         }
+        // The bumps' counts end with the measured window: the scenario's duration after time 0.
+        if let Some(s) = a.scenario.as_ref().filter(|_| epoch != snapshot_epoch) {
+            snapshot_epoch = epoch;
+            front.snapshot_at(epoch + s.duration);
+        }
         for f in dropped.drain(..) {
             pool.give(f.slot);
         }
@@ -448,6 +518,10 @@ fn run(a: Args) -> std::io::Result<()> {
         // Receivers' side: into the reverse delay line.
         let got = read_batch(&mut right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
             let flow = ip::ipv4_addrs(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
+            // An ACK passes its flow's bumps as it leaves for the sender.
+            if let Some(i) = flow.filter(|&i| bumps.hears_acks(i)) {
+                bumps.on_ack(&mut front, t + back[i], i, ip::tcp_ece(pool.slot(f.slot)));
+            }
             rev.push(flow, t, Frame { flow: flow.unwrap_or(n) as u32, ..f });
         })?;
         totals.received[1] += got;
@@ -492,6 +566,13 @@ fn run(a: Args) -> std::io::Result<()> {
         std::io::Write::flush(&mut file)?;
     }
     let elapsed = end - start;
+    // The bumps' rows, over the measured window (the snapshot at its end, taken as the
+    // pipeline ran past it; else their counts up to it).
+    let window_end = a.scenario.as_ref().map_or(end, |s| end.min(epoch + s.duration));
+    let measured = window_end.max(window_start) - window_start;
+    let bump_rows: Vec<_> = bumps.rows(&mut front, window_end, measured).iter().map(row_json).collect();
+    let rate_rows: Vec<_> = bumps.rate_rows(&mut front, epoch, window_end).iter().map(row_json).collect();
+    let (access_drops, bump_drops) = front.drops();
     let c = bottleneck.counts;
     let w = c.since(&window_counts);
     let window_s = (end - window_start).secs_f64();
@@ -517,8 +598,11 @@ fn run(a: Args) -> std::io::Result<()> {
         "waiting_at_end": waiting, "waiting_bytes_at_end": waiting_bytes,
         "in_delay_lines_at_end": fwd.len() + rev.len(),
         "in_access_links_at_end": front.len(),
-        "access_drops": front_drops(&front),
+        "access_drops": access_drops, "bump_drops": bump_drops,
+        "bumps": bump_rows, "rates": rate_rows,
+        "qcn_sent": front.qcn.sent, "qcn_unheard": front.qcn.unheard,
         "other_frames": other_frames, "cross_frames": cross_frames,
+        "super_packets_cut": cut_count, "segments": segments,
         "overruns": totals.overruns, "ring_drops": ring_drops, "send_retries": out_side.retries,
         "late_count": out_side.late.count, "late_within_1us": out_side.late.within_us(1),
         "late_within_10us": out_side.late.within_us(10), "late_p99_s": out_side.late.quantile_s(0.99),
@@ -658,11 +742,6 @@ impl Departures {
         pool.give(f.slot);
         Ok(true)
     }
-}
-
-/// Frames the links in front of the bottleneck dropped (class queues full).
-fn front_drops(front: &Pipeline) -> u64 {
-    (0..).map_while(|l| front.counts_of(l)).map(|c| c.drops).sum()
 }
 
 /// CPU time this process used, user and system, seconds.

@@ -115,8 +115,10 @@ class Plan:
     loss: float
     ecn: bool
     seed: int
-    # `emulation.offloads`: TSO, GSO and GRO left on (the datapath then moves super-packets).
+    # `emulation.offloads`: TSO, GSO and GRO left on (the datapath then moves super-packets);
+    # `emulation.segment`: the datapath cuts them into MSS segments at the access link.
     offloads: bool
+    segment: bool
     # `network.access`: each flow's access link (machines = 0), or the machines' class
     # queues and NIC links, emulated in the datapath; the cross link cross traffic leaves by.
     access: dict[str, Any]
@@ -179,6 +181,7 @@ class Plan:
             "machine": [max(0, int(f["machine"])) for f in rows],
             "class": [max(0, int(f["class"])) for f in rows],
             "cross": [*self.cross, *([False] * (len(rows) - len(self.flows)))],
+            "traffic": [int(f["traffic"]) for f in rows],
             "access": self.access,
             "cross_link": self.cross_link,
         }
@@ -255,8 +258,6 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
             b["rate"],
             f"at most {MAX_RATE_BPS // 10**9} Gb/s, what the datapath forwards on this machine",
         )
-    if net.get("bump"):
-        raise refuse("network.bump", "[…]", "no bumps (they come later)")
     if b["queue"] == "optical_fifo":
         raise refuse(
             "network.bottleneck.queue",
@@ -373,12 +374,38 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
             )
         max_window = int(parse_bytes(first["max_window"]))
     offloads = bool(s["emulation"]["offloads"])
-    if offloads:
+    segment = bool(s["emulation"]["segment"])
+    if segment and not offloads:
+        raise refuse(
+            "emulation.segment",
+            True,
+            "false without emulation.offloads = true (no super-packets to cut)",
+        )
+    if segment:
+        notes.append(
+            "emulation.offloads = true, emulation.segment = true: TSO, GSO and GRO stay on and "
+            "the datapath cuts each TCP super-packet into MSS segments as it enters the flow's "
+            "access link, as a NIC puts it on the wire: back to back at the access rate"
+        )
+    elif offloads:
         notes.append(
             "emulation.offloads = true: TSO, GSO and GRO stay on, so the bottleneck receives, "
             "counts, serializes and drops super-packets of up to 64 KB as single packets (a "
             "buffer in packets then holds up to 43 times more bytes): what a Mininet setup "
             "left at its defaults measures, not the model"
+        )
+    bumps = net.get("bump") or []
+    if bumps:
+        notes.append(
+            f"network.bump: {len(bumps)} bump(s) in the wire run in the datapath on the "
+            "simulator's code (pacers, virtual queues, QCN), their timers in ideal time; a "
+            "mark sets CE in the real IP header"
+        )
+    events_at = s["monitor"].get("events_at")
+    if events_at and s["monitor"]["events"]:
+        notes.append(
+            f"monitor.events_at = {events_at!r}: the datapath logs the bottleneck's queue; the "
+            "bumps' counts are in the bumps table"
         )
     # (Without the auto-sizer, whose steps do not fit in a zero-length run and draw nothing.)
     flows = simulate({**s, "autosize": {}}, duration="1us", warmup="0s").flows
@@ -425,6 +452,7 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
         ecn=ecn,
         seed=int(s["seed"]),
         offloads=offloads,
+        segment=segment,
         duration_s=parse_time(s["duration"]),
         warmup_s=parse_time(s["warmup"]),
         rate_bps=int(parse_rate(b["rate"])),

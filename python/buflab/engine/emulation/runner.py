@@ -15,7 +15,9 @@ The result is a `Result`, as a simulated run's: the bottleneck's figures (summar
 time series) come from replaying the datapath's event log through the simulator's own queue
 monitor (`_core.replay_queue_log`), the flows' from each connection's `TCP_INFO` over the
 window (a user's: its connections' summed), the transfers table from the clients (when each
-download began and its last byte arrived) and the servers (its retransmissions); the summary
+download began and its last byte arrived) and the servers (its retransmissions), the bumps
+and rates tables from the datapath, whose bumps ran the simulator's code and made their rows
+with its functions; the summary
 adds the emulation's own figures (`EMULATION_SUMMARY_COLUMNS`), and `Result.emulation` keeps
 the processes' reports and the notes on mapped keys.
 """
@@ -369,6 +371,10 @@ class _Scratch:
         return self.root / "traffic.json"
 
     @property
+    def scenario(self) -> Path:
+        return self.root / "scenario.json"
+
+    @property
     def flows(self) -> Path:
         return self.root / "flows.json"
 
@@ -464,6 +470,7 @@ def _run(
 
     files.plan.write_text(json.dumps(p.traffic_plan()))
     files.flows.write_text(json.dumps(p.flows_file()))
+    files.scenario.write_text(json.dumps(p.scenario))
     if p.ecn:
         # RFC 3168 ECN asked for on every connection (the receiver's default, 2, answers it).
         for ns in tb.senders:
@@ -476,11 +483,14 @@ def _run(
         queue += ["--loss", repr(p.loss)]
     if p.offloads:
         queue += ["--offloads"]
+    if p.segment:
+        queue += ["--segment"]
     if capture is not None:
         queue += ["--capture", str(capture)]
     dp = start(
         tb.router, datapath, "--left", ",".join(lefts), "--right", right,
         "--rate", f"{p.rate_bps}bps", "--buffer", p.buffer, "--flows", str(files.flows),
+        "--scenario", str(files.scenario),
         *CPU, *queue, "--events", str(files.events), "--control", str(control.datapath.path),
     )  # fmt: skip
     _await_line(dp, "ready", "the datapath")
@@ -547,6 +557,11 @@ def _results(
     result = Result.from_engine(raw, tree)
     measured_s = (window_end_ps - window_start_ps) / PS_PER_S
     result.flows = _flows(p, hosts, receiver, measured_s)
+    # The bumps ran in the datapath on the simulator's code, which made their rows.
+    for name in ("bumps", "rates"):
+        rows = dp[name]
+        columns = {c: [r[c] for r in rows] for c in table_dtypes(name)} if rows else None
+        setattr(result, name, typed_frame(columns, table_dtypes(name)))
     result.transfers = _transfers(hosts, receiver, epoch)
     if p.trace_flows:
         traces = [pd.read_csv(files.traces(m)) for m in range(p.machines)]
@@ -574,8 +589,10 @@ def _results(
     window = dp["window"]
     held = dp["waiting_at_end"] + dp["in_access_links_at_end"]
     limit_pkts = _buffer_limits(str(dp["buffer_at_end"]))[0]  # byte limits: checked in Rust
-    forwarded = dp["departures"] + dp["drops"] + dp["lost"] + dp["access_drops"]
-    exact = dp["received_fwd"] == forwarded + dp["other_frames"] + dp["cross_frames"] + held
+    forwarded = dp["departures"] + dp["drops"] + dp["lost"] + dp["access_drops"] + dp["bump_drops"]
+    # Frames that came in, each super-packet the datapath cut counted as its segments.
+    received = dp["received_fwd"] - dp["super_packets_cut"] + dp["segments"]
+    exact = received == forwarded + dp["other_frames"] + dp["cross_frames"] + held
     timing = [h["timing"] for h in (*hosts, receiver)]
     late_p99 = max((t["late_p99_s"] for t in timing if t["timers"]), default=0.0)
     clients = receiver["clients"]
