@@ -71,6 +71,23 @@ def default_out(kind: str, file: str, *choices: Any) -> Path:
     return Path("out") / name
 
 
+scale_option = click.option(
+    "--scale",
+    type=click.Choice(("ci", "small", "full")),
+    default="full",
+    show_default=True,
+    help="The recipe's size: full as written (the published setting), or its [scale.small] or "
+    "[scale.ci] table, shorter runs and fewer points for a closer or a quick look.",
+)
+
+
+def scaled_name(name: str, scale: str) -> str:
+    """A recipe's name in its default output directory: `t1`, `t1-small`, `t1-ci`, so that
+    the scales never share a directory."""
+    stem = Path(name).stem
+    return stem if scale == "full" else f"{stem}-{scale}"
+
+
 set_option = click.option(
     "--set",
     "overrides",

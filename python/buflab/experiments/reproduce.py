@@ -26,6 +26,7 @@ from buflab.experiments import recipes
 from buflab.experiments.emulator import Emulator, check_emulable
 from buflab.experiments.execution import Executor
 from buflab.experiments.network import CHECKS
+from buflab.experiments.recipes.scale import FULL
 from buflab.experiments.report import (
     Comparison,
     Progress,
@@ -63,14 +64,16 @@ def reproduce(
     progress: Progress | None = None,
     cluster: Executor | str | None = None,
     emulate: bool = False,
+    scale: str = FULL,
 ) -> Reproduction:
     """Run a recipe's sweep (`varies` replace the recipe's lists for the same keys, e.g. to
     run fewer buffer sizes; `progress` shows it, as in `run_and_report`; `cluster` runs it on
     Dask, as `run_sweep`'s executor) and compare it with the published numbers. With
     `emulate`, every run is an emulation on real Linux TCP, one at a time
     (`buflab.experiments.emulator`); a recipe with a point the emulator cannot realise is
-    refused before anything runs, in one line naming the point and why."""
-    scenario, header = recipes.load(name, overrides)
+    refused before anything runs, in one line naming the point and why. `scale` is the
+    recipe's `[scale.NAME]` (ci, small) or full, the recipe as written."""
+    scenario, header = recipes.load(name, overrides, scale)
     plan = header.plan(scenario, varies or [], runs)
     stem = Path(name).stem
     if emulate:

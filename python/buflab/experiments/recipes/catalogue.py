@@ -28,7 +28,7 @@ reproduction of Aggarwal et al.'s pacing study, "NetBump" the bump-in-the-wire t
 """
 
 
-def _header(name: str) -> str:
+def header_text(name: str) -> str:
     """A recipe's header comment, after its first line, as text."""
     text = resources.files("buflab.experiments.recipes").joinpath(f"{name}.toml").read_text()
     lines = []
@@ -69,7 +69,7 @@ def catalogue() -> str:
         _, header = load(name)
         parts += [
             f"## {name}: {describe(name)}\n",
-            f"{_header(name)}\n",
+            f"{header_text(name)}\n",
             _published_table(header.published),
             f"Run it: `buflab reproduce {name}`.\n",
         ]
