@@ -112,6 +112,23 @@ def test_the_row_list_is_the_list_of_reproduction_targets_and_recipes_claim_its_
     assert "aqm" in unclaimed_recipes(rows) and "t1" not in unclaimed_recipes(rows)
 
 
+@pytest.mark.engine
+@pytest.mark.parametrize("row", [r for r in load_rows() if r.command], ids=lambda r: r.id)
+def test_a_formula_rows_command_runs_and_prints_its_number(row) -> None:  # noqa: ANN001
+    """The command a formula row names for the terminal exists and shows the value the
+    report judges (F1's 125,000 packets, F2's 4,419, F3's 37.7, F4's 1.15 %)."""
+    from buflab.experiments.reproduction.formulas import CHECKS
+
+    words = row.command.split()
+    assert words[0] == "buflab"
+    result = invoke(*words[1:])
+    assert result.exit_code == 0, result.output
+    if words[1] == "theory":
+        measured = CHECKS[row.check]()[0].measured
+        shown = f"{100 * measured:.3g} %" if measured < 1 else f"{measured:,.1f} pkt"
+        assert shown in result.output, (shown, result.output)
+
+
 @pytest.mark.parametrize("scale", ["ci", "small"])
 def test_every_recipe_has_its_scale_and_keeps_a_subset_of_its_points(scale: str) -> None:
     for name in recipes.names():
@@ -197,6 +214,29 @@ def test_a_report_is_self_contained_and_made_again_without_simulating(tmp_path: 
     assert "10 reused" in second.stderr
 
 
+@pytest.mark.engine
+def test_ctrl_c_still_writes_the_report_of_what_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep interrupted by Ctrl-C (its finished runs kept, as the sweep does): the report
+    is written with the rows before it and the interrupted recipe as "did not run", the line
+    saying what was kept, and exit status 130 as any interrupted sweep."""
+    from buflab.experiments.reproduction import collect
+    from buflab.experiments.sweep import SweepInterrupted
+
+    def interrupted(name: str, out: Path, *args: object, **kwargs: object) -> None:
+        raise SweepInterrupted(2, 10, out)
+
+    monkeypatch.setattr(collect, "reproduce", interrupted)
+    args = ["report", "--scale", "ci", "--only", "F1,P5", "--out", tmp_path / "rep"]
+    result = invoke(*args, "--runs-in", tmp_path / "runs")
+    assert result.exit_code == 130, result.output
+    assert "interrupted: 2 of 10 runs kept" in result.stderr
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert 'id="row-F1"' in html and 'id="row-P5"' in html
+    assert "Interrupted" in html and "did not run" in html
+
+
 # The whole list at ci scale: shared by the two slow tests below.
 @pytest.fixture(scope="module")
 def ci_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -232,17 +272,12 @@ def test_the_ci_report_opens_in_a_browser_with_every_row(ci_report: Path, tmp_pa
     if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
         pytest.skip("Debian's chromium is not installed (bash scripts/setup --dev, as root)")
     sync_api = pytest.importorskip("playwright.sync_api")
-    from test_serve_browser import CHROMIUM_ARGS, artifacts
+    from test_serve_browser import artifacts, launch_chromium
 
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            offline=True,
-            viewport={"width": 1400, "height": 1000},
-        )
+        # Offline: a page that fetched anything would fail to show it.
+        viewport = {"width": 1400, "height": 1000}
+        browser = launch_chromium(p, tmp_path / "profile", viewport, offline=True)
         try:
             page = browser.new_page()
             page.goto((ci_report / "report.html").as_uri())

@@ -177,20 +177,16 @@ def gather(
         if row.check is not None:
             numbers += [("", c) for c in CHECKS[row.check]()]
         for name in row.recipes:
-            if name in done or interrupted is not None:
+            if name in done:
+                continue
+            if interrupted is not None:
+                done[name] = _not_run(name, scale, "the report was interrupted before it")
                 continue
             try:
                 done[name] = run_recipe(name, scale, root, jobs, executor, progress)
             except (Interrupted, KeyboardInterrupt) as stop:
                 interrupted = str(stop) or "interrupted"
-                done[name] = RecipeOutcome(
-                    name,
-                    describe(name),
-                    scale,
-                    f"buflab reproduce {name}",
-                    header_text(name),
-                    refused=f"interrupted: {interrupted}",
-                )
+                done[name] = _not_run(name, scale, interrupted)
             if on_recipe is not None:
                 on_recipe(done[name])
         recipes_here = [done[name] for name in row.recipes if name in done]
@@ -211,6 +207,18 @@ def gather(
         core().engine_build(),
         time.monotonic() - started,
         interrupted,
+    )
+
+
+def _not_run(name: str, scale: str, why: str) -> RecipeOutcome:
+    flag = "" if scale == "full" else f" --scale {scale}"
+    return RecipeOutcome(
+        name,
+        describe(name),
+        scale,
+        f"buflab reproduce {name}{flag}",
+        header_text(name),
+        refused=why,
     )
 
 

@@ -22,6 +22,7 @@ from buflab.experiments.reproduction.words import (
     meta_lines,
     not_yet_text,
     number_cells,
+    number_tally,
     recipe_facts,
     scale_note,
 )
@@ -37,7 +38,7 @@ th { background: #f4f4f4; }
 td.num { text-align: right; white-space: nowrap; }
 code, pre { font: 13px/1.4 ui-monospace, monospace; background: #f6f6f6; }
 pre { padding: .6rem; overflow-x: auto; white-space: pre-wrap; }
-img { max-width: 100%; border: 1px solid #eee; }
+img { max-width: min(100%, 50rem); border: 1px solid #eee; }
 .verdict { font-weight: 600; padding: 0 .4rem; border-radius: .3rem; white-space: nowrap; }
 .agrees { background: #d8f0d8; color: #135213; }
 .near { background: #fbf0c8; color: #6b5000; }
@@ -55,8 +56,9 @@ def _inline(text: str) -> str:
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
 
 
-def _verdict(verdict: str) -> str:
-    return f'<span class="verdict {verdict.replace(" ", "-")}">{escape(verdict)}</span>'
+def _verdict(verdict: str, text: str | None = None) -> str:
+    shown = escape(text or verdict)
+    return f'<span class="verdict {verdict.replace(" ", "-")}">{shown}</span>'
 
 
 def _figure(path: Path, alt: str) -> str:
@@ -71,7 +73,7 @@ def _numbers(outcome: RowOutcome) -> str:
         cells = number_cells(recipe, c)
         tds = [f"<td>{escape(cells[0])}</td>", f"<td>{escape(cells[1])}</td>"]
         tds += [f'<td class="num">{escape(cell)}</td>' for cell in cells[2:4]]
-        tds += [f"<td>{_verdict(judge(c))}</td>", f"<td>{escape(cells[5])}</td>"]
+        tds += [f"<td>{_verdict(judge(c), cells[4])}</td>", f"<td>{escape(cells[5])}</td>"]
         body.append(f"<tr>{''.join(tds)}</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
@@ -118,6 +120,9 @@ def _row(outcome: RowOutcome, shown: set[str]) -> str:
         parts.append(f"<p><strong>Not yet</strong>: {_inline(why_not)}</p>")
     if outcome.numbers:
         parts.append(_numbers(outcome))
+    if row.check:
+        terminal = f"; on the terminal: <code>{escape(row.command)}</code>" if row.command else ""
+        parts.append(f"<p>Computed now by buflab's own code{terminal}.</p>")
     disagreeing = disagreeing_recipes(outcome)
     if disagreeing:
         links = ", ".join(
@@ -133,14 +138,17 @@ def _row(outcome: RowOutcome, shown: set[str]) -> str:
 
 
 def _summary(rows: list[RowOutcome]) -> str:
-    head = "<tr><th>row</th><th>experiment</th><th>verdict</th><th>recipes (scale)</th></tr>"
+    head = (
+        "<tr><th>row</th><th>experiment</th><th>verdict</th><th>numbers</th>"
+        "<th>recipes (scale)</th></tr>"
+    )
     body = []
     for o in rows:
         recipes = ", ".join(f"{r.name} ({r.scale})" for r in o.recipes) or "–"
         body.append(
             f'<tr><td><a href="#row-{escape(o.row.id)}">{escape(o.row.id)}</a></td>'
             f"<td>{escape(o.row.experiment)}</td><td>{_verdict(o.verdict)}</td>"
-            f"<td>{escape(recipes)}</td></tr>"
+            f"<td>{escape(number_tally(o))}</td><td>{escape(recipes)}</td></tr>"
         )
     return f"<table>{head}{''.join(body)}</table>"
 

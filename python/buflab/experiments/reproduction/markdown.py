@@ -18,6 +18,7 @@ from buflab.experiments.reproduction.words import (
     meta_lines,
     not_yet_text,
     number_cells,
+    number_tally,
     recipe_facts,
     scale_note,
 )
@@ -42,12 +43,13 @@ def _anchor(text: str) -> str:
 
 def _summary(rows: list[RowOutcome]) -> str:
     return _table(
-        ["row", "experiment", "verdict", "recipes (scale)"],
+        ["row", "experiment", "verdict", "numbers", "recipes (scale)"],
         [
             [
                 f"[{o.row.id}](#{_anchor(o.row.id)})",
                 o.row.experiment,
                 o.verdict,
+                number_tally(o),
                 ", ".join(f"{r.name} ({r.scale})" for r in o.recipes) or "–",
             ]
             for o in rows
@@ -83,6 +85,9 @@ def _row(outcome: RowOutcome, shown: set[str], figures: dict[str, list[str]]) ->
         parts.append(f"Not yet: {why_not}\n")
     if outcome.numbers:
         parts.append(_table(NUMBER_HEADER, [number_cells(n, c) for n, c in outcome.numbers]))
+    if row.check:
+        terminal = f"; on the terminal: `{row.command}`" if row.command else ""
+        parts.append(f"Computed now by buflab's own code{terminal}.\n")
     disagreeing = disagreeing_recipes(outcome)
     if disagreeing:
         names = ", ".join(f"`{n}`" for n in disagreeing)

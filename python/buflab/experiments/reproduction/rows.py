@@ -20,7 +20,7 @@ from importlib import resources
 from buflab.engine import ScenarioError
 from buflab.experiments import recipes
 
-ROW_KEYS = {"id", "section", "experiment", "claim", "check", "open"}
+ROW_KEYS = {"id", "section", "experiment", "claim", "check", "command", "open"}
 # "Reproduction target S1", "Reproduction targets T1 and T3 (drop rate vs buffer)": the ids up
 # to the end of the clause.
 _CLAIM = re.compile(r"Reproduction targets?\s+([^.(;:]*)")
@@ -38,6 +38,7 @@ class Row:
     experiment: str
     claim: str
     check: str | None = None
+    command: str | None = None  # the command that shows a formula row on the terminal
     open: str | None = None
     recipes: tuple[str, ...] = field(default=())
 

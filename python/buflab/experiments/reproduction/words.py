@@ -69,6 +69,14 @@ def counts(rows: list[RowOutcome]) -> list[tuple[str, int]]:
     return [(verdict, found[verdict]) for verdict in (AGREES, NEAR, DISAGREES, NOT_YET)]
 
 
+def number_tally(outcome: RowOutcome) -> str:
+    """A row's numbers by verdict: "3 agree, 1 near"; "–" with none."""
+    found = Counter(judge(c) for _, c in outcome.numbers)
+    words = {AGREES: "agree", NEAR: "near", DISAGREES: "disagree", NOT_YET: "not run"}
+    parts = [f"{found[v]} {words[v]}" for v in (AGREES, NEAR, DISAGREES, NOT_YET) if found[v]]
+    return ", ".join(parts) or "–"
+
+
 def duration(seconds: float) -> str:
     if seconds < 10:
         return f"{seconds:.1f} s"
@@ -77,6 +85,12 @@ def duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def verdict_text(c: Comparison) -> str:
+    """A number's verdict as its cell says it: "not run" for a point that did not run."""
+    verdict = judge(c)
+    return "not run" if verdict == NOT_YET else verdict
 
 
 def number_cells(recipe: str, c: Comparison) -> list[str]:
@@ -88,7 +102,7 @@ def number_cells(recipe: str, c: Comparison) -> list[str]:
         metric_label(c.published.metric),
         published,
         measured,
-        judge(c),
+        verdict_text(c),
         c.published.source,
     ]
 
