@@ -129,6 +129,22 @@ def test_a_formula_rows_command_runs_and_prints_its_number(row) -> None:  # noqa
         assert shown in result.output, (shown, result.output)
 
 
+def test_a_recipe_of_two_rows_gives_each_the_numbers_its_source_names() -> None:
+    """t1 reproduces T1 and T3: a number whose source names T3 ("thesis Fig 4.5 top (T3)")
+    is T3's, the others the first row's (T1), and T10 is not T1."""
+    from buflab.experiments.reproduction.collect import RecipeOutcome
+
+    t1 = RecipeOutcome("t1", "", "ci", "buflab reproduce t1 --scale ci", "")
+
+    def row(source: str) -> str:
+        published = Published({}, "drop_rate", 0.0, 0.0, source)
+        return t1.row_of(Comparison(published, 0.0, math.nan), ["T1", "T3"])
+
+    assert row("thesis Fig 4.5 top (T3)") == "T3"
+    assert row("thesis Fig 4.4 top") == "T1"
+    assert row("IMC Fig 11a (T10)") == "T1"
+
+
 @pytest.mark.parametrize("scale", ["ci", "small"])
 def test_every_recipe_has_its_scale_and_keeps_a_subset_of_its_points(scale: str) -> None:
     for name in recipes.names():

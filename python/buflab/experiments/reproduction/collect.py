@@ -14,6 +14,7 @@ It must not know how the report is drawn.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +57,7 @@ class RecipeOutcome:
         """The row a published number belongs to, when the recipe claims several: the one its
         source names ("thesis Fig 4.5 top (T3)"), else the first."""
         source = comparison.published.source
-        return next((row for row in claimed if row in source.split()), claimed[0])
+        return next((row for row in claimed if re.search(rf"\b{row}\b", source)), claimed[0])
 
 
 @dataclass
@@ -191,8 +192,7 @@ def gather(
                 on_recipe(done[name])
         recipes_here = [done[name] for name in row.recipes if name in done]
         for recipe in recipes_here:
-            claimed = [r for r in recipe_rows(recipe.name, rows) if only is None or r in only]
-            claimed = claimed or [row.id]
+            claimed = recipe_rows(recipe.name, rows)  # a beyond-the-list recipe: its own name
             numbers += [
                 (recipe.name, c) for c in recipe.comparisons if recipe.row_of(c, claimed) == row.id
             ]
