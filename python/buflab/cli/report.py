@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from buflab.cli.common import EXIT_INTERRUPTED, BadInput, check_out_dir, jobs_option
+from buflab.cli.common import EXIT_INTERRUPTED, SCALES, BadInput, check_out_dir, jobs_option
 from buflab.cli.console import progress_bar, stderr, stdout
 
 if TYPE_CHECKING:
     from buflab.experiments.reproduction.collect import RecipeOutcome
-
-SCALES = ("ci", "small", "full")
 
 
 @click.command(name="report")
