@@ -52,6 +52,10 @@ class RecipeOutcome:
     executed: int = 0
     reused: int = 0
     refused: str | None = None  # one line: why it did not run (or stopped)
+    # What made its runs: a run made by another engine build is run again, never mixed in.
+    version: str = field(
+        default_factory=lambda: f"buflab {__version__}, engine build {core().engine_build()}"
+    )
 
     def row_of(self, comparison: Comparison, claimed: list[str]) -> str:
         """The row a published number belongs to, when the recipe claims several: the one its

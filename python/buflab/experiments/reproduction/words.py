@@ -130,6 +130,7 @@ def recipe_facts(r: RecipeOutcome) -> list[tuple[str, str]]:
     return [
         ("scale", r.scale),
         ("command", r.command),
+        ("version", r.version),
         ("runs", f"{r.planned:,} ({made})"),
         (
             "wall time",
