@@ -32,6 +32,7 @@ NOT_RUN = {
     "cargo bench": "a benchmark: it measures speed, it checks nothing",
     "bash scripts/fuzz": "a million inputs; tests/test_fuzz.py replays its corpus",
     ".venv/bin/buflab serve": "a server, until Ctrl-C: tests/test_serve*.py drive it",
+    ".venv/bin/buflab report --scale ci": "every recipe, minutes: tests/test_report.py runs it",
 }
 # What a README command needs that a test machine has not: skipped, saying so.
 NEEDS = {
@@ -40,7 +41,8 @@ NEEDS = {
 }
 # Commands that take more than a few seconds on two cores: the slow suite runs them.
 SLOW = re.compile(
-    r"\b(sweep|size|autosize|reproduce|emulate|compare|run t7|analyze runs/t7|cluster-estimate)\b"
+    r"\b(sweep|size|autosize|reproduce|report|emulate|compare|run t7|analyze runs/t7|"
+    r"cluster-estimate)\b"
 )
 
 

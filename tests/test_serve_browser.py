@@ -42,6 +42,18 @@ CHROMIUM_ARGS = [
 TIMEOUT_MS = 120_000
 
 
+def launch_chromium(playwright, profile: Path, viewport: dict[str, int], **options):  # noqa: ANN001, ANN201 (Playwright's)
+    """Debian's headless chromium with a fresh profile, as the tests drive it."""
+    return playwright.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=CHROMIUM,
+        headless=True,
+        args=CHROMIUM_ARGS,
+        viewport=viewport,
+        **options,
+    )
+
+
 def artifacts() -> Path:
     path = Path(os.environ.get("BUFLAB_ARTIFACTS", ROOT / "out" / "test-artifacts"))
     path.mkdir(parents=True, exist_ok=True)
@@ -105,13 +117,7 @@ def test_the_page_drives_a_running_experiment(server_url: str, tmp_path: Path) -
         pytest.skip("Debian's chromium is not installed (bash scripts/setup --dev, as root)")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1500, "height": 1000},
-        )
+        browser = launch_chromium(p, tmp_path / "profile", {"width": 1500, "height": 1000})
         try:
             page = browser.new_page()
             page.set_default_timeout(TIMEOUT_MS)

@@ -1,13 +1,13 @@
-"""The `buflab` command: run, sweep, theory, optical, size, autosize, load, reproduce, analyze,
-runs, docs, serve.
+"""The `buflab` command: run, sweep, theory, optical, size, autosize, load, reproduce, report,
+analyze, runs, docs, serve.
 
 The top of buflab's layers, with the Python API (`buflab`, `buflab.api`) beside it: it turns
 options into calls of the layers below and their answers into tables on the terminal. One
 module per command or family of commands: `runs` (run, analyze, traces), `sweeps` (sweep,
-reproduce), `sizing` (size, autosize), `store` (`buflab runs`, the run store), `theory`,
-`optical` (check, show), `load`, `docs`, `emulate` (emulate, compare) and `serve` (the live
-control panel); `common` holds what they share and `console` the terminal's tables and
-progress bar. This module only makes the group.
+reproduce), `report` (every published result in one document), `sizing` (size, autosize),
+`store` (`buflab runs`, the run store), `theory`, `optical` (check, show), `load`, `docs`,
+`emulate` (emulate, compare) and `serve` (the live control panel); `common` holds what they
+share and `console` the terminal's tables and progress bar. This module only makes the group.
 
 Bad input never ends in a traceback: scenario errors (from the engine or from --set),
 TOML syntax errors, missing files and bad unit strings print one line, `error: …`, and
@@ -23,7 +23,19 @@ from __future__ import annotations
 import click
 
 from buflab import __version__
-from buflab.cli import docs, emulate, load, optical, runs, serve, sizing, store, sweeps, theory
+from buflab.cli import (
+    docs,
+    emulate,
+    load,
+    optical,
+    report,
+    runs,
+    serve,
+    sizing,
+    store,
+    sweeps,
+    theory,
+)
 from buflab.cli.common import Group
 
 
@@ -39,6 +51,7 @@ for _command in (
     runs.traces,
     sweeps.sweep,
     sweeps.reproduce,
+    report.report,
     sizing.size,
     sizing.autosize,
     store.runs,

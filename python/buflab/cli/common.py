@@ -71,6 +71,25 @@ def default_out(kind: str, file: str, *choices: Any) -> Path:
     return Path("out") / name
 
 
+# A recipe's sizes (`buflab.experiments.recipes.scale.SCALES`, which imports pandas).
+SCALES = ("ci", "small", "full")
+scale_option = click.option(
+    "--scale",
+    type=click.Choice(SCALES),
+    default="full",
+    show_default=True,
+    help="The recipe's size: full as written (the published setting), or its [scale.small] or "
+    "[scale.ci] table, shorter runs and fewer points for a closer or a quick look.",
+)
+
+
+def scaled_name(name: str, scale: str) -> str:
+    """A recipe's name in its default output directory: `t1`, `t1-small`, `t1-ci`, so that
+    the scales never share a directory."""
+    stem = Path(name).stem
+    return stem if scale == "full" else f"{stem}-{scale}"
+
+
 set_option = click.option(
     "--set",
     "overrides",
@@ -94,13 +113,14 @@ def check_out_dir(ctx: click.Context, param: click.Parameter, value: Path | None
     would be created (a run must not finish only to fail on writing its results)."""
     if value is None:
         return None
+    option = param.opts[0] if param.opts else "--out"  # --out, or report's --runs-in
     if value.exists() and not value.is_dir():
-        raise BadInput(f"--out {value}: a file is there; expected a directory")
+        raise BadInput(f"{option} {value}: a file is there; expected a directory")
     existing = value
     while not existing.exists():
         existing = existing.parent
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise BadInput(f"--out {value}: cannot write in {existing}")
+        raise BadInput(f"{option} {value}: cannot write in {existing}")
     return value
 
 

@@ -27,6 +27,8 @@ from buflab.cli.common import (
     runs_executor,
     runs_option,
     runs_or_emulations,
+    scale_option,
+    scaled_name,
     set_option,
     timing_notes,
     vary_option,
@@ -131,6 +133,7 @@ def _print_written(report: Any, out: Path, emulated: bool = False) -> None:
     help="[default: out/NAME, and a digest of --set and --vary when given]",
 )
 @click.option("--list", "list_recipes", is_flag=True, help="List the shipped recipes and exit.")
+@scale_option
 @emulate_option(
     "Run the recipe's points on real Linux TCP (`buflab emulate`, needs root), one at a time; "
     "kept in OUT/runs apart from simulated runs [default OUT: out/emulate-NAME]."
@@ -146,6 +149,7 @@ def reproduce(
     varies: tuple[str, ...],
     out: Path | None,
     list_recipes: bool,
+    scale: str,
     emulated: bool,
 ) -> None:
     """Reproduce a published figure with a shipped recipe (e.g. headline, t1) or a recipe
@@ -172,7 +176,9 @@ def reproduce(
         return
     if emulated:
         refuse_with_emulate(jobs, cluster, bool(slurm or slurm_config))
-    out = out or default_out("emulate" if emulated else "", name, overrides, varies)
+    out = out or default_out(
+        "emulate" if emulated else "", scaled_name(name, scale), overrides, varies
+    )
     parsed = [Vary.parse(text) for text in varies]
     with (
         emulation_notes(emulated),
@@ -189,6 +195,7 @@ def reproduce(
             progress=progress_bar,
             cluster=executor,
             emulate=emulated,
+            scale=scale,
         )
     report = done.report
     stdout.print(report.view.table(f"{Path(name).stem}: {report.view.plan.base.get('name', '')}"))

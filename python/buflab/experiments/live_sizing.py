@@ -29,8 +29,8 @@ from matplotlib.figure import Figure
 
 from buflab import plots
 from buflab.engine.scenario import Scenario
-from buflab.experiments.recipes import SweepHeader
-from buflab.experiments.report import SweepView, sweep_footer
+from buflab.experiments.recipes import Published, SweepHeader
+from buflab.experiments.report import Comparison, SweepView, sweep_footer
 from buflab.experiments.sweep import Plan
 from buflab.plots import axis_value
 
@@ -58,6 +58,26 @@ class LiveVsOffline:
     target: float
     step_pkts: float  # the grid's spacing around the offline answers
     verdict: str  # "agrees", "disagrees" or "not run"
+
+    def comparison(self) -> Comparison:
+        """The verdict as a published entry beside the others (in published.csv and the
+        report): the thesis gives no number, so the reference is the offline answers' range,
+        its middle ± half its width and one grid step, and the measured value the live
+        median; "agrees" exactly when `verdict` does."""
+        offline = self.table["offline_pkts"].dropna()
+        low, high = float(offline.min()), float(offline.max())
+        entry = Published(
+            point={},
+            metric="autosize_buffer_pkts",
+            value=(low + high) / 2,
+            band=(high - low) / 2 + self.step_pkts,
+            source=(
+                "thesis ch. 4.3 (T12): the live tool converges to the minimum buffer; reference "
+                "= the offline answers' range ± one grid step"
+            ),
+        )
+        live = float(statistics.median(self.table["live_pkts"].dropna()))
+        return Comparison(entry, measured=live, ci95=math.nan)
 
     def paragraph(self) -> str:
         if self.verdict == "not run":

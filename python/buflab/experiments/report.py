@@ -274,22 +274,34 @@ def comparison_table(comparisons: list[Comparison], title: str) -> Table:
     for name in ("point", "metric", "published", "buflab", "", "source"):
         table.add_column(name, justify="right" if name in ("published", "buflab") else "left")
     for c in comparisons:
-        entry = c.published
-        point = ", ".join(f"{value}" for value in entry.point.values())
-        if entry.relative_to is not None:
-            point += " minus " + ", ".join(f"{value}" for value in entry.relative_to.values())
-        measured = format_metric(entry.metric, c.measured, 3)
-        if not math.isnan(c.ci95):
-            measured += f" ± {format_metric(entry.metric, c.ci95, 2)}"
-        published = format_metric(entry.metric, entry.value, 3)
-        if entry.relation == "≈":
-            published += f" ± {format_metric(entry.metric, entry.band, 2)}"
-        else:
-            published = f"{entry.relation} {published}"
+        point, published, measured = comparison_cells(c)
         table.add_row(
-            point, metric_label(entry.metric), published, measured, c.verdict, entry.source
+            point,
+            metric_label(c.published.metric),
+            published,
+            measured,
+            c.verdict,
+            c.published.source,
         )
     return table
+
+
+def comparison_cells(c: Comparison) -> tuple[str, str, str]:
+    """A comparison in words: its point (values, "minus" the other point's), the published
+    number with its band or relation, and buflab's mean ± its 95 % interval."""
+    entry = c.published
+    point = ", ".join(f"{value}" for value in entry.point.values())
+    if entry.relative_to is not None:
+        point += " minus " + ", ".join(f"{value}" for value in entry.relative_to.values())
+    measured = format_metric(entry.metric, c.measured, 3)
+    if not math.isnan(c.ci95):
+        measured += f" ± {format_metric(entry.metric, c.ci95, 2)}"
+    published = format_metric(entry.metric, entry.value, 3)
+    if entry.relation == "≈":
+        published += f" ± {format_metric(entry.metric, entry.band, 2)}"
+    else:
+        published = f"{entry.relation} {published}"
+    return point, published, measured
 
 
 def comparison_frame(comparisons: list[Comparison]) -> pd.DataFrame:

@@ -26,6 +26,7 @@ from buflab.experiments import live_sizing, recipes
 from buflab.experiments.emulator import Emulator, check_emulable
 from buflab.experiments.execution import Executor
 from buflab.experiments.network import CHECKS
+from buflab.experiments.recipes.scale import FULL
 from buflab.experiments.report import (
     Comparison,
     Progress,
@@ -67,14 +68,16 @@ def reproduce(
     progress: Progress | None = None,
     cluster: Executor | str | None = None,
     emulate: bool = False,
+    scale: str = FULL,
 ) -> Reproduction:
     """Run a recipe's sweep (`varies` replace the recipe's lists for the same keys, e.g. to
     run fewer buffer sizes; `progress` shows it, as in `run_and_report`; `cluster` runs it on
     Dask, as `run_sweep`'s executor) and compare it with the published numbers. With
     `emulate`, every run is an emulation on real Linux TCP, one at a time
     (`buflab.experiments.emulator`); a recipe with a point the emulator cannot realise is
-    refused before anything runs, in one line naming the point and why."""
-    scenario, header = recipes.load(name, overrides)
+    refused before anything runs, in one line naming the point and why. `scale` is the
+    recipe's `[scale.NAME]` (ci, small) or full, the recipe as written."""
+    scenario, header = recipes.load(name, overrides, scale)
     plan = header.plan(scenario, varies or [], runs)
     stem = Path(name).stem
     if emulate:
@@ -89,9 +92,6 @@ def reproduce(
         plan, header, out, jobs, stem, title, progress, executor=cluster, command="reproduce"
     )
     comparisons = compare_published(report.view)
-    if comparisons:
-        table = comparison_frame(comparisons)
-        write_atomically(out / "published.csv", partial(table.to_csv, index=False))
     thresholds, figures = write_thresholds(report.view, out, stem, __version__)
     report.figures.extend(figures)
     reader = READERS.get(stem)
@@ -109,7 +109,11 @@ def reproduce(
         if live.verdict != "not run":
             drawn = live_sizing.figure(live, report.view, __version__)
             report.figures.extend(plots.save(drawn, out, f"{stem}_live"))
+            comparisons.append(live.comparison())
         paragraph = live.paragraph()
+    if comparisons:
+        table = comparison_frame(comparisons)
+        write_atomically(out / "published.csv", partial(table.to_csv, index=False))
     bounds = None
     check = CHECKS.get(stem)
     if check is not None:  # thesis ch. 5: each theorem's bound beside the measurements

@@ -76,6 +76,7 @@ from typing import Any
 from buflab.engine import ScenarioError
 from buflab.engine.scenario import Overrides, Scenario, apply_overrides, load_scenario
 from buflab.engine.units import KINDS, UnitError, parse_quantity
+from buflab.experiments.recipes.scale import FULL, Scale, chosen, read_scales
 from buflab.experiments.sweep import Plan, Vary
 
 HEADER_KEYS = {
@@ -266,6 +267,8 @@ class SweepHeader:
     threshold: Threshold | None = None
     # `[sweep.autosize]`: the live auto-sizer's `[autosize]` keys (and its run's `duration`).
     autosize: dict[str, Any] | None = None
+    # The scale it was read at (`scale`): its varies and runs are already the scale's.
+    scale: Scale = field(default_factory=Scale)
 
     @classmethod
     def from_table(cls, table: dict[str, Any]) -> SweepHeader:
@@ -397,16 +400,32 @@ def short_key(key: str) -> str:
     return ".".join(key.split(".")[-2:])
 
 
-def split_header(tree: Scenario) -> tuple[Scenario, SweepHeader]:
-    """The scenario without its `[sweep]` table, and that table read as a header."""
+def split_header(tree: Scenario, scale: str = FULL) -> tuple[Scenario, SweepHeader]:
+    """The scenario without its `[sweep]` and `[scale]` tables, and the first read as a
+    header; at a `scale` other than full, the scale's overrides applied to the scenario and
+    its kept values and seeds to the header (`buflab.experiments.recipes.scale`)."""
     scenario = dict(tree)
     table = scenario.pop("sweep", {})
     if not isinstance(table, dict):
         raise ScenarioError(f"sweep = {table!r}: expected a table")
     try:
-        return scenario, SweepHeader.from_table(table)
+        header = SweepHeader.from_table(table)
     except TypeError as error:  # an unknown key in [sweep.theory]
         raise ScenarioError(f"sweep.theory: {error}; expected load and utilization") from None
+    vary = {v.key: list(v.values) for v in header.varies}
+    picked = chosen(read_scales(scenario.pop("scale", {}), vary), scale)
+    if picked.overrides:
+        scenario = apply_overrides(scenario, picked.overrides)
+    kept = {key: {str(v) for v in values} for key, values in picked.varies.items()}
+    header.varies = [
+        Vary(v.key, tuple(x for x in v.values if str(x) in kept[v.key]), v.cases)
+        if v.key in kept
+        else v
+        for v in header.varies
+    ]
+    header.runs = picked.runs or header.runs
+    header.scale = picked
+    return scenario, header
 
 
 def names() -> list[str]:
@@ -425,8 +444,11 @@ def describe(name: str) -> str:
     return first.lstrip("# ").strip().removeprefix(f"{name}:").strip()
 
 
-def load(name_or_path: str, overrides: Overrides = None) -> tuple[Scenario, SweepHeader]:
-    """A shipped recipe by name, or any recipe file by path; overrides apply to the scenario."""
+def load(
+    name_or_path: str, overrides: Overrides = None, scale: str = FULL
+) -> tuple[Scenario, SweepHeader]:
+    """A shipped recipe by name, or any recipe file by path, at a scale (`scale`: ci, small
+    or full); overrides apply to the scenario after the scale's."""
     # A file path wins; a directory of the same name as a recipe (say the `s3/` that
     # `reproduce s3` wrote into the working directory) does not hide the recipe.
     if name_or_path.endswith(".toml") or Path(name_or_path).is_file():
@@ -435,5 +457,5 @@ def load(name_or_path: str, overrides: Overrides = None) -> tuple[Scenario, Swee
         tree = load_scenario(resources.files(__name__).joinpath(f"{name_or_path}.toml").read_text())
     else:
         raise ScenarioError(f"no recipe named {name_or_path!r}; available: {', '.join(names())}")
-    scenario, header = split_header(tree)
+    scenario, header = split_header(tree, scale)
     return apply_overrides(scenario, overrides), header

@@ -28,7 +28,26 @@ reproduction of Aggarwal et al.'s pacing study, "NetBump" the bump-in-the-wire t
 """
 
 
-def _header(name: str) -> str:
+# The comment above a recipe's [scale.ci] and [scale.small] tables starts so.
+SCALES_COMMENT = "# Scales for `buflab report`"
+
+
+def scales_text(name: str) -> str:
+    """What a recipe's scales shrink and why: the comment above its `[scale]` tables, after
+    its first words ("Scales for `buflab report` (...):"); empty without one."""
+    text = resources.files("buflab.experiments.recipes").joinpath(f"{name}.toml").read_text()
+    start = text.find(SCALES_COMMENT)
+    if start < 0:
+        return ""
+    lines = []
+    for line in text[start:].splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    return " ".join(lines).split(": ", 1)[-1]
+
+
+def header_text(name: str) -> str:
     """A recipe's header comment, after its first line, as text."""
     text = resources.files("buflab.experiments.recipes").joinpath(f"{name}.toml").read_text()
     lines = []
@@ -69,8 +88,9 @@ def catalogue() -> str:
         _, header = load(name)
         parts += [
             f"## {name}: {describe(name)}\n",
-            f"{_header(name)}\n",
+            f"{header_text(name)}\n",
             _published_table(header.published),
-            f"Run it: `buflab reproduce {name}`.\n",
+            f"Run it: `buflab reproduce {name}` (`--scale ci` or `--scale small` for a shorter "
+            f"run: {scales_text(name)})\n",
         ]
     return "\n".join(parts)

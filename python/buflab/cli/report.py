@@ -1,0 +1,103 @@
+"""`buflab report`: every published result buflab sets out to reproduce, in one HTML document
+and its Markdown twin.
+
+It reads options and prints; gathering the rows and writing the documents are the
+experiments layer's (`buflab.experiments.reproduction`). It must not know what a row holds.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from buflab.cli.common import EXIT_INTERRUPTED, SCALES, BadInput, check_out_dir, jobs_option
+from buflab.cli.console import progress_bar, stderr, stdout
+
+if TYPE_CHECKING:
+    from buflab.experiments.reproduction.collect import RecipeOutcome
+
+
+@click.command(name="report")
+@click.option(
+    "--scale",
+    type=click.Choice(SCALES),
+    default="small",
+    show_default=True,
+    help="Each recipe's size: ci (minutes for all), small (under an hour on two cores) or "
+    "full (the recipes as written, the published settings: hours).",
+)
+@click.option(
+    "--only",
+    metavar="ID,...",
+    help="Only these rows (F1, S2, T5, …) or recipes beyond the list (aqm, qcn, …).",
+)
+@click.option(
+    "--out",
+    callback=check_out_dir,
+    type=click.Path(path_type=Path),
+    help="Where report.html, report.md and figures/ go [default: out/report-SCALE].",
+)
+@click.option(
+    "--runs-in",
+    "root",
+    callback=check_out_dir,
+    type=click.Path(path_type=Path),
+    default=Path("out"),
+    show_default=True,
+    help="Where each recipe keeps its runs, ROOT/NAME (full) or ROOT/NAME-SCALE, as "
+    "`buflab reproduce NAME --scale SCALE` does: finished runs there are reused.",
+)
+@jobs_option
+def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int | None) -> None:
+    """Run (or reuse) every recipe at one scale and write one self-contained document of the
+    published results beside buflab's: per row the claim, buflab's figure with its 95 %
+    interval, the verdict, the recipe's figure, the exact command, the version and the wall
+    time, with a summary of the verdicts at the top.
+
+    Runs already in the recipes' directories are reused, so running it again simulates
+    nothing new. Ctrl-C keeps every finished run and still writes the report of what
+    finished.
+    """
+    # start-up time: the report imports pandas and matplotlib only when the command runs
+    from buflab.experiments.pool import LocalPool
+    from buflab.experiments.reproduction import write_report
+    from buflab.experiments.reproduction.collect import gather, unknown_ids
+    from buflab.experiments.reproduction.words import counts, duration
+
+    wanted = None
+    if only is not None:
+        wanted = [name.strip() for name in only.split(",") if name.strip()]
+        unknown = unknown_ids(wanted) if wanted else ["(nothing)"]
+        if unknown:
+            raise BadInput(
+                f"--only {unknown[0]}: no row or recipe of that name; expected row ids such as "
+                "F1, S2, T5, P4 or a recipe beyond the list (see `buflab reproduce --list`)"
+            )
+    out = out or Path("out") / f"report-{scale}"
+    command = f"buflab report --scale {scale}" + (f" --only {','.join(wanted)}" if wanted else "")
+
+    def finished(r: RecipeOutcome) -> None:
+        what = r.refused or f"{r.planned} runs, {r.executed} simulated, {r.reused} reused"
+        stderr.print(f"{r.name} ({r.scale}): {what}, {duration(r.seconds)}")
+
+    pool = LocalPool(jobs)
+    try:
+        gathered = gather(scale, root, wanted, jobs, pool, progress_bar, finished)
+    finally:
+        pool.close()
+    html, md = write_report(gathered, out, command)
+    tally = ", ".join(f"{verdict} {n}" for verdict, n in counts(gathered.rows))
+    stdout.print(f"rows of the list: {tally}")
+    if gathered.beyond:
+        stdout.print(
+            f"beyond the list: {', '.join(f'{v} {n}' for v, n in counts(gathered.beyond))}"
+        )
+    stdout.print(
+        f"{gathered.executed} runs simulated in {duration(gathered.seconds)}; wrote {html}, {md}"
+    )
+    if gathered.interrupted:
+        click.echo(gathered.interrupted, err=True)
+        sys.exit(EXIT_INTERRUPTED)
