@@ -17,9 +17,11 @@ pub fn ecn(frame: &[u8]) -> Option<u8> {
     }
 }
 
-/// Whether the frame is ECN-capable (ECT(0) or ECT(1)).
-pub fn is_ect(frame: &[u8]) -> bool {
-    matches!(ecn(frame), Some(1 | 2))
+/// Whether the frame is ECN-capable (ECT(0) or ECT(1)), and whether it is ECT(1), the L4S
+/// identifier (RFC 9331 §4.1).
+pub fn ect(frame: &[u8]) -> (bool, bool) {
+    let field = ecn(frame);
+    (matches!(field, Some(1 | 2)), field == Some(1))
 }
 
 /// Sets CE in the frame's IP header (an ECN-capable one).
@@ -125,7 +127,7 @@ mod tests {
         f[14..34].copy_from_slice(&h);
         let c = checksum(&f[14..34]);
         f[24..26].copy_from_slice(&c.to_be_bytes());
-        assert!(is_ect(&f));
+        assert_eq!(ect(&f), (true, false));
         set_ce(&mut f);
         assert_eq!(ecn(&f), Some(3));
         assert_eq!(u16::from_be_bytes([f[24], f[25]]), checksum(&f[14..34]));
@@ -147,7 +149,7 @@ mod tests {
         // Not IP: untouched, not ECN-capable.
         let mut arp = vec![0u8; 60];
         arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
-        assert!(!is_ect(&arp));
+        assert_eq!(ect(&arp), (false, false));
         set_ce(&mut arp);
         assert!(arp.iter().all(|&b| b == 0 || b == 8 || b == 6));
     }

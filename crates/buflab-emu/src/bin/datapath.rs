@@ -325,8 +325,8 @@ fn run(a: Args) -> std::io::Result<()> {
     // address), ECN capability, sequence number, and whether it carries data.
     let described = |pool: &Pool, f: Frame, flow: Option<usize>| {
         let bytes = pool.slot(f.slot);
-        let (ect, seq) = (ip::is_ect(bytes), ip::tcp_seq(bytes).unwrap_or(0));
-        let ect1 = ip::ecn(bytes) == Some(1);
+        let (ect, ect1) = ip::ect(bytes);
+        let seq = ip::tcp_seq(bytes).unwrap_or(0);
         let payload = ip::is_udp(bytes) || ip::tcp_payload_len(bytes).is_some_and(|n| n > 0);
         Frame { ect, ect1, seq, data: flow.is_some() && payload, flow: flow.unwrap_or(n) as u32, ..f }
     };
