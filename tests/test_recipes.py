@@ -95,6 +95,17 @@ def test_vary_option_picks_among_the_cases() -> None:
             "sweep.threshold.times = 'access': expected a varied key with numeric values",
             marks=pytest.mark.engine,
         ),
+        (
+            CASES + "[sweep.threshold]\nmetric = 'utilization'\ntarget = 0.8\nsqrt_n = 1\n",
+            "sweep.threshold.sqrt_n = 1: expected true or false",
+        ),
+        # RTT·C/√N is a number of packets: beside buffers in bytes it would be misread.
+        pytest.param(
+            CASES.replace('["5pkt", "50pkt"]', '["5kB", "50kB"]')
+            + "[sweep.threshold]\nmetric = 'utilization'\ntarget = 0.8\nsqrt_n = true\n",
+            "sqrt_n = true: RTT·C/√N is in packets, so the x axis must be buffers in packets",
+            marks=pytest.mark.engine,
+        ),
         pytest.param(
             CASES.replace('["5pkt", "50pkt"]', '["small", "large"]')
             + "[sweep.threshold]\nmetric = 'utilization'\ntarget = 0.8\n",
@@ -221,6 +232,49 @@ def test_thresholds_are_written_as_a_table_and_a_figure_against_the_line_key(
     assert pd.read_csv(tmp_path / "threshold.csv")["traffic.0.flows"].tolist() == [1, 4]
     assert sorted(path.name for path in figures) == ["tiny_threshold.png", "tiny_threshold.svg"]
     assert all(path.stat().st_size > 0 for path in figures)
+
+
+@pytest.mark.engine
+def test_sqrt_n_puts_each_lines_rule_beside_its_minimum_and_a_curve_per_series(
+    tmp_path: Path,
+) -> None:
+    """P3 plots the minimum buffer against flows, paced and unpaced, beside RTT·C/√N: the
+    rule is each line's own (RTT·C of the scenario over √flows), and a second line key is one
+    curve per value on the same figure."""
+    text = (
+        TINY_SCENARIO
+        + """
+[sweep.vary]
+"network.bottleneck.buffer" = ["2pkt", "4pkt"]
+"traffic.0.flows" = [1, 4]
+"traffic.0.pacing" = ["off", "window"]
+[sweep.threshold]
+metric = "utilization"
+target = 0.8
+sqrt_n = true
+"""
+    )
+    base, header = split_header(load_scenario(text))
+    plan = header.plan(base, [], None)
+    summary = pd.DataFrame(
+        {
+            "network.bottleneck.buffer": ["2pkt", "4pkt"] * 4,
+            "traffic.0.flows": [1, 1, 1, 1, 4, 4, 4, 4],
+            "traffic.0.pacing": ["off", "off", "window", "window"] * 2,
+            "utilization_mean": [0.9, 0.95, 0.5, 0.85, 0.9, 0.9, 0.5, 0.6],
+            "utilization_ci95": [math.nan] * 8,
+        }
+    )
+    view = SweepView(plan, header, summary)
+    frame, figures = write_thresholds(view, tmp_path, "tiny", "0.0")
+    assert frame is not None
+    rtt_c = 10e6 * 0.030 / (1000 * 8)  # 10 Mb/s × the mean of 20-40 ms in 1000 B packets
+    rules = dict(zip(frame["traffic.0.flows"], frame["rtt_c_sqrt_n_pkts"], strict=False))
+    assert rules[1] == pytest.approx(rtt_c)
+    assert rules[4] == pytest.approx(rtt_c / 2)  # √4
+    assert frame["minimum"].tolist() == ["2pkt", "4pkt", "2pkt", None]
+    assert "RTT·C/√N" in [column.header for column in threshold_table(view, frame).columns]
+    assert sorted(path.name for path in figures) == ["tiny_threshold.png", "tiny_threshold.svg"]
 
 
 @pytest.mark.engine

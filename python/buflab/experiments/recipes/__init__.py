@@ -49,6 +49,7 @@ optionally that value times another varied key (VOQ size × ports = buffer per i
     metric = "utilization"
     target = 0.80
     times = "network.switch.ports"           # optional
+    sqrt_n = true                            # optional: RTT·C/√N of each line beside it
 
 A recipe about the live auto-sizer (thesis ch. 4.3) puts it beside an offline search with
 `[sweep.autosize]`: the sweep's grid read by `[sweep.threshold]` is the offline answer per
@@ -77,6 +78,7 @@ from buflab.engine import ScenarioError
 from buflab.engine.scenario import Overrides, Scenario, apply_overrides, load_scenario
 from buflab.engine.units import KINDS, UnitError, parse_quantity
 from buflab.experiments.recipes.scale import FULL, Scale, chosen, read_scales
+from buflab.experiments.recipes.tables import known_keys
 from buflab.experiments.sweep import Plan, Vary
 
 HEADER_KEYS = {
@@ -91,7 +93,7 @@ HEADER_KEYS = {
     "published",
     "threshold",
 }
-THRESHOLD_KEYS = {"metric", "target", "times"}
+THRESHOLD_KEYS = {"metric", "target", "times", "sqrt_n"}
 DEFAULT_METRICS = ("utilization", "drop_rate")
 PUBLISHED_KEYS = {"point", "metric", "value", "band", "source", "relative_to", "relation"}
 # "≈": within ± band of the value; "<" and ">": a claim without a number (e.g. "fewer drops").
@@ -124,14 +126,7 @@ class Published:
     @classmethod
     def from_table(cls, index: int, table: Any) -> Published:
         where = f"sweep.published.{index}"
-        if not isinstance(table, dict):
-            raise ScenarioError(f"{where} = {table!r}: expected a table")
-        unknown = set(table) - PUBLISHED_KEYS
-        if unknown:
-            raise ScenarioError(
-                f"{where}.{sorted(unknown)[0]}: unknown key; expected one of "
-                f"{', '.join(sorted(PUBLISHED_KEYS))}"
-            )
+        known_keys(where, table, PUBLISHED_KEYS)
         for key in ("point", "metric", "value"):
             if key not in table:
                 raise ScenarioError(f"{where}: missing {key}")
@@ -153,23 +148,19 @@ class Published:
 @dataclass(frozen=True)
 class Threshold:
     """Per line of the sweep, the smallest x whose mean `metric` reaches `target`; with
-    `times`, also that x multiplied by the line's value of the varied key `times`."""
+    `times`, also that x multiplied by the line's value of the varied key `times`; with
+    `sqrt_n`, the small-buffer rule RTT·C/√N of the line's scenario beside it (a figure of
+    minimum buffer against flows, as the pacing seed's buffer-sizing plot)."""
 
     metric: str
     target: float
     times: str | None = None
+    sqrt_n: bool = False
 
     @classmethod
     def from_table(cls, table: Any, vary: dict[str, list[Any]]) -> Threshold:
         where = "sweep.threshold"
-        if not isinstance(table, dict):
-            raise ScenarioError(f"{where} = {table!r}: expected a table")
-        unknown = set(table) - THRESHOLD_KEYS
-        if unknown:
-            raise ScenarioError(
-                f"{where}.{sorted(unknown)[0]}: unknown key; expected one of "
-                f"{', '.join(sorted(THRESHOLD_KEYS))}"
-            )
+        known_keys(where, table, THRESHOLD_KEYS)
         for key in ("metric", "target"):
             if key not in table:
                 raise ScenarioError(f"{where}: missing {key}")
@@ -191,7 +182,15 @@ class Threshold:
                 f"{where}.times = {times!r}: expected a varied key with numeric values other "
                 f"than the x axis; expected one of {', '.join(map(repr, keys[1:])) or 'none'}"
             )
-        return cls(table["metric"], float(target), times)
+        sqrt_n = table.get("sqrt_n", False)
+        if not isinstance(sqrt_n, bool):
+            raise ScenarioError(f"{where}.sqrt_n = {sqrt_n!r}: expected true or false")
+        if sqrt_n and not all(str(v).endswith("pkt") for v in vary[keys[0]]):
+            raise ScenarioError(
+                f"{where}.sqrt_n = true: RTT·C/√N is in packets, so the x axis must be buffers in "
+                f"packets (10pkt, 100pkt); {keys[0]!r} varies over {vary[keys[0]]!r}"
+            )
+        return cls(table["metric"], float(target), times, sqrt_n)
 
 
 def _is_number(value: Any) -> bool:
@@ -218,14 +217,8 @@ def _table_of(table: dict[str, Any], key: str) -> dict[str, Any]:
 
 def _theory(theory: Any) -> TheorySettings:
     """`[sweep.theory]`: `load` and `utilization`, both numbers."""
-    if not isinstance(theory, dict):
-        raise ScenarioError(
-            f"sweep.theory = {theory!r}: expected a table with load and utilization"
-        )
     expected = {"load", "utilization"}
-    for key in theory:
-        if key not in expected:
-            raise ScenarioError(f"sweep.theory.{key}: unknown key; expected load, utilization")
+    known_keys("sweep.theory", theory, expected)
     for key in sorted(expected):
         value = theory.get(key)
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -272,12 +265,7 @@ class SweepHeader:
 
     @classmethod
     def from_table(cls, table: dict[str, Any]) -> SweepHeader:
-        unknown = set(table) - HEADER_KEYS
-        if unknown:
-            raise ScenarioError(
-                f"sweep.{sorted(unknown)[0]}: unknown key; expected one of "
-                f"{', '.join(sorted(HEADER_KEYS))}"
-            )
+        known_keys("sweep", table, HEADER_KEYS)
         vary = _table_of(table, "vary")
         cases = _table_of(table, "cases")
         labels = _table_of(table, "labels")

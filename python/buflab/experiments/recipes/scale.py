@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from buflab.engine import ScenarioError
+from buflab.experiments.recipes.tables import known_keys
 
 # Smallest first; `full` is the recipe as written and has no table.
 SCALES = ("ci", "small", "full")
@@ -63,14 +64,7 @@ def read_scales(table: Any, vary: dict[str, list[Any]]) -> dict[str, Scale]:
             raise ScenarioError(
                 f"{where}: unknown scale; expected ci or small (full is the recipe as written)"
             )
-        if not isinstance(entry, dict):
-            raise ScenarioError(f"{where} = {entry!r}: expected a table")
-        unknown = set(entry) - SCALE_KEYS
-        if unknown:
-            raise ScenarioError(
-                f"{where}.{sorted(unknown)[0]}: unknown key; expected one of "
-                f"{', '.join(sorted(SCALE_KEYS))}"
-            )
+        known_keys(where, entry, SCALE_KEYS)
         runs = entry.get("runs")
         if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
             raise ScenarioError(f"{where}.runs = {runs!r}: expected a whole number of at least 1")
