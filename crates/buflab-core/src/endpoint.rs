@@ -13,7 +13,10 @@
 //!   alone knows (TCP: retransmission, pacing, the receiver's delayed ACK); the simulator
 //!   schedules one lazy event per slot at the deadline the endpoint states
 //!   ([`Endpoint::deadline`]), and the endpoint checks, when it fires, whether anything is
-//!   still due — so a deadline may move freely, and a stale event finds nothing to do;
+//!   still due — so a deadline may move freely, and a stale event finds nothing to do (on
+//!   the sink side the loop then need not call it at all, see `sim/timers.rs`: a sink-side
+//!   timer whose deadline is later than now, or unset, does nothing and sends nothing, and a
+//!   sink side's deadlines change only in its own actions);
 //! - answers with a [`Notice`] of what its owner must know: that a transfer completed, that a
 //!   client's request reached the server, that the state a tracer follows may have changed.
 //!

@@ -84,6 +84,10 @@ impl Sim {
         });
         let mark = self.out.len();
         tcp(&mut flow.endpoints).connect(now, conn, bytes, &mut self.out);
+        // Connecting drops a held delayed ACK: the receiver's deadline only moves later, so
+        // this schedules nothing, but it keeps the deadline noted for timer events exact
+        // (see `timers.rs`).
+        self.sync_timers(f, Side::Sink);
         self.release(now, f, mark);
     }
 
