@@ -9,6 +9,11 @@ packets of 1000 B, fast 1 Gb/s access links, two-way propagation delays drawn un
     python3 validation/ns3_crosscheck.py --setup     # once: the ns-3 venv (see below)
     python3 validation/ns3_crosscheck.py --quick     # smoke test: 10 flows, 10 s, 2 buffers
     python3 validation/ns3_crosscheck.py --jobs 1    # the full table (long; see the README)
+    python3 validation/ns3_crosscheck.py --queue codel,fq_codel,pie --buffers 125,1250
+
+The bottleneck's queue discipline is drop-tail by default; `--queue` adds CoDel (RFC 8289),
+FQ-CoDel (RFC 8290) and PIE (RFC 8033) at the same bottleneck, each set to buflab's values
+on both sides (ns-3's CoDelQueueDisc, FqCoDelQueueDisc, PieQueueDisc; the last item below).
 
 How it runs. Neither simulator is imported here: each run is two child processes, each writing
 JSON. First the project's own interpreter (`.venv/bin/python`, as `bash scripts/setup`
@@ -56,6 +61,22 @@ What is matched, and how (each a deliberate choice; see validation/README.md for
   time over the window, the same thing at 80 µs per 1000 B), and drop rate = drops ÷
   arrivals at the bottleneck queue. ns-3's side reads the queue disc's counters at the end of
   the warm-up and at the end (the simulation is stopped and resumed; no per-packet Python).
+  The sojourn time (mean, median, 99th percentile) of the packets the bottleneck sent:
+  buflab's summary (`queue_delay_*`); ns-3's from the queue disc's dequeues less its drops
+  at dequeue, in 10-µs bins, by a C++ trace sink. Drops are split by cause: the AQM's own
+  law, or a full buffer (overflow, and FQ-CoDel's drops from the fattest queue).
+- The AQMs (`--queue`): the buffer of B stays the hard limit, as a queue disc of B − 1
+  packets in front of the device's one slot (as for drop-tail), and every parameter is
+  written on both sides even where the two defaults agree (`aqm_settings`,
+  `ns3_queue_disc`; README table). Where ns-3's model differs from buflab's and a setting
+  can close the gap, it is set: CoDel's MinBytes is one more than a packet (buflab never
+  drops while at most one largest packet is left; ns-3 while fewer than MinBytes bytes are,
+  default 1500); FQ-CoDel drops one packet from the fattest queue per overflow
+  (DropBatchSize 1; ns-3 and Linux drop up to 64) with a quantum of 1514 B (ns-3's default
+  is the device MTU, 1500); PIE estimates the queueing delay from the backlog and the
+  dequeue rate (UseDequeueRateEstimator; ns-3's default is the last dequeued packet's
+  sojourn time), as buflab divides the backlog by the link's rate. What cannot be set is
+  listed in the README.
 """
 
 from __future__ import annotations
@@ -101,6 +122,26 @@ QUEUE_SAMPLE_S = 0.01
 VARIANTS = ("newreno", "cubic", "sack")
 DEFAULT_VARIANTS = ("newreno", "cubic")
 DEFAULT_BUFFERS = (10, 20, 50, 125, 250, 500, 1250)
+QUEUES = ("droptail", "codel", "fq_codel", "pie")
+DEFAULT_QUEUES = ("droptail",)
+
+# The AQMs' settings: buflab's defaults, each its RFC's (docs/scenario.md), written into both
+# scenarios. No ECN anywhere: the senders are not ECN-capable, so every decision is a drop.
+CODEL_TARGET_MS = 5  # RFC 8289 §4.3 (FQ-CoDel's too, RFC 8290 §5.1)
+CODEL_INTERVAL_MS = 100  # RFC 8289 §4.2
+FQ_CODEL_FLOWS = 1024  # RFC 8290 §4.1.1, Linux's default
+FQ_CODEL_QUANTUM_BYTES = 1514  # RFC 8290 §4.2, Linux's default (one Ethernet MTU)
+# Linux's memory_limit. ns-3's FqCoDel has none; here it never binds (1,250 packets: 1.25 MB).
+FQ_CODEL_MEMORY_LIMIT = "32MB"
+PIE_TARGET_MS = 15  # QDELAY_REF, RFC 8033 §4.2
+PIE_TUPDATE_MS = 15  # T_UPDATE, §4.2
+PIE_ALPHA = 0.125  # §4.2
+PIE_BETA = 1.25  # §4.2
+PIE_MAX_BURST_MS = 150  # MAX_BURST, §4.4
+PIE_MARK_ECNTH = 0.1  # §5.1 (unused without ECN; set on both sides all the same)
+# ns-3's side bins the sojourn times this finely for its percentiles, up to this long.
+SOJOURN_BIN_NS = 10_000
+SOJOURN_MAX_S = 10
 
 
 @dataclass(frozen=True)
@@ -113,10 +154,38 @@ class Spec:
     duration_s: float
     warmup_s: float
     seed: int
+    queue: str = "droptail"
 
     @property
     def name(self) -> str:
-        return f"{self.variant}-{self.buffer_pkts}pkt"
+        queue = "" if self.queue == "droptail" else f"{self.queue}-"
+        return f"{self.variant}-{queue}{self.buffer_pkts}pkt"
+
+
+def aqm_settings(queue: str) -> dict[str, Any]:
+    """buflab's keys for a bottleneck queue `queue`: its RFC defaults, given explicitly."""
+    codel = {"target": f"{CODEL_TARGET_MS}ms", "interval": f"{CODEL_INTERVAL_MS}ms", "ecn": False}
+    if queue == "codel":
+        return {f"codel_{k}": v for k, v in codel.items()}
+    if queue == "fq_codel":
+        return {
+            "fq_codel_flows": FQ_CODEL_FLOWS,
+            "fq_codel_quantum": f"{FQ_CODEL_QUANTUM_BYTES}B",
+            "fq_codel_memory_limit": FQ_CODEL_MEMORY_LIMIT,
+            **{f"fq_codel_{k}": v for k, v in codel.items()},
+        }
+    if queue == "pie":
+        return {
+            "pie_target": f"{PIE_TARGET_MS}ms",
+            "pie_tupdate": f"{PIE_TUPDATE_MS}ms",
+            "pie_alpha": PIE_ALPHA,
+            "pie_beta": PIE_BETA,
+            "pie_max_burst": f"{PIE_MAX_BURST_MS}ms",
+            "pie_ecn": False,
+            "pie_mark_ecnth": PIE_MARK_ECNTH,
+            "pie_derandomize": False,
+        }
+    return {}
 
 
 # ---- buflab's side (runs under the project's .venv) ----
@@ -131,7 +200,12 @@ def buflab_scenario(spec: Spec) -> dict[str, Any]:
         "warmup": f"{spec.warmup_s}s",
         "network": {
             "topology": "dumbbell",
-            "bottleneck": {"rate": f"{RATE_BPS}bps", "buffer": f"{spec.buffer_pkts}pkt"},
+            "bottleneck": {
+                "rate": f"{RATE_BPS}bps",
+                "buffer": f"{spec.buffer_pkts}pkt",
+                "queue": spec.queue,
+                **aqm_settings(spec.queue),
+            },
             "access": {"rate": f"{ACCESS_BPS}bps"},
             "rtt": RTT_RANGE,
         },
@@ -161,12 +235,31 @@ def run_buflab(spec: Spec) -> dict[str, Any]:
     wall = time.perf_counter() - started
     s = result.summary
     flows = result.flows
+    # Drops by cause: the `aqm` table's row for an AQM bottleneck; drop-tail's are all overflow.
+    aqm = result.aqm
+    causes = {"law": 0, "overflow": int(s["drops"]), "fattest": 0, "queues": 0}
+    if len(aqm):
+        row = aqm[aqm["link"] == "bottleneck"].iloc[0]
+        causes = {
+            "law": int(row["law_drops"]),
+            "overflow": int(row["overflow_drops"]),
+            "fattest": int(row["fattest_drops"]),
+            "queues": int(row["flows"]),
+        }
     return {
         "utilization": s["utilization"],
         "drop_rate": s["drop_rate"],
         "arrivals": s["arrivals"],
         "drops": s["drops"],
+        "law_drops": causes["law"],
+        "overflow_drops": causes["overflow"],
+        "fattest_drops": causes["fattest"],
+        # FQ-CoDel: queues that held a packet (flows that collide share one).
+        "fq_queues": causes["queues"],
         "mean_queue_pkts": s["mean_queue_pkts"],
+        "sojourn_mean_s": s["queue_delay_mean_s"],
+        "sojourn_p50_s": s["queue_delay_p50_s"],
+        "sojourn_p99_s": s["queue_delay_p99_s"],
         "retransmits": s["retransmits"],
         "timeouts": s["timeouts"],
         "goodput_bps": s["goodput_bps"],
@@ -228,11 +321,42 @@ def configure_ns3_tcp(ns: Any, variant: str) -> None:
 # cross into the interpreter tens of thousands of times a run. A timeout doubles the RTO
 # (TcpSocketBase::ReTxTimeout; up to 60 s), which no other update of it does in practice; a
 # fast retransmit enters CA_RECOVERY. Both count every socket of the run from when `Connect`
-# is called.
+# is called. The sojourn times of the packets the bottleneck's queue disc sends, from when
+# `ConnectQueue` is called: every dequeue adds its packet's time since its enqueue (the
+# queue disc's own time stamp), and a drop at dequeue (CoDel's law, FQ-CoDel's fattest
+# queue) takes it out again, at the same instant, so the same value; a histogram of
+# SOJOURN_BIN_NS bins up to SOJOURN_MAX_S, with the exact sum for the mean.
 COUNTERS_CPP = r"""
 namespace ns3_crosscheck {
 unsigned long long timeouts = 0;
 unsigned long long recoveries = 0;
+std::vector<long long> sojourn_bins(max_bin + 1, 0);
+long long sojourn_n = 0;
+long long sojourn_sum_ns = 0;
+void CountSojourn(ns3::Ptr<const ns3::QueueDiscItem> item, long long sign) {
+    long long ns = (ns3::Simulator::Now() - item->GetTimeStamp()).GetNanoSeconds();
+    sojourn_bins[std::min<long long>(ns / bin_ns, max_bin)] += sign;
+    sojourn_n += sign;
+    sojourn_sum_ns += sign * ns;
+}
+void OnDequeue(ns3::Ptr<const ns3::QueueDiscItem> item) { CountSojourn(item, 1); }
+void OnDropAfterDequeue(ns3::Ptr<const ns3::QueueDiscItem> item, const char*) {
+    CountSojourn(item, -1);
+}
+void ConnectQueue(ns3::Ptr<ns3::QueueDisc> q) {
+    q->TraceConnectWithoutContext("Dequeue", ns3::MakeCallback(&OnDequeue));
+    q->TraceConnectWithoutContext("DropAfterDequeue", ns3::MakeCallback(&OnDropAfterDequeue));
+}
+// The q-quantile's bin, as its midpoint in seconds (-1 without samples).
+double SojournQuantile(double q) {
+    if (sojourn_n <= 0) return -1;
+    long long seen = 0;
+    for (size_t b = 0; b < sojourn_bins.size(); ++b) {
+        seen += sojourn_bins[b];
+        if (seen >= q * sojourn_n) return (b + 0.5) * bin_ns * 1e-9;
+    }
+    return -1;
+}
 void OnRto(ns3::Time before, ns3::Time after) {
     if (after == before + before || (after > before && after == ns3::Seconds(60))) ++timeouts;
 }
@@ -248,11 +372,118 @@ void Connect() {
 """
 
 
+def ns3_queue_disc(ns: Any, queue: str, limit_pkts: int) -> tuple[str, dict[str, Any]]:
+    """ns-3's queue disc for buflab's `queue` holding `limit_pkts`, and the attribute defaults
+    that make it buflab's (`aqm_settings`), every one written out, even where ns-3's default
+    is the same. FQ-CoDel's quantum is not an attribute: `run_ns3` sets it."""
+    size = ns.QueueSizeValue(ns.QueueSize(f"{limit_pkts}p"))
+    off = ns.BooleanValue(False)
+    never = ns.TimeValue(ns.Time.Max())
+    codel = {
+        "Target": ns.StringValue(f"{CODEL_TARGET_MS}ms"),
+        "Interval": ns.StringValue(f"{CODEL_INTERVAL_MS}ms"),
+        "UseEcn": off,
+        "UseL4s": off,
+        "CeThreshold": never,
+    }
+    # buflab's CoDel never drops while the packets left after a dequeue hold at most one
+    # largest packet (RFC 8289's MAXPACKET, 1000 B here); ns-3's while they hold fewer than
+    # MinBytes (default 1500, a queue of one 1000-B packet then also counts as short).
+    min_bytes = {"MinBytes": ns.UintegerValue(PACKET_BYTES + 1)}
+    if queue == "droptail":
+        kind, attributes, extra = "FifoQueueDisc", {"MaxSize": size}, {}
+    elif queue == "codel":
+        kind, attributes, extra = "CoDelQueueDisc", {"MaxSize": size, **codel, **min_bytes}, {}
+    elif queue == "fq_codel":
+        kind = "FqCoDelQueueDisc"
+        attributes = {
+            "MaxSize": size,
+            **codel,
+            "Flows": ns.UintegerValue(FQ_CODEL_FLOWS),
+            # Drop from the fattest queue only what room needs (buflab, RFC 8290 §4.1), not a
+            # batch of up to 64 (Linux, ns-3).
+            "DropBatchSize": ns.UintegerValue(1),
+            "Perturbation": ns.UintegerValue(0),
+            "EnableSetAssociativeHash": off,
+        }
+        # Its per-flow queues are CoDelQueueDiscs, made with these defaults (target, interval
+        # and ECN come from the parent).
+        extra = {f"ns3::CoDelQueueDisc::{k}": v for k, v in min_bytes.items()}
+    elif queue == "pie":
+        kind = "PieQueueDisc"
+        attributes = {
+            "MaxSize": size,
+            "QueueDelayReference": ns.StringValue(f"{PIE_TARGET_MS}ms"),
+            "Tupdate": ns.StringValue(f"{PIE_TUPDATE_MS}ms"),
+            "Supdate": ns.StringValue("0s"),
+            "A": ns.DoubleValue(PIE_ALPHA),
+            "B": ns.DoubleValue(PIE_BETA),
+            "MaxBurstAllowance": ns.StringValue(f"{PIE_MAX_BURST_MS}ms"),
+            "MeanPktSize": ns.UintegerValue(PACKET_BYTES),
+            # The queueing delay as backlog ÷ dequeue rate (RFC 8033 §4.3), as buflab's backlog
+            # ÷ link rate; ns-3's default is the last dequeued packet's sojourn time.
+            "UseDequeueRateEstimator": ns.BooleanValue(True),
+            "UseCapDropAdjustment": ns.BooleanValue(True),
+            "UseEcn": off,
+            "MarkEcnThreshold": ns.DoubleValue(PIE_MARK_ECNTH),
+            "UseDerandomization": off,
+            # Always active (buflab's PIE has no activation threshold).
+            "ActiveThreshold": never,
+            "UseL4s": off,
+            "CeThreshold": never,
+        }
+        extra = {}
+    else:
+        raise ValueError(f"queue {queue!r}: expected one of {', '.join(QUEUES)}")
+    defaults = {f"ns3::{kind}::{k}": v for k, v in attributes.items()}
+    return f"ns3::{kind}", {**defaults, **extra}
+
+
+def ns3_attribute(ns: Any, obj: Any, name: str) -> str:
+    """An ns-3 object's attribute as ns-3 prints it."""
+    value = ns.StringValue()
+    obj.GetAttribute(name, value)
+    return str(value.Get())
+
+
+def ns3_drop_reasons(stats: Any) -> dict[str, int]:
+    """A queue disc's drops so far by ns-3's reasons, each prefixed by when it dropped
+    ("enqueue: ", "dequeue: ")."""
+    return {
+        f"{when}: {pair.first}": int(pair.second)
+        for when, reasons in (
+            ("enqueue", stats.nDroppedPacketsBeforeEnqueue),
+            ("dequeue", stats.nDroppedPacketsAfterDequeue),
+        )
+        for pair in reasons
+    }
+
+
+def drop_causes(queue: str, reasons: dict[str, int]) -> dict[str, int]:
+    """ns-3's drops by buflab's causes: the AQM's law (CoDel's "Target exceeded drop", also
+    from FQ-CoDel's flow queues; PIE's "Unforced drop"), FQ-CoDel's drops from the fattest
+    queue (its own "Overlimit drop" at dequeue) and overflow (the rest: a full buffer)."""
+    causes = {"law": 0, "fattest": 0, "overflow": 0}
+    for reason, n in reasons.items():
+        if reason.endswith("Target exceeded drop") or reason == "enqueue: Unforced drop":
+            causes["law"] += n
+        elif queue == "fq_codel" and reason == "dequeue: Overlimit drop":
+            causes["fattest"] += n
+        else:
+            causes["overflow"] += n
+    return causes
+
+
 def run_ns3(spec: Spec, flows: list[dict[str, Any]]) -> dict[str, Any]:
     started = time.perf_counter()
     import cppyy
     from ns import ns
 
+    max_bin = SOJOURN_MAX_S * 10**9 // SOJOURN_BIN_NS
+    cppyy.cppdef(
+        f"namespace ns3_crosscheck {{ const long long bin_ns = {SOJOURN_BIN_NS}; "
+        f"const long long max_bin = {max_bin}; }}"
+    )
     cppyy.cppdef(COUNTERS_CPP)
     counters = cppyy.gbl.ns3_crosscheck
     imported = time.perf_counter()
@@ -266,7 +497,9 @@ def run_ns3(spec: Spec, flows: list[dict[str, Any]]) -> dict[str, Any]:
         raise SystemExit(
             "ns-3 side: the buffer is a queue disc of B - 1 plus one device slot; B >= 2"
         )
-    ns.Config.SetDefault("ns3::FifoQueueDisc::MaxSize", ns.StringValue(f"{spec.buffer_pkts - 1}p"))
+    qdisc_type, qdisc_defaults = ns3_queue_disc(ns, spec.queue, spec.buffer_pkts - 1)
+    for name, value in qdisc_defaults.items():
+        ns.Config.SetDefault(name, value)
 
     n = len(flows)
     senders = ns.NodeContainer()
@@ -306,8 +539,12 @@ def run_ns3(spec: Spec, flows: list[dict[str, Any]]) -> dict[str, Any]:
     device_queue = device.GetQueue()
     device_queue.SetMaxSize(ns.QueueSize("1p"))
     tch = ns.TrafficControlHelper()
-    tch.SetRootQueueDisc("ns3::FifoQueueDisc")
+    tch.SetRootQueueDisc(qdisc_type)
     qdisc = tch.Install(bottleneck.Get(0)).Get(0)
+    if spec.queue == "fq_codel":
+        # Before the queue disc is initialized (at the start of the run), which would set
+        # the device's MTU (1500) as the quantum.
+        ns.DynamicCast[ns.FqCoDelQueueDisc](qdisc).SetQuantum(FQ_CODEL_QUANTUM_BYTES)
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     sinks = []
@@ -331,6 +568,7 @@ def run_ns3(spec: Spec, flows: list[dict[str, Any]]) -> dict[str, Any]:
     def snapshot() -> dict[str, Any]:
         st = qdisc.GetStats()
         return {
+            "reasons": ns3_drop_reasons(st),
             "timeouts": int(counters.timeouts),
             "recoveries": int(counters.recoveries),
             "arrivals": int(st.nTotalReceivedPackets),
@@ -347,6 +585,7 @@ def run_ns3(spec: Spec, flows: list[dict[str, Any]]) -> dict[str, Any]:
     # Every flow has started (and made its socket) by the end of the warm-up; the counters
     # see the measured window only.
     counters.Connect()
+    counters.ConnectQueue(qdisc)
     first = snapshot()
     # The measured window in short steps, sampling the waiting packets at each.
     steps = max(1, round((spec.duration_s - spec.warmup_s) / QUEUE_SAMPLE_S))
@@ -361,6 +600,27 @@ def run_ns3(spec: Spec, flows: list[dict[str, Any]]) -> dict[str, Any]:
         ns.Simulator.Run()
     last = snapshot()
     ran = time.perf_counter()
+    sojourn_n = int(counters.sojourn_n)
+    reasons = {
+        k: v - first["reasons"].get(k, 0)
+        for k, v in last["reasons"].items()
+        if v > first["reasons"].get(k, 0)
+    }
+    causes = drop_causes(spec.queue, reasons)
+    # What ns-3 ran with, read back from the queue disc (and one of FQ-CoDel's flow queues).
+    applied = {}
+    for name in qdisc_defaults:
+        owner, attribute = name.rsplit("::", 1)
+        if owner == qdisc_type:
+            applied[attribute] = ns3_attribute(ns, qdisc, attribute)
+    fq_queues = 0
+    if spec.queue == "fq_codel":
+        applied["Quantum"] = str(ns.DynamicCast[ns.FqCoDelQueueDisc](qdisc).GetQuantum())
+        fq_queues = int(qdisc.GetNQueueDiscClasses())
+        if fq_queues:
+            child = qdisc.GetQueueDiscClass(0).GetQueueDisc()
+            for attribute in ("MinBytes", "Target", "Interval", "UseEcn", "MaxSize"):
+                applied[f"flow queue {attribute}"] = ns3_attribute(ns, child, attribute)
     ns.Simulator.Destroy()
 
     measured = spec.duration_s - spec.warmup_s
@@ -376,7 +636,17 @@ def run_ns3(spec: Spec, flows: list[dict[str, Any]]) -> dict[str, Any]:
         "drop_rate": drops / arrivals if arrivals else 0.0,
         "arrivals": arrivals,
         "drops": drops,
+        **{f"{cause}_drops": n for cause, n in causes.items()},
+        "drop_reasons": reasons,
+        # FQ-CoDel: flow queues made (each when its first packet came), over the whole run.
+        "fq_queues": fq_queues,
         "mean_queue_pkts": samples / steps,
+        "sojourn_mean_s": int(counters.sojourn_sum_ns) / sojourn_n * 1e-9
+        if sojourn_n
+        else float("nan"),
+        "sojourn_p50_s": float(counters.SojournQuantile(0.5)),
+        "sojourn_p99_s": float(counters.SojournQuantile(0.99)),
+        "queue_attributes": applied,
         # Segments sent beyond those delivered in the window: retransmissions, up to the
         # change in data in flight between the window's two ends.
         "retransmits": round(data_sent - delivered_segments),
@@ -461,9 +731,14 @@ def row_of(spec: Spec, b: dict[str, Any], n: dict[str, Any]) -> dict[str, Any]:
         admitted = r["arrivals"] - r["drops"]
         return r["redundant"] / admitted * pct if admitted else 0.0
 
+    def share(r: dict[str, Any], *causes: str) -> float:
+        return sum(r[f"{c}_drops"] for c in causes) / r["arrivals"] * pct if r["arrivals"] else 0.0
+
+    ms = 1000.0
     return {
         "buffer_pkts": spec.buffer_pkts,
         "variant": spec.variant,
+        "queue": spec.queue,
         "buflab_util_pct": b["utilization"] * pct,
         "ns3_util_pct": n["utilization"] * pct,
         "delta_util_pts": (n["utilization"] - b["utilization"]) * pct,
@@ -487,6 +762,20 @@ def row_of(spec: Spec, b: dict[str, Any], n: dict[str, Any]) -> dict[str, Any]:
         "ns3_goodput_mbps": n["goodput_bps"] / 1e6,
         "buflab_jain": b["jain_fairness"],
         "ns3_jain": n["jain_fairness"],
+        # Drops by cause, % of arrivals: the AQM's law, and a full buffer (overflow, with
+        # FQ-CoDel's drops from the fattest queue).
+        "buflab_law_drop_pct": share(b, "law"),
+        "ns3_law_drop_pct": share(n, "law"),
+        "buflab_full_drop_pct": share(b, "overflow", "fattest"),
+        "ns3_full_drop_pct": share(n, "overflow", "fattest"),
+        "buflab_sojourn_mean_ms": b["sojourn_mean_s"] * ms,
+        "ns3_sojourn_mean_ms": n["sojourn_mean_s"] * ms,
+        "buflab_sojourn_p50_ms": b["sojourn_p50_s"] * ms,
+        "ns3_sojourn_p50_ms": n["sojourn_p50_s"] * ms,
+        "buflab_sojourn_p99_ms": b["sojourn_p99_s"] * ms,
+        "ns3_sojourn_p99_ms": n["sojourn_p99_s"] * ms,
+        "buflab_fq_queues": b["fq_queues"],
+        "ns3_fq_queues": n["fq_queues"],
         "ns3_bytes_per_pkt": n["bytes_per_pkt"],
         "buflab_engine_wall_s": b["engine_wall_s"],
         "ns3_import_s": n["import_s"],
@@ -501,6 +790,7 @@ def row_of(spec: Spec, b: dict[str, Any], n: dict[str, Any]) -> dict[str, Any]:
 TABLE = (
     ("buffer", "buffer_pkts", "{}"),
     ("variant", "variant", "{}"),
+    ("queue", "queue", "{}"),
     ("buflab util %", "buflab_util_pct", "{:.2f}"),
     ("ns-3 util %", "ns3_util_pct", "{:.2f}"),
     ("Δ", "delta_util_pts", "{:+.2f}"),
@@ -516,6 +806,7 @@ TABLE = (
 DIAGNOSTICS = (
     ("buffer", "{buffer_pkts}"),
     ("variant", "{variant}"),
+    ("queue", "{queue}"),
     ("mean queue, pkts", "{buflab_queue_pkts:.1f} / {ns3_queue_pkts:.1f}"),
     ("timeouts", "{buflab_timeouts} / {ns3_timeouts}"),
     ("retransmits", "{buflab_retransmits} / {ns3_retransmits}"),
@@ -524,28 +815,58 @@ DIAGNOSTICS = (
     ("Jain", "{buflab_jain:.3f} / {ns3_jain:.3f}"),
 )
 
+# What the queue disciplines did, buflab / ns-3 (shown when a run is not drop-tail).
+QUEUEING = (
+    ("buffer", "{buffer_pkts}"),
+    ("variant", "{variant}"),
+    ("queue", "{queue}"),
+    ("law drops %", "{buflab_law_drop_pct:.3f} / {ns3_law_drop_pct:.3f}"),
+    ("full-buffer drops %", "{buflab_full_drop_pct:.3f} / {ns3_full_drop_pct:.3f}"),
+    ("sojourn mean, ms", "{buflab_sojourn_mean_ms:.2f} / {ns3_sojourn_mean_ms:.2f}"),
+    ("sojourn p50, ms", "{buflab_sojourn_p50_ms:.2f} / {ns3_sojourn_p50_ms:.2f}"),
+    ("sojourn p99, ms", "{buflab_sojourn_p99_ms:.2f} / {ns3_sojourn_p99_ms:.2f}"),
+    ("FQ queues", "{buflab_fq_queues} / {ns3_fq_queues}"),
+)
+
+
+def shown(columns: tuple[tuple[str, ...], ...], rows: list[dict[str, Any]]) -> list[Any]:
+    """The columns for `rows`: without the queue column when every run is drop-tail (the
+    table as it was before queues were a choice)."""
+    if any(r["queue"] != "droptail" for r in rows):
+        return list(columns)
+    return [c for c in columns if c[0] != "queue"]
+
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     def table(heads: list[str], body: list[list[str]]) -> list[str]:
-        align = [":---" if h == "variant" else "---:" for h in heads]
+        align = [":---" if h in ("variant", "queue") else "---:" for h in heads]
         return [f"| {' | '.join(r)} |" for r in (heads, align, *body)]
 
-    main = table([h for h, _, _ in TABLE], [[f.format(r[k]) for _, k, f in TABLE] for r in rows])
-    diag = table(
-        [h for h, _ in DIAGNOSTICS], [[f.format(**r) for _, f in DIAGNOSTICS] for r in rows]
+    def described(columns: list[tuple[str, str]]) -> list[str]:
+        return table([h for h, _ in columns], [[f.format(**r) for _, f in columns] for r in rows])
+
+    columns = shown(TABLE, rows)
+    main = table(
+        [h for h, _, _ in columns], [[f.format(r[k]) for _, k, f in columns] for r in rows]
     )
+    diag = described(shown(DIAGNOSTICS, rows))
     r0 = rows[0]
     setting = (
         f"{r0['flows']} flows, {r0['duration_s']:g} s simulated, {r0['warmup_s']:g} s warm-up, "
         f"seed {r0['seed']}. Δ = ns-3 − buflab, in points."
     )
     notes = "Over the measured window, buflab / ns-3:"
-    return "\n".join([setting, "", *main, "", notes, "", *diag]) + "\n"
+    parts = [setting, "", *main, "", notes, "", *diag]
+    if any(r["queue"] != "droptail" for r in rows):
+        queueing = "The queue disciplines over the measured window, buflab / ns-3:"
+        parts += ["", queueing, "", *described(shown(QUEUEING, rows))]
+    return "\n".join(parts) + "\n"
 
 
 def plain(rows: list[dict[str, Any]]) -> str:
-    cells = [[h for h, _, _ in TABLE]] + [[f.format(r[k]) for _, k, f in TABLE] for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(TABLE))]
+    columns = shown(TABLE, rows)
+    cells = [[h for h, _, _ in columns]] + [[f.format(r[k]) for _, k, f in columns] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
     return "\n".join(
         "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells
     )
@@ -568,6 +889,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--buffers", help="bottleneck buffers, packets (default 10,20,50,125,250,500,1250)"
     )
     p.add_argument("--variants", help="newreno, cubic or both (default newreno,cubic)")
+    p.add_argument(
+        "--queue",
+        help="bottleneck queue disciplines: droptail, codel, fq_codel, pie, comma-separated "
+        "(default droptail)",
+    )
     p.add_argument("--flows", type=int, help="long-lived flows (default 100)")
     p.add_argument("--duration", type=float, help="simulated seconds (default 60)")
     p.add_argument("--warmup", type=float, help="seconds left out of the measurement (default 20)")
@@ -602,6 +928,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     quick = {
         "buffers": "20,250",
         "variants": "newreno,cubic",
+        "queue": ",".join(DEFAULT_QUEUES),
         "flows": 10,
         "duration": 10.0,
         "warmup": 5.0,
@@ -609,6 +936,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     full = {
         "buffers": ",".join(map(str, DEFAULT_BUFFERS)),
         "variants": ",".join(DEFAULT_VARIANTS),
+        "queue": ",".join(DEFAULT_QUEUES),
         "flows": 100,
         "duration": 60.0,
         "warmup": 20.0,
@@ -639,19 +967,26 @@ def main(argv: list[str] | None = None) -> int:
         setup_ns3(args.setup_python)
         return 0
 
-    for python, what in ((args.buflab_python, "bash scripts/setup"), (args.ns3_python, "--setup")):
-        if not Path(python).exists():
-            print(f"error: {python} not found; run {what} first", file=sys.stderr)
-            return 1
     buffers = [int(b) for b in str(args.buffers).split(",")]
     variants = [v.strip() for v in str(args.variants).split(",")]
+    queues = [q.strip() for q in str(args.queue).split(",")]
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown or any(b < 2 for b in buffers):
         print(f"error: variants are {VARIANTS}, buffers at least 2 packets", file=sys.stderr)
         return 2
+    for q in queues:
+        if q not in QUEUES:
+            expected = ", ".join(QUEUES)
+            print(f"error: --queue: unknown queue {q!r}; expected {expected}", file=sys.stderr)
+            return 2
+    for python, what in ((args.buflab_python, "bash scripts/setup"), (args.ns3_python, "--setup")):
+        if not Path(python).exists():
+            print(f"error: {python} not found; run {what} first", file=sys.stderr)
+            return 1
     specs = [
-        Spec(v, b, args.flows, args.duration, args.warmup, args.seed)
+        Spec(v, b, args.flows, args.duration, args.warmup, args.seed, q)
         for v in variants
+        for q in queues
         for b in buffers
     ]
     out = Path(args.out)
@@ -669,7 +1004,8 @@ def main(argv: list[str] | None = None) -> int:
         row = run_pair(spec, args, runs)
         print(
             f"  {spec.name}: util {row['buflab_util_pct']:.2f} / {row['ns3_util_pct']:.2f} %, "
-            f"drops {row['buflab_drop_pct']:.3f} / {row['ns3_drop_pct']:.3f} % "
+            f"drops {row['buflab_drop_pct']:.3f} / {row['ns3_drop_pct']:.3f} %, "
+            f"sojourn {row['buflab_sojourn_mean_ms']:.2f} / {row['ns3_sojourn_mean_ms']:.2f} ms "
             f"(buflab / ns-3; wall {row['buflab_wall_s']:.1f} / {row['ns3_wall_s']:.1f} s)",
             flush=True,
         )
@@ -677,7 +1013,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         rows = list(pool.map(one, specs))
-    rows.sort(key=lambda r: (VARIANTS.index(r["variant"]), r["buffer_pkts"]))
+    rows.sort(
+        key=lambda r: (VARIANTS.index(r["variant"]), QUEUES.index(r["queue"]), r["buffer_pkts"])
+    )
 
     with open(out / "crosscheck.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
