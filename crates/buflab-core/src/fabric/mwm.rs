@@ -216,9 +216,10 @@ impl Mwm {
         }
     }
 
-    /// The longest VOQ of `view`, L, and the bound on every key of a call on it (see [`Key`]).
+    /// A bound L on the longest VOQ of `view` (see [`VoqView::longest_bound`]: any L at least
+    /// the longest keeps the bounds of [`Key`]), and the bound on every key of a call on it.
     fn key_bound(&self, view: &VoqView) -> (u64, u128) {
-        let longest = view.longest() as u64;
+        let longest = view.longest_bound() as u64;
         (longest, ((2 * self.n as u128 + 3) * longest as u128 + 1) << self.bits)
     }
 
