@@ -8,7 +8,8 @@
 //! and its tie rule; must not know packets or time (it sees VOQ counts only).
 //!
 //! Exact, by the Hungarian (Kuhn–Munkres) algorithm with potentials, O(N³) per matching: about
-//! 33k inner steps at N = 32. Weights are integers (cells), so the optimum is exact.
+//! 33k inner steps at N = 32 at worst (about 175 steps of 32 columns each in the S4 32-port
+//! runs). Weights are integers (cells), so the optimum is exact.
 //!
 //! Ties: when several matchings reach the maximum weight, which one is returned is a fixed
 //! function of the occupancies and of the call count. The algorithm takes its rows (inputs) in
@@ -25,56 +26,173 @@
 
 use super::{Matching, Scheduler, VoqView};
 
-/// Larger than any reduced cost: weights are below 2³² and the potentials stay within
-/// N · 2³², below 2⁶¹ for any N < 2²⁹.
-const INF: i64 = i64::MAX / 4;
+/// Largest N: a column index then takes at most 12 bits of a key (see [`Key`]).
+const MAX_N: usize = 1 << 12;
 
-/// Workspace of the Hungarian algorithm, allocated once for N (1-based, index 0 is the
-/// algorithm's virtual row/column).
+/// The integer type of one call's keys, costs and potentials.
+///
+/// A column's slack is kept as a *key*, `(slack + bias)·2^b + c` with c the column (0-based)
+/// and b the bits of N − 1, so that the smallest key is the smallest slack and, of equal
+/// slacks, the first column: the textbook's choice in one minimum. The bounds: with L the
+/// longest VOQ of the call, the costs −len lie in [−L, 0]; within one row's search the
+/// running shift stays in [−L, 0] (its first step can be negative, each later one adds a
+/// non-negative reduced cost, and it never passes the slack of a free column, whose potential
+/// is still 0); so a row moves each potential by at most L, and u ∈ [−L, N·L], v ∈ [−N·L, 0];
+/// a slack, cost − u − v + shift, lies in [−(N + 2)·L, (N + 1)·L]. With bias (N + 2)·L every
+/// key, and every partial sum forming one, lies in [0, ((2N + 3)·L + 1)·2^b). `i32` is used
+/// when that is below 2³¹ (eight columns per AVX2 instruction); else `i64`, which holds it for
+/// every VOQ length below 2³² at N ≤ [`MAX_N`].
+trait Key:
+    Copy
+    + Ord
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    /// A slack not yet set: above every key.
+    const OPEN: Self;
+    /// A column in the tree: below every key as a signed number (so no slack replaces it),
+    /// above every key as an unsigned one (so the minimum never picks it).
+    const CLOSED: Self;
+    const ZERO: Self;
+    /// Bound (inclusive) on the keys this type holds: [`Key::OPEN`].
+    const LIMIT: u128;
+    /// The same bits as an unsigned number.
+    type Unsigned: Copy + Ord;
+    fn unsigned(self) -> Self::Unsigned;
+    fn signed(u: Self::Unsigned) -> Self;
+    fn of(x: u64) -> Self;
+    /// The column of a key (the low `bits` bits) and its slack plus the bias.
+    fn split(self, bits: u32) -> (usize, Self);
+    /// This type's arrays, of the two an [`Mwm`] holds.
+    fn workspace<'a>(narrow: &'a mut Workspace<i32>, wide: &'a mut Workspace<i64>)
+        -> &'a mut Workspace<Self>;
+}
+
+impl Key for i32 {
+    const OPEN: i32 = i32::MAX;
+    const CLOSED: i32 = i32::MIN;
+    const ZERO: i32 = 0;
+    const LIMIT: u128 = i32::MAX as u128;
+    type Unsigned = u32;
+    #[inline(always)]
+    fn unsigned(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn signed(u: u32) -> i32 {
+        u as i32
+    }
+    #[inline(always)]
+    fn of(x: u64) -> i32 {
+        x as i32
+    }
+    #[inline(always)]
+    fn split(self, bits: u32) -> (usize, i32) {
+        ((self & ((1 << bits) - 1)) as usize, self >> bits)
+    }
+    fn workspace<'a>(narrow: &'a mut Workspace<i32>, _: &'a mut Workspace<i64>) -> &'a mut Workspace<i32> {
+        narrow
+    }
+}
+
+impl Key for i64 {
+    const OPEN: i64 = i64::MAX;
+    const CLOSED: i64 = i64::MIN;
+    const ZERO: i64 = 0;
+    const LIMIT: u128 = i64::MAX as u128;
+    type Unsigned = u64;
+    #[inline(always)]
+    fn unsigned(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn signed(u: u64) -> i64 {
+        u as i64
+    }
+    #[inline(always)]
+    fn of(x: u64) -> i64 {
+        x as i64
+    }
+    #[inline(always)]
+    fn split(self, bits: u32) -> (usize, i64) {
+        ((self & ((1 << bits) - 1)) as usize, self >> bits)
+    }
+    fn workspace<'a>(_: &'a mut Workspace<i32>, wide: &'a mut Workspace<i64>) -> &'a mut Workspace<i64> {
+        wide
+    }
+}
+
+/// The Hungarian algorithm's arrays of one key type, allocated once for N.
+#[derive(Clone, Debug)]
+struct Workspace<T> {
+    /// Row potentials (1-based; index 0 unused).
+    u: Vec<T>,
+    /// Column potentials as `v·2^b − c` (0-based), so that a key is `cost·2^b − vkey + offset`.
+    vkey: Vec<T>,
+    /// Each column's slack key (0-based), [`Key::CLOSED`] once the column is in the tree.
+    key: Vec<T>,
+    /// The running sum of the tree steps' deltas when each column joined (1-based, index 0
+    /// the virtual column; see `solve`).
+    shift_at_join: Vec<T>,
+    /// This call's costs times 2^b, row-major over (row, column), 0-based.
+    cost: Vec<T>,
+}
+
+impl<T: Key> Workspace<T> {
+    fn new(n: usize) -> Workspace<T> {
+        Workspace {
+            u: vec![T::ZERO; n + 1],
+            vkey: vec![T::ZERO; n],
+            key: vec![T::OPEN; n],
+            shift_at_join: vec![T::ZERO; n + 1],
+            cost: vec![T::ZERO; n * n],
+        }
+    }
+}
+
+/// Workspace of the Hungarian algorithm, allocated once for N.
 #[derive(Clone, Debug)]
 pub struct Mwm {
     n: usize,
-    /// Row and column potentials.
-    u: Vec<i64>,
-    v: Vec<i64>,
-    /// `p[c]`: row assigned to column c (0 = none).
+    /// Bits of the largest column index, N − 1.
+    bits: u32,
+    /// `p[c]`: row assigned to column c (1-based, 0 = none; index 0 is the virtual column).
     p: Vec<usize>,
-    /// Augmenting path back-pointers and slack per column.
-    way: Vec<usize>,
-    minv: Vec<i64>,
-    /// The columns outside this row's alternating tree, in ascending order (so that the scan
-    /// keeps the first of equal minima, as the textbook's scan over all columns does).
-    outside: Vec<usize>,
-    /// The columns of this row's alternating tree, in the order they joined it, and the
-    /// running sum of the tree steps' deltas when each joined (see `assign`).
+    /// Augmenting path back-pointers per column (1-based).
+    way: Vec<u32>,
+    /// The columns of this row's alternating tree, in the order they joined it.
     tree: Vec<usize>,
-    shift_at_join: Vec<i64>,
-    /// This call's costs, row-major over (row, column): filled once per call so that the
-    /// O(N³) inner loop reads a flat array instead of relabelling per step.
-    cost: Vec<i64>,
+    narrow: Workspace<i32>,
+    wide: Workspace<i64>,
     /// This call's labels: the input of each row and the output of each column (0-based).
     input_of_row: Vec<usize>,
     output_of_col: Vec<usize>,
     /// Call count mod 4N²: the tie-breaking relabelling (see `labels`).
     rot: usize,
+    /// Whether this CPU has AVX2, for `solve`'s pass (eight `i32` columns per instruction;
+    /// the portable build has SSE2's four, and no packed minimum). The same integers either way.
+    #[cfg(target_arch = "x86_64")]
+    avx2: bool,
 }
 
 impl Mwm {
     pub fn new(n: usize) -> Mwm {
+        assert!((1..=MAX_N).contains(&n), "MWM takes 1 to {MAX_N} ports, not {n}");
         Mwm {
             n,
-            u: vec![0; n + 1],
-            v: vec![0; n + 1],
+            bits: usize::BITS - (n - 1).leading_zeros(),
             p: vec![0; n + 1],
             way: vec![0; n + 1],
-            minv: vec![0; n + 1],
-            outside: Vec::with_capacity(n),
             tree: Vec::with_capacity(n + 1),
-            shift_at_join: vec![0; n + 1],
-            cost: vec![0; n * n],
+            narrow: Workspace::new(n),
+            wide: Workspace::new(n),
             input_of_row: vec![0; n],
             output_of_col: vec![0; n],
             rot: 0,
+            #[cfg(target_arch = "x86_64")]
+            avx2: std::arch::is_x86_feature_detected!("avx2"),
         }
     }
 
@@ -98,83 +216,149 @@ impl Mwm {
         }
     }
 
+    /// A bound L on the longest VOQ of `view` (see [`VoqView::longest_bound`]: any L at least
+    /// the longest keeps the bounds of [`Key`]), and the bound on every key of a call on it.
+    fn key_bound(&self, view: &VoqView) -> (u64, u128) {
+        let longest = view.longest_bound() as u64;
+        (longest, ((2 * self.n as u128 + 3) * longest as u128 + 1) << self.bits)
+    }
+
     /// Minimum-cost assignment with cost(r, c) = −len(input of row r, output of column c);
-    /// leaves `p` filled (1-based: `p[c]` is the row assigned to column c).
+    /// leaves `p` filled (1-based: `p[c]` is the row assigned to column c). In `i32` keys when
+    /// the longest VOQ allows it (see [`Key`]), else in `i64`: the same integers either way.
     fn assign(&mut self, view: &VoqView) {
-        let n = self.n;
         self.labels();
+        if self.key_bound(view).1 <= <i32 as Key>::LIMIT {
+            self.assign_in::<i32>(view);
+        } else {
+            self.assign_in::<i64>(view);
+        }
+    }
+
+    fn assign_in<T: Key>(&mut self, view: &VoqView) {
+        let (n, bits) = (self.n, self.bits);
+        let (longest, bound) = self.key_bound(view);
+        debug_assert!(bound <= T::LIMIT, "keys up to {bound} in {}", std::any::type_name::<T>());
+        let bias = T::of((n as u64 + 2) * longest);
+        let scale = T::of(1 << bits);
+        let ws = T::workspace(&mut self.narrow, &mut self.wide);
         for r in 0..n {
             let row = view.row(self.input_of_row[r]);
-            for c in 0..n {
-                self.cost[r * n + c] = -(row[self.output_of_col[c]] as i64);
+            for (cost, &out) in ws.cost[r * n..(r + 1) * n].iter_mut().zip(&self.output_of_col) {
+                *cost = -T::of(row[out] as u64) * scale;
             }
         }
-        // Slices of the exact length n + 1, so that the compiler drops the bounds checks of
-        // the O(N³) loop below (which dominates a switch run).
-        let Mwm { u, v, p, way, minv, outside, tree, shift_at_join, cost, .. } = self;
-        let (u, v, p, way) = (&mut u[..=n], &mut v[..=n], &mut p[..=n], &mut way[..=n]);
-        let (minv, shift_at_join) = (&mut minv[..=n], &mut shift_at_join[..=n]);
-        u.fill(0);
-        v.fill(0);
-        p.fill(0);
-        way.fill(0);
-        for row in 1..=n {
-            p[0] = row;
-            let mut c0 = 0;
-            minv.fill(INF);
-            outside.clear();
-            outside.extend(1..=n);
-            tree.clear();
-            // Grow an alternating tree from `row` until it reaches a free column. Each step of
-            // the textbook algorithm ends by adding its delta to u (and subtracting it from v)
-            // over the tree and subtracting it from every other column's slack. Here the steps'
-            // deltas are summed in `shift` instead: the slacks are kept as `minv + shift` (all
-            // shifted alike, so every comparison and every first-of-equal-minima choice is the
-            // textbook one) and each tree column's potentials get the deltas since it joined
-            // once, when the tree is done. Same integers, and one loop per step over only the
-            // columns outside the tree, where the textbook has two over all of them.
-            let mut shift = 0;
-            loop {
-                tree.push(c0);
-                shift_at_join[c0] = shift;
-                let r0 = p[c0];
-                let (u0, costs) = (u[r0], &cost[(r0 - 1) * n..r0 * n]);
-                let mut lowest = INF;
-                let mut k1 = 0;
-                for (k, &c) in outside.iter().enumerate() {
-                    let cur = costs[c - 1] - u0 - v[c] + shift;
-                    if cur < minv[c] {
-                        minv[c] = cur;
-                        way[c] = c0;
-                    }
-                    if minv[c] < lowest {
-                        lowest = minv[c];
-                        k1 = k;
-                    }
-                }
-                // This step's delta is lowest − shift; the running sum becomes lowest.
-                shift = lowest;
-                c0 = outside.remove(k1);
-                if p[c0] == 0 {
-                    break;
-                }
+        let (p, way, tree) = (&mut self.p, &mut self.way, &mut self.tree);
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: this CPU has AVX2 (checked when the workspace was built).
+            return unsafe { solve_avx2(n, bits, bias, ws, p, way, tree) };
+        }
+        solve(n, bits, bias, ws, p, way, tree);
+    }
+}
+
+/// The Hungarian algorithm (Kuhn–Munkres with potentials, rows added one at a time) on
+/// `ws.cost`; leaves `p` filled. The textbook's steps and ties exactly (the tests check it
+/// against the textbook form), computed so that each step of the O(N³) part is one pass over
+/// flat arrays that the compiler vectorises:
+/// - the textbook's step ends by adding its delta to the potentials of the tree and
+///   subtracting it from every other column's slack; here the deltas are summed in `shift`
+///   instead: the slacks are kept as `slack + shift` (all shifted alike, so every comparison
+///   and every first-of-equal-minima choice is the textbook one) and each tree column's
+///   potentials get the deltas since it joined once, when the row is done;
+/// - slacks are keys (see [`Key`]): the smallest key is the textbook's choice, the lowest
+///   slack and the first column holding it, so one minimum replaces the scan for it;
+/// - the columns in the tree hold [`Key::CLOSED`], which no slack replaces and the (unsigned)
+///   minimum never picks, so the pass runs over every column with no list of the others.
+#[inline(always)]
+fn solve<T: Key>(
+    n: usize,
+    bits: u32,
+    bias: T,
+    ws: &mut Workspace<T>,
+    p: &mut [usize],
+    way: &mut [u32],
+    tree: &mut Vec<usize>,
+) {
+    let Workspace { u, vkey, key, shift_at_join, cost } = ws;
+    // Slices of the exact lengths, so that the compiler drops the bounds checks.
+    let (u, p, way, shift_at_join) = (&mut u[..=n], &mut p[..=n], &mut way[..=n], &mut shift_at_join[..=n]);
+    let (vkey, key) = (&mut vkey[..n], &mut key[..n]);
+    let scale = T::of(1 << bits);
+    u.fill(T::ZERO);
+    for (c, vk) in vkey.iter_mut().enumerate() {
+        *vk = -T::of(c as u64);
+    }
+    p.fill(0);
+    way.fill(0);
+    for row in 1..=n {
+        p[0] = row;
+        let mut c0 = 0;
+        key.fill(T::OPEN);
+        tree.clear();
+        let mut shift = T::ZERO;
+        loop {
+            tree.push(c0);
+            shift_at_join[c0] = shift;
+            let r0 = p[c0];
+            let costs = &cost[(r0 - 1) * n..r0 * n];
+            // Every column's key of cost − u[r0] − v[c] + shift (the tree's cannot change).
+            let offset = (shift - u[r0] + bias) * scale;
+            let step = c0 as u32;
+            let mut lowest = T::OPEN.unsigned();
+            for (((k, w), &c), &vk) in key.iter_mut().zip(way[1..].iter_mut()).zip(costs).zip(vkey.iter()) {
+                let cand = c - vk + offset;
+                // Branch-free (a mask, not a conditional store), so that it vectorises.
+                let better = (cand < *k) as u32;
+                *w = (*w & better.wrapping_sub(1)) | (step & better.wrapping_neg());
+                *k = (*k).min(cand);
+                lowest = lowest.min(k.unsigned());
             }
-            for &c in tree.iter() {
-                let gained = shift - shift_at_join[c];
-                u[p[c]] += gained;
-                v[c] -= gained;
+            let (k, slack) = T::signed(lowest).split(bits);
+            // This step's delta is the new slack − shift; the running sum becomes the slack.
+            shift = slack - bias;
+            c0 = k + 1;
+            if p[c0] == 0 {
+                break;
             }
-            // Flip the augmenting path.
-            loop {
-                let c1 = way[c0];
-                p[c0] = p[c1];
-                c0 = c1;
-                if c0 == 0 {
-                    break;
-                }
+            key[k] = T::CLOSED;
+        }
+        for &c in tree.iter() {
+            let gained = shift - shift_at_join[c];
+            u[p[c]] = u[p[c]] + gained;
+            if c > 0 {
+                vkey[c - 1] = vkey[c - 1] - gained * scale;
+            }
+        }
+        // Flip the augmenting path.
+        loop {
+            let c1 = way[c0] as usize;
+            p[c0] = p[c1];
+            c0 = c1;
+            if c0 == 0 {
+                break;
             }
         }
     }
+}
+
+/// [`solve`] compiled for AVX2.
+///
+/// # Safety
+/// Only on a CPU with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn solve_avx2<T: Key>(
+    n: usize,
+    bits: u32,
+    bias: T,
+    ws: &mut Workspace<T>,
+    p: &mut [usize],
+    way: &mut [u32],
+    tree: &mut Vec<usize>,
+) {
+    solve(n, bits, bias, ws, p, way, tree)
 }
 
 impl Scheduler for Mwm {
@@ -304,6 +488,7 @@ mod tests {
     /// The textbook Hungarian algorithm (e-maxx's O(n³) form, both potential updates every
     /// step) on a row-major cost matrix: the column assigned to each row, 0-based.
     fn textbook_assignment(n: usize, cost: &[i64]) -> Vec<usize> {
+        const INF: i64 = i64::MAX / 4;
         let (mut u, mut v, mut p, mut way) = (vec![0; n + 1], vec![0; n + 1], vec![0; n + 1], vec![0; n + 1]);
         for row in 1..=n {
             p[0] = row;
@@ -355,29 +540,84 @@ mod tests {
         col_of_row
     }
 
+    /// A view with the given row-major occupancies times `scale`, set directly (pushing
+    /// 2²⁸ cells one by one would take too long).
+    fn view_of(n: usize, lens: &[u32], scale: u32) -> VoqView {
+        let mut view = VoqView::new(n);
+        for (len, &l) in view.len.iter_mut().zip(lens) {
+            *len = l * scale;
+        }
+        view
+    }
+
+    /// One call of `assign` at the current rotation against the textbook algorithm on the
+    /// same labelled costs: in the key width `assign` picks, in `i64` keys, and without AVX2;
+    /// then moves the rotation on.
+    fn check_call(s: &mut Mwm, view: &VoqView) -> Result<(), TestCaseError> {
+        let n = s.n;
+        let assignment = |s: &Mwm| {
+            let mut col_of_row = vec![0; n];
+            for c in 1..=n {
+                col_of_row[s.p[c] - 1] = c - 1;
+            }
+            col_of_row
+        };
+        s.assign(view);
+        let cost: Vec<i64> =
+            (0..n * n).map(|k| -(view.len(s.input_of_row[k / n], s.output_of_col[k % n]) as i64)).collect();
+        let expected = textbook_assignment(n, &cost);
+        prop_assert_eq!(assignment(s), expected.clone());
+        s.assign_in::<i64>(view);
+        prop_assert_eq!(assignment(s), expected.clone());
+        // The portable build of the pass, where this CPU would take the AVX2 one.
+        #[cfg(target_arch = "x86_64")]
+        {
+            s.avx2 = false;
+            s.assign(view);
+            s.avx2 = std::arch::is_x86_feature_detected!("avx2");
+            prop_assert_eq!(assignment(s), expected);
+        }
+        s.rot = (s.rot + 1) % (4 * n * n);
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
-        /// The lazy potential updates of `assign` change no step of the textbook algorithm:
-        /// the same assignment, ties included, for every matrix and tie rotation. (The switch
-        /// results of the recipes were measured with the textbook form.)
+        /// `assign`'s lazy potentials, keys and `i32` arithmetic change no step of the
+        /// textbook algorithm: the same assignment, ties included, for every matrix and tie
+        /// rotation, in either width. (The switch results of the recipes were measured with
+        /// the textbook form.) Small weights, many ties; `scale` multiplies them up to where
+        /// `assign` must take `i64` (2²⁸ · 5 · 26 > 2³⁰ at N = 12).
         #[test]
         fn assignment_equals_the_textbook_algorithm(
             n in 1usize..=12,
             lens in proptest::collection::vec((0u32..12).prop_map(|x| x.saturating_sub(6)), 144),
             calls in 1usize..=8,
+            scale in prop_oneof![Just(1u32), Just(1 << 28)],
         ) {
-            let view = VoqView::from_lens(n, &lens[..n * n]);
+            let view = view_of(n, &lens[..n * n], scale);
             let mut s = Mwm::new(n);
             for _ in 0..calls {
-                s.assign(&view);
-                let expected = textbook_assignment(n, &s.cost);
-                let mut got = vec![0; n];
-                for c in 1..=n {
-                    got[s.p[c] - 1] = c - 1;
-                }
-                prop_assert_eq!(got, expected);
-                s.rot = (s.rot + 1) % (4 * n * n);
+                check_call(&mut s, &view)?;
+            }
+        }
+
+        /// The same at the switch sizes of recipe S4 and up to the largest switch (64 ports),
+        /// with the VOQs of at most one cell that its 1-packet VOQs give (ties everywhere),
+        /// and from a random point of the tie rotation.
+        #[test]
+        fn large_switches_assign_as_the_textbook_algorithm(
+            n in prop_oneof![Just(16usize), Just(32), 1usize..=64],
+            lens in proptest::collection::vec((0u32..5).prop_map(|x| x.saturating_sub(3)), 64 * 64),
+            rot in 0usize..4 * 64 * 64,
+            calls in 1usize..=3,
+        ) {
+            let view = view_of(n, &lens[..n * n], 1);
+            let mut s = Mwm::new(n);
+            s.rot = rot % (4 * n * n);
+            for _ in 0..calls {
+                check_call(&mut s, &view)?;
             }
         }
 

@@ -1,0 +1,68 @@
+//! The switch benchmark: the CIOQ router of recipes `s2_voq` and `s4_voq` (thesis chapter 3),
+//! timed end to end.
+//!
+//! Scenario: an N×N switch (`--ports`, default 8) of 2.5 Gb/s ports, uniform load, speedup 1,
+//! VOQs of `--voq` packets (default 3), 100-packet outputs, scheduled by `--scheduler` (`mwm`,
+//! the default, or `islip`); Reno with W_max = 64 segments of 1000 B behind 25 Mb/s access
+//! links (M = 100), eq. 3.1's flows per output (489), RTT uniform in 75–125 ms, flows started
+//! over the first second; `--seconds` simulated (default 5), no warm-up. The S4 32-port point is
+//! `--ports 32 --voq 1` (the recipe runs 90 s of it). Prints the utilization, the switch's
+//! departures (packets sent by its output lines), events, wall time and departures per wall
+//! second.
+//!
+//! Run: `cargo bench -p buflab-core --bench switch` (add `-- --ports N --voq B --seconds S
+//! --scheduler NAME --repeat R`), or through `scripts/bench --bench switch`. The scenario runs R
+//! times (default 5); the best and the median are reported, as the dumbbell benchmark does.
+
+use buflab_core::scenario::Scenario;
+
+mod common;
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} takes a number, got {v}")))
+        .unwrap_or(default)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let ports: u32 = arg(&args, "--ports", 8);
+    let voq: u32 = arg(&args, "--voq", 3);
+    let seconds: String = arg(&args, "--seconds", "5".to_string());
+    let repeat: usize = arg(&args, "--repeat", 5usize).max(1);
+    let scheduler: String = arg(&args, "--scheduler", "mwm".to_string());
+    let v = serde_json::json!({
+        "name": "bench-switch",
+        "seed": 1,
+        "duration": format!("{seconds}s"),
+        "network": {
+            "topology": "switch",
+            "access": { "rate": "25Mbps" },
+            "rtt": "75ms..125ms",
+            "switch": {
+                "ports": ports, "rate": "2.5Gbps", "scheduler": scheduler, "speedup": 1,
+                "voq_buffer": voq, "output_buffer": 100, "load": "uniform",
+            },
+        },
+        "traffic": [ {
+            "kind": "long_lived", "tcp": "reno", "packet": "1000B", "max_window": "61440B",
+            "flows_per_output": "eq3.1", "start": "0s..1s",
+        } ],
+    });
+    let scenario =
+        Scenario::from_value(&v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"));
+    let (mut net, best, median) = common::timed_runs(&scenario, repeat);
+    let r = buflab_core::result::collect(&scenario, &mut net);
+    let s = &r.summary;
+    println!("scenario: {ports}x{ports} switch, {scheduler}, speedup 1, 2.5Gbps ports, {voq}pkt VOQs, uniform load, Reno, 25Mbps access, RTT 75-125ms, 1000B, {seconds}s simulated");
+    println!("utilization            {:.4}", s.utilization);
+    println!("switch departures      {}", s.departures);
+    println!("events                 {}", s.events);
+    println!("runs                   {repeat}");
+    println!("wall seconds           best {best:.3}, median {median:.3}");
+    let per = |n: u64| format!("best {:.0}, median {:.0}", n as f64 / best, n as f64 / median);
+    println!("departures per second  {}", per(s.departures));
+    println!("events per second      {}", per(s.events));
+}
