@@ -22,13 +22,7 @@ use buflab_core::scenario::Scenario;
 
 mod common;
 
-fn arg(args: &[String], name: &str, default: u64) -> u64 {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} takes a whole number, got {v}")))
-        .unwrap_or(default)
-}
+use common::arg;
 
 /// Peak resident memory of this process, from /proc (Linux); None elsewhere.
 fn peak_rss_mib() -> Option<f64> {
@@ -60,11 +54,11 @@ fn bump(args: &[String]) -> Option<serde_json::Value> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let tcp = text_arg(&args, "--tcp").unwrap_or("newreno");
-    let flows = arg(&args, "--flows", 1000);
-    let seconds = arg(&args, "--seconds", 20);
-    let repeat = arg(&args, "--repeat", 5).max(1);
+    let flows: u64 = arg(&args, "--flows", 1000);
+    let seconds: u64 = arg(&args, "--seconds", 20);
+    let repeat: u64 = arg(&args, "--repeat", 5).max(1);
     let bump = bump(&args);
-    let buffer = arg(&args, "--buffer", 100);
+    let buffer: u64 = arg(&args, "--buffer", 100);
     let queue = text_arg(&args, "--queue").unwrap_or("droptail");
     let mut v = serde_json::json!({
         "name": "bench-dumbbell",

@@ -17,13 +17,7 @@ use buflab_core::scenario::Scenario;
 
 mod common;
 
-fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} takes a number, got {v}")))
-        .unwrap_or(default)
-}
+use common::arg;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

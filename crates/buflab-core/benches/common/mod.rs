@@ -6,6 +6,16 @@ use std::time::Instant;
 use buflab_core::scenario::Scenario;
 use buflab_core::topology::Network;
 
+/// The value after `name` on the command line (`--ports 32`), parsed as `T`; `default`
+/// without it. A value that does not parse stops the benchmark with a message.
+pub fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} takes a number, got {v}")))
+        .unwrap_or(default)
+}
+
 /// Runs `scenario` `repeat` times (at least once); returns the last run's network and the
 /// best and median wall seconds.
 pub fn timed_runs(scenario: &Scenario, repeat: usize) -> (Network, f64, f64) {

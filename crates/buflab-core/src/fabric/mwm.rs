@@ -70,59 +70,44 @@ trait Key:
         -> &'a mut Workspace<Self>;
 }
 
-impl Key for i32 {
-    const OPEN: i32 = i32::MAX;
-    const CLOSED: i32 = i32::MIN;
-    const ZERO: i32 = 0;
-    const LIMIT: u128 = i32::MAX as u128;
-    type Unsigned = u32;
-    #[inline(always)]
-    fn unsigned(self) -> u32 {
-        self as u32
-    }
-    #[inline(always)]
-    fn signed(u: u32) -> i32 {
-        u as i32
-    }
-    #[inline(always)]
-    fn of(x: u64) -> i32 {
-        x as i32
-    }
-    #[inline(always)]
-    fn split(self, bits: u32) -> (usize, i32) {
-        ((self & ((1 << bits) - 1)) as usize, self >> bits)
-    }
-    fn workspace<'a>(narrow: &'a mut Workspace<i32>, _: &'a mut Workspace<i64>) -> &'a mut Workspace<i32> {
-        narrow
-    }
+/// `Key` for a signed integer `$t` of unsigned twin `$u`; `$pick` chooses its workspace of
+/// the two, 0 the narrow and 1 the wide. The two widths differ only in these names.
+macro_rules! key_impl {
+    ($t:ty, $u:ty, $pick:tt) => {
+        impl Key for $t {
+            const OPEN: $t = <$t>::MAX;
+            const CLOSED: $t = <$t>::MIN;
+            const ZERO: $t = 0;
+            const LIMIT: u128 = <$t>::MAX as u128;
+            type Unsigned = $u;
+            #[inline(always)]
+            fn unsigned(self) -> $u {
+                self as $u
+            }
+            #[inline(always)]
+            fn signed(u: $u) -> $t {
+                u as $t
+            }
+            #[inline(always)]
+            fn of(x: u64) -> $t {
+                x as $t
+            }
+            #[inline(always)]
+            fn split(self, bits: u32) -> (usize, $t) {
+                ((self & ((1 << bits) - 1)) as usize, self >> bits)
+            }
+            fn workspace<'a>(
+                narrow: &'a mut Workspace<i32>,
+                wide: &'a mut Workspace<i64>,
+            ) -> &'a mut Workspace<$t> {
+                (narrow, wide).$pick
+            }
+        }
+    };
 }
 
-impl Key for i64 {
-    const OPEN: i64 = i64::MAX;
-    const CLOSED: i64 = i64::MIN;
-    const ZERO: i64 = 0;
-    const LIMIT: u128 = i64::MAX as u128;
-    type Unsigned = u64;
-    #[inline(always)]
-    fn unsigned(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn signed(u: u64) -> i64 {
-        u as i64
-    }
-    #[inline(always)]
-    fn of(x: u64) -> i64 {
-        x as i64
-    }
-    #[inline(always)]
-    fn split(self, bits: u32) -> (usize, i64) {
-        ((self & ((1 << bits) - 1)) as usize, self >> bits)
-    }
-    fn workspace<'a>(_: &'a mut Workspace<i32>, wide: &'a mut Workspace<i64>) -> &'a mut Workspace<i64> {
-        wide
-    }
-}
+key_impl!(i32, u32, 0);
+key_impl!(i64, u64, 1);
 
 /// The Hungarian algorithm's arrays of one key type, allocated once for N.
 #[derive(Clone, Debug)]
