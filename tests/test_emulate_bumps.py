@@ -114,15 +114,22 @@ def test_a_paced_flow_and_counting_virtual_queues_on_real_tcp(tmp_path: Path) ->
     log = pd.read_parquet(tmp_path / "events.parquet")
     arriving = log[log["event"].isin(["enqueue", "drop"])]
     # Data frames only (the vqueues and the pacer let header-only frames pass beside them).
-    data = arriving[arriving["size"] > 100]
+    # Header-only frames here are 66 B (ACK, FIN) or 74 B (the SYN and its options); a data
+    # frame is larger, however little it carries (a short segment counts: the vqueue sees it).
+    data = arriving[arriving["size"] > 74]
     times, sizes = data["time_ps"].astype("int64").tolist(), data["size"].astype("int64").tolist()
     full = [
         times[k + 1] - times[k] for k in range(len(times) - 1) if sizes[k] == sizes[k + 1] == FRAME
     ]
     assert len(full) > 1000 and min(full) >= INTERVAL_PS, min(full)
 
+    # Every frame that reached the bottleneck in the window passed the fast monitor in it
+    # (no transit between them: a bump at the bottleneck is unbounded) as data, which its
+    # virtual queue saw, or as a control frame, which it let by (the datapath's own test of
+    # a TCP payload decides which; the log only has sizes).
     start_ps = round(s["window_start_s"] * 1e12)
-    assert fast["vq_arrivals"] == sum(t >= start_ps for t in times)
+    in_window = int((arriving["time_ps"] >= start_ps).sum())
+    assert fast["vq_arrivals"] + fast["control"] == in_window, (fast, in_window)
     assert fast["vq_overflows"] == 0
     replayed = leaky_bucket_overflows(times, sizes, 40_000_000, 2 * FRAME, start_ps)
     assert slow["vq_overflows"] > 100 and slow["vq_overflows"] == replayed, (slow, replayed)
