@@ -242,9 +242,11 @@ def read_tiny_bump(view: SweepView) -> str:
     verdict = (
         f"The bumps raise utilization at {packets[tiny]:,.0f} packets by "
         + " and ".join(f"{100 * g:.0f}" for g in gains)
-        + " points over unpaced TCP, within "
-        + " and ".join(f"{100 * abs(d):.0f}" for d in versus_host)
-        + " points of host pacing: pacing in the network, next to unmodified hosts, buys the "
+        + " points over unpaced TCP, and end "
+        + " and ".join(
+            f"{100 * abs(d):.0f} points {'above' if d >= 0 else 'below'}" for d in versus_host
+        )
+        + " host pacing: pacing in the network, next to unmodified hosts, buys the "
         + "small buffers that pacing in the hosts does"
         if all(g > 0 for g in gains)
         else "The bumps do not raise utilization at tiny buffers over unpaced TCP"
