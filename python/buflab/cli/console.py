@@ -343,6 +343,33 @@ def transfers_table(bins: pd.DataFrame, title: str = "transfers by file size") -
     return table
 
 
+def transfers_compared_table(bins: pd.DataFrame, title: str) -> Table:
+    """A point's rows of `buflab.experiments.compare.transfers_compared`: each size bin's
+    transfers simulated / on Linux; – where none completed."""
+
+    def pair(row: Any, name: str, formatter: Callable[[float], str]) -> str:
+        shown = [getattr(row, f"{side}_{name}") for side in ("sim", "real")]
+        return " / ".join(formatter(v) if math.isfinite(v) else "–" for v in shown)
+
+    table = _table(
+        title,
+        "simulated / Linux, over the transfers each run started after its warm-up; FCT: "
+        "flow completion time; throughput: mean of bytes·8/FCT over the completed ones",
+        ["size", "started", "done", "FCT p50", "FCT mean", "throughput"],
+    )
+    count = "{:,.0f}".format
+    for row in bins.itertuples(index=False):
+        table.add_row(
+            row.bin,
+            pair(row, "transfers", count),
+            pair(row, "completed", count),
+            pair(row, "fct_p50_s", format_time),
+            pair(row, "fct_mean_s", format_time),
+            pair(row, "throughput_mean_bps", format_rate),
+        )
+    return table
+
+
 def rebuild_table(checks: list[tuple[str, float, float]], title: str) -> Table:
     """The queue rebuilt from its event log beside the run's own summary."""
     table = _table(

@@ -164,7 +164,8 @@ def emulate(
     callback=check_out_dir,
     type=click.Path(path_type=Path),
     help="Write compare.csv and compare.png/svg here, and per point compare_pointK.png/svg: "
-    "the two runs' utilization and queue over time and their flows' goodputs.",
+    "the two runs' utilization and queue over time and their flows' goodputs; with finite "
+    "transfers, compare_transfers.csv (each point's size bins both ways).",
 )
 def compare(
     file: str, varies: tuple[str, ...], overrides: tuple[str, ...], out: Path | None
@@ -172,13 +173,22 @@ def compare(
     """Run the scenario in FILE in the simulator and on real Linux TCP (`buflab emulate`),
     same seed and so the same flows, and print their summary figures side by side: for each
     point of the --vary values, utilization, drop rate, mean queue and Jain's fairness, each
-    way and the difference. Needs root; each point takes the scenario's duration in real time."""
+    way and the difference; with finite transfers (closed-loop users, downloads), also the
+    offered load `buflab load` estimates beside the load each way carried, and completion
+    times by file size both ways. Needs root; each point takes the scenario's duration in
+    real time."""
     # start-up time: pandas, matplotlib and the emulator only when the command runs
     from buflab import __version__
-    from buflab.cli.console import progress_bar
+    from buflab.cli.console import progress_bar, transfers_compared_table
     from buflab.engine.emulation.testbed import require_privileges
     from buflab.engine.runner import load_scenario
-    from buflab.experiments.compare import FIGURES, store_compared, write_compare
+    from buflab.experiments.compare import (
+        FIGURES,
+        loads_compared,
+        store_compared,
+        transfers_compared,
+        write_compare,
+    )
     from buflab.experiments.compare import compare as run_compare
     from buflab.experiments.sweep import Plan, Vary
     from buflab.plots import Setting, footer_text
@@ -188,7 +198,7 @@ def compare(
     dims = [Vary.parse(text) for text in varies]
     kept: list = []
     with progress_bar(f"{Path(file).stem}: sim and real") as progress:
-        frame = run_compare(tree, dims, progress, keep=kept if out is not None else None)
+        frame = run_compare(tree, dims, progress, keep=kept)
     title = f"{tree.get('name', Path(file).stem)}: simulated vs Linux TCP"
     table = Table(title=title)
     for v in dims:
@@ -206,6 +216,21 @@ def compare(
             cells.append(f"{fmt(row[f'sim_{name}'])} / {fmt(row[f'real_{name}'])} ({shown})")
         table.add_row(*cells)
     stdout.print(table)
+    # Finite transfers: the offered load beside what each way carried, and completion times.
+    for point, sim, real in kept:
+        bins = transfers_compared(point, sim, real)
+        if len(bins) == 0:
+            continue
+        where = ", ".join(f"{name} = {value}" for name, value in point.items())
+        loads = loads_compared(sim, real)
+        stdout.print(
+            f"{where + ': ' if where else ''}offered load {format_percent(loads['offered'])} "
+            f"(`buflab load`: no drops, no queueing); carried {format_percent(loads['sim'])} "
+            f"simulated, {format_percent(loads['real'])} on Linux"
+        )
+        stdout.print(
+            transfers_compared_table(bins, f"transfers by file size{': ' + where if where else ''}")
+        )
     if not frame["real_faithful"].all():
         stderr.print(
             "note: some emulations were not faithful (fewer than 99 % of frames within 10 µs)"

@@ -6,7 +6,10 @@ flows, start times and RTTs; the table puts the summary figures both have beside
 with their differences, and the figure draws utilization and drop rate against the first
 varied key; a second figure per point overlays the two runs' time series (utilization and
 queue) and their flows' goodputs. Emulations run one at a time, in real time: a point costs
-its `duration`.
+its `duration`. With finite transfers (closed-loop users, downloads, open-loop arrivals),
+each point also gets the offered load `buflab load` estimates beside the load each way
+measured, and the transfers' completion times by file size (thesis Fig. 4.6's bins) both
+ways.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from typing import Any
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from buflab.analysis.transfers import by_size_bin
 from buflab.engine.emulation.runner import emulate
 from buflab.engine.files import write_atomically
 from buflab.engine.result import Result
 from buflab.engine.runner import run as simulate
 from buflab.engine.runner import validate
+from buflab.experiments.load import offered_load
 from buflab.experiments.store import SIMULATOR, RunStore, linux_engine, store_one
 from buflab.experiments.sweep import Plan, Vary
 from buflab.plots import finish, labels, plt, save
@@ -78,6 +83,44 @@ def compare(
         rows.append(row)
         progress(k + 1, len(todo))
     return pd.DataFrame(rows)
+
+
+# What each size bin's row gives both ways (`sim_X`, `real_X`).
+TRANSFER_FIGURES = ("transfers", "completed", "fct_mean_s", "fct_p50_s", "throughput_mean_bps")
+
+
+def measured_transfers(result: Result) -> pd.DataFrame:
+    """The transfers that started in the measured window (after the warm-up), as a sweep's
+    transfer metrics count them; the same rule both ways."""
+    transfers = result.transfers
+    return transfers[transfers["start_s"] >= float(result.summary["warmup_s"])]
+
+
+def transfers_compared(point: dict[str, Any], sim: Result, real: Result) -> pd.DataFrame:
+    """One row per file-size bin (thesis Fig. 4.6's): the point's varied values, then
+    `sim_X` and `real_X` for each of TRANSFER_FIGURES, over the transfers each run started
+    after its warm-up. No rows when neither run had finite transfers."""
+    if len(sim.transfers) == 0 and len(real.transfers) == 0:
+        return pd.DataFrame()
+    both = by_size_bin(measured_transfers(sim)), by_size_bin(measured_transfers(real))
+    rows = []
+    for s, r in zip(*(b.itertuples(index=False) for b in both), strict=True):
+        row: dict[str, Any] = {**point, "bin": s.bin}
+        for name in TRANSFER_FIGURES:
+            row[f"sim_{name}"], row[f"real_{name}"] = getattr(s, name), getattr(r, name)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def loads_compared(sim: Result, real: Result) -> dict[str, float]:
+    """The offered load `buflab load` estimates for the scenario (no drops, no queueing),
+    beside the bottleneck's utilization each way: how far the estimate and the two runs'
+    measured loads agree."""
+    return {
+        "offered": float(offered_load(sim.scenario)["load"]),
+        "sim": float(sim.summary["utilization"]),
+        "real": float(real.summary["utilization"]),
+    }
 
 
 def compare_figure(frame: pd.DataFrame, key: str | None, title: str, footer: str) -> plt.Figure:
@@ -158,10 +201,16 @@ def write_compare(
     kept: Sequence[tuple[dict[str, Any], Result, Result]] = (),
 ) -> list[Path]:
     """compare.csv and the figure of every point, and with `kept` (see `compare`) each
-    point's detail figure, `compare_point1`, `compare_point2`, …"""
+    point's detail figure, `compare_point1`, `compare_point2`, …, and, where the runs had
+    finite transfers, compare_transfers.csv (every point's size bins both ways)."""
     out.mkdir(parents=True, exist_ok=True)
     write_atomically(out / "compare.csv", partial(frame.to_csv, index=False))
     files = [out / "compare.csv", *save(compare_figure(frame, key, title, footer), out, "compare")]
+    bins = [transfers_compared(point, sim, real) for point, sim, real in kept]
+    if any(len(b) for b in bins):
+        table = pd.concat([b for b in bins if len(b)], ignore_index=True)
+        write_atomically(out / "compare_transfers.csv", partial(table.to_csv, index=False))
+        files.append(out / "compare_transfers.csv")
     for k, (point, sim, real) in enumerate(kept, start=1):
         where = ", ".join(f"{name} = {value}" for name, value in point.items())
         fig = detail_figure(sim, real, f"{title}{': ' + where if where else ''}", footer)
