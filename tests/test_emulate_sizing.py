@@ -175,3 +175,50 @@ def test_a_recipe_the_emulator_cannot_realise_is_refused_by_name_with_why() -> N
         ), text
     scenario, header = recipes.load("p4")
     check_emulable([run.scenario for run in header.plan(scenario, [], 1).runs], "reproduce p4")
+
+
+# Two buffers, one run each of 4 s on real TCP, and a threshold over them.
+BESIDE_RECIPE = """
+name = "two buffers both ways"
+duration = "4s"
+warmup = "1s"
+[network]
+bottleneck = { rate = "20Mbps", buffer = "10pkt" }
+rtt = "20ms"
+[[traffic]]
+kind = "long_lived"
+flows = 4
+tcp = "sack"
+packet = "1500B"
+[sweep]
+runs = 1
+metrics = ["utilization", "drop_rate"]
+[sweep.vary]
+"network.bottleneck.buffer" = ["5pkt", "50pkt"]
+[sweep.threshold]
+metric = "utilization"
+target = 0.5
+"""
+
+
+@as_root
+def test_reproduce_emulate_prints_each_point_beside_the_same_point_simulated(
+    tmp_path: Path,
+) -> None:
+    """The emulated points, and the same plan simulated in OUT/simulated (same seeds, so the
+    same flows): beside_simulated.csv holds each point's metrics from the two summaries, and
+    the threshold line both ways is printed."""
+    recipe = tmp_path / "two.toml"
+    recipe.write_text(BESIDE_RECIPE)
+    out = tmp_path / "out"
+    done = buflab("reproduce", str(recipe), "--emulate", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "simulated / on Linux" in done.stdout and "smallest passing buffer" in done.stdout
+    both = pd.read_csv(out / "beside_simulated.csv").set_index("network.bottleneck.buffer")
+    real = pd.read_csv(out / "summary.csv").set_index("network.bottleneck.buffer")
+    sim = pd.read_csv(out / "simulated" / "summary.csv").set_index("network.bottleneck.buffer")
+    assert list(both.index) == ["5pkt", "50pkt"]
+    for metric in ("utilization", "drop_rate"):
+        assert both[f"real_{metric}"].tolist() == real.loc[both.index, f"{metric}_mean"].tolist()
+        assert both[f"sim_{metric}"].tolist() == sim.loc[both.index, f"{metric}_mean"].tolist()
+    assert real["emulated_mean"].eq(1).all() and "emulated_mean" not in sim

@@ -107,11 +107,62 @@ def _print_thresholds(view: Any, frame: Any) -> None:
         stdout.print(threshold_table(view, frame))
 
 
+def _print_beside(done: Any) -> None:
+    """--emulate: each point's metrics simulated / on Linux, and the threshold lines both
+    ways, when the recipe has them."""
+    # start-up time: the report module imports pandas and matplotlib
+    import pandas as pd
+    from rich.table import Table
+
+    from buflab.experiments.report import format_metric
+
+    if done.beside is None:
+        return
+    view = done.report.view
+
+    def pair(row: Any, metric: str) -> str:
+        shown = [row[f"{side}_{metric}"] for side in ("sim", "real")]
+        return " / ".join("–" if pd.isna(v) else format_metric(metric, float(v)) for v in shown)
+
+    table = Table(title="simulated / on Linux, same points and seeds (beside_simulated.csv)")
+    for key in view.plan.keys:
+        table.add_column(key)
+    for metric in view.header.metrics:
+        table.add_column(metric.replace("_", " "), justify="right")
+    for _, row in done.beside.iterrows():
+        cells = [str(row[key]) for key in view.plan.keys]
+        table.add_row(*cells, *(pair(row, m) for m in view.header.metrics))
+    stdout.print()
+    stdout.print(table)
+    if done.thresholds_beside is not None:
+        lines = done.thresholds_beside
+        table = Table(
+            title="smallest passing buffer, simulated / on Linux",
+            caption="none: no buffer tried passed",
+        )
+        keys = [c for c in lines.columns if not c.startswith(("sim_", "real_"))]
+        for key in [*keys, "minimum", "utilization"]:
+            table.add_column(key, justify="right" if key == "utilization" else "left")
+        for _, row in lines.iterrows():
+            minimum = " / ".join(
+                "none" if pd.isna(row[f"{side}_minimum"]) else str(row[f"{side}_minimum"])
+                for side in ("sim", "real")
+            )
+            table.add_row(*(str(row[k]) for k in keys), minimum, pair(row, "utilization"))
+        stdout.print(table)
+
+
 def _print_written(report: Any, out: Path, emulated: bool = False) -> None:
     outcome = report.outcome
     made = "emulated on real TCP" if emulated else "simulated"
     files = [out / "results.csv", out / "summary.csv", out / "store", *report.figures]
-    extra = ("published.csv", "threshold.csv", "bounds.csv", "interarrival.csv")
+    extra = (
+        "published.csv",
+        "threshold.csv",
+        "bounds.csv",
+        "interarrival.csv",
+        "beside_simulated.csv",
+    )
     files += [out / name for name in extra if (out / name).exists()]
     stdout.print(
         f"{outcome.executed} runs {made}, {outcome.skipped} found in {out / 'runs'}; "
@@ -158,9 +209,11 @@ def reproduce(
     Finished runs are kept in OUT/runs and reused, so an interrupted reproduction resumes.
 
     With --emulate, every run is an emulation on real Linux TCP (`buflab emulate`, needs
-    root), one at a time, each taking its duration in real time; a recipe the emulator
-    cannot realise (a switch, a network of routers, an optical FIFO, rates above what
-    the datapath forwards) is refused in one line saying why.
+    root), one at a time, each taking its duration in real time, and the same points are
+    then simulated (OUT/simulated, same seeds) and printed beside them
+    (OUT/beside_simulated.csv); a recipe the emulator cannot realise (a switch, a network
+    of routers, an optical FIFO, rates above what the datapath forwards) is refused in one
+    line saying why.
     """
     # start-up time: recipes and sweeps import pandas and matplotlib only when the command runs
     from buflab.experiments import recipes
@@ -200,6 +253,7 @@ def reproduce(
     report = done.report
     stdout.print(report.view.table(f"{Path(name).stem}: {report.view.plan.base.get('name', '')}"))
     _print_thresholds(report.view, done.thresholds)
+    _print_beside(done)
     if done.comparisons:
         stdout.print()
         stdout.print(comparison_table(done.comparisons, "published beside buflab"))

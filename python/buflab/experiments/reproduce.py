@@ -22,10 +22,11 @@ from buflab.analysis import theory
 from buflab.engine import core, scenario_json
 from buflab.engine.files import write_atomically
 from buflab.engine.scenario import Overrides
-from buflab.experiments import live_sizing, recipes
+from buflab.experiments import beside, live_sizing, recipes
 from buflab.experiments.emulator import Emulator, check_emulable
 from buflab.experiments.execution import Executor
 from buflab.experiments.network import CHECKS
+from buflab.experiments.recipes import SweepHeader
 from buflab.experiments.recipes.scale import FULL
 from buflab.experiments.report import (
     Comparison,
@@ -38,8 +39,8 @@ from buflab.experiments.report import (
     run_and_report,
     unshown,
 )
-from buflab.experiments.sweep import Vary, run_sweep
-from buflab.experiments.threshold import write_thresholds
+from buflab.experiments.sweep import Plan, Vary, run_sweep
+from buflab.experiments.threshold import threshold_frame, write_thresholds
 from buflab.plots import axis_value
 
 
@@ -56,6 +57,10 @@ class Reproduction:
     # [sweep.autosize]: the live auto-sizer's answer per seed beside the offline grid's (also
     # OUT/live_vs_offline.csv; the live runs are in OUT/live)
     live: live_sizing.LiveVsOffline | None = None
+    # --emulate: every point's metrics simulated and on Linux (also OUT/beside_simulated.csv;
+    # the simulated runs are in OUT/simulated), and the threshold table both ways
+    beside: pd.DataFrame | None = None
+    thresholds_beside: pd.DataFrame | None = None
 
 
 def reproduce(
@@ -120,7 +125,38 @@ def reproduce(
         found = check(report.view, out, __version__)
         paragraph, bounds = found.paragraph, found.bounds
         report.figures.extend(found.figures)
-    return Reproduction(report, comparisons, paragraph, thresholds, bounds, live)
+    done = Reproduction(report, comparisons, paragraph, thresholds, bounds, live)
+    if emulate:
+        again = header.plan(scenario, varies or [], runs)
+        simulated_beside(done, again, header, out, stem, jobs, progress)
+    return done
+
+
+def simulated_beside(
+    done: Reproduction,
+    plan: Plan,
+    header: SweepHeader,
+    out: Path,
+    stem: str,
+    jobs: int | None,
+    progress: Progress | None,
+) -> None:
+    """The emulated recipe's points simulated too (same plan, same seeds: the same flows),
+    in OUT/simulated, and paired with the real ones in `done` and OUT/beside_simulated.csv."""
+    view = done.report.view
+    sim = run_and_report(
+        plan, header, out / "simulated", jobs, stem, f"{stem} (simulated)", progress,
+        command="reproduce",
+    )  # fmt: skip
+    done.beside = beside.points_beside(
+        view.summary, sim.view.summary, view.plan.keys, view.header.metrics
+    )
+    write_atomically(out / "beside_simulated.csv", partial(done.beside.to_csv, index=False))
+    sim_thresholds = threshold_frame(sim.view)
+    if done.thresholds is not None and sim_thresholds is not None:
+        done.thresholds_beside = beside.thresholds_beside(
+            done.thresholds, sim_thresholds, view.line_keys
+        )
 
 
 # --- readers: one paragraph per recipe, computed from the numbers --------------------------
