@@ -86,8 +86,53 @@ def test_the_emulation_section_is_checked_like_any_other() -> None:
         buflab.validate(buflab.load_scenario(SMALL, overrides={"emulation.offlods": True}))
     with pytest.raises(ScenarioError, match=r"emulation\.offloads: got"):
         buflab.validate(buflab.load_scenario(SMALL, overrides={"emulation.offloads": "yes"}))
-    assert buflab.validate(SMALL)["emulation"] == {"offloads": False, "segment": False}
+    assert buflab.validate(SMALL)["emulation"] == {
+        "offloads": False,
+        "segment": False,
+        "gso_segments": 0,
+    }
     assert not plan(SMALL, ["reno"]).offloads
+
+
+@pytest.mark.parametrize("value", [-1, 65_536, 2.5, "1"])
+def test_gso_segments_is_a_whole_number_linux_accepts(value: Any) -> None:
+    """Linux's gso_max_segs runs from 0 to GSO_MAX_SEGS (65,535); anything else is one line
+    naming the key, the value and the range."""
+    with pytest.raises(ScenarioError) as error:
+        buflab.validate(buflab.load_scenario(SMALL, overrides={"emulation.gso_segments": value}))
+    text = str(error.value)
+    assert "\n" not in text and text.startswith("emulation.gso_segments: got"), text
+    assert "a whole number from 0 to 65535" in text, text
+
+
+def test_gso_segments_reaches_the_testbed_and_is_said() -> None:
+    """By default the kernel's own GSO sizing (0, nothing set, nothing said); a limit is
+    planned for the senders' interfaces and named in a note."""
+    assert plan(SMALL, ["reno"]).gso_segments == 0
+    assert not any("gso_segments" in note for note in plan(SMALL, ["reno"]).notes)
+    p = plan(with_("emulation.gso_segments", 1), ["reno"])
+    assert p.gso_segments == 1
+    assert any(note.startswith("emulation.gso_segments = 1:") for note in p.notes), p.notes
+
+
+@as_root
+def test_gso_segments_caps_the_senders_interfaces_while_the_flows_run() -> None:
+    """The limit is on each sender's interface before its sockets connect, and stays for
+    the run (read from the namespace while the flows run)."""
+    from buflab.engine.emulation.runner import emulate
+
+    seen: list[str] = []
+
+    def read_limit(control: Any) -> None:
+        sender = next(ns for ns in namespaces() if ns.endswith("-snd"))
+        done = subprocess.run(
+            ["ip", "-n", sender, "-d", "link", "show"], capture_output=True, text=True
+        )
+        seen.append(done.stdout)
+
+    short = {**with_("emulation.gso_segments", 1), "duration": "3s", "warmup": "1s"}
+    emulate(short, while_running=read_limit)
+    assert len(seen) == 1 and "gso_max_segs 1 " in seen[0], seen
 
 
 def test_the_flows_are_the_simulators_own_draws() -> None:

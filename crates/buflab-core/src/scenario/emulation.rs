@@ -16,12 +16,17 @@ pub struct Emulation {
     /// With offloads: the datapath cuts each TCP super-packet into MTU segments where it
     /// enters the flow's access link, as a NIC's TSO would put it on the wire.
     pub segment: bool,
+    /// The most segments the senders' kernels put in one GSO packet (their devices'
+    /// `gso_max_segs`); 0: the kernel's own limit, and its autosizing.
+    pub gso_segments: u64,
 }
 
 pub(super) fn read(root: &mut Table, asked: &mut Asked) -> Result<Emulation> {
     let mut em = root.table("emulation", "emulation")?;
     let offloads = em.boolean("offloads")?;
     let segment = em.boolean("segment")?;
+    // Linux's GSO_MAX_SEGS.
+    let gso_segments = em.uint("gso_segments", 0, 65_535)?;
     em.finish(asked)?;
-    Ok(Emulation { offloads, segment })
+    Ok(Emulation { offloads, segment, gso_segments })
 }

@@ -122,6 +122,8 @@ class Plan:
     # `emulation.segment`: the datapath cuts them into MSS segments at the access link.
     offloads: bool
     segment: bool
+    # `emulation.gso_segments`: the senders' devices' gso_max_segs (0: the kernel's own).
+    gso_segments: int
     # `network.access`: each flow's access link (machines = 0), or the machines' class
     # queues and NIC links, emulated in the datapath; the cross link cross traffic leaves by.
     access: dict[str, Any]
@@ -378,6 +380,13 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
         max_window = int(parse_bytes(first["max_window"]))
     offloads = bool(s["emulation"]["offloads"])
     segment = bool(s["emulation"]["segment"])
+    gso_segments = int(s["emulation"]["gso_segments"])
+    if gso_segments:
+        notes.append(
+            f"emulation.gso_segments = {gso_segments}: the senders' kernels hand their devices at "
+            f"most {gso_segments} TCP segment{'s' if gso_segments > 1 else ''} at once "
+            "(gso_max_segs), instead of the about 1 ms of pacing rate Linux autosizes"
+        )
     if segment and not offloads:
         raise refuse(
             "emulation.segment",
@@ -456,6 +465,7 @@ def plan(scenario: dict[str, Any], available_cc: list[str], *, live: bool = Fals
         seed=int(s["seed"]),
         offloads=offloads,
         segment=segment,
+        gso_segments=gso_segments,
         duration_s=parse_time(s["duration"]),
         warmup_s=parse_time(s["warmup"]),
         rate_bps=int(parse_rate(b["rate"])),

@@ -311,7 +311,9 @@ def emulate(
             DatapathControl(files.control),
             TrafficControl(files.traffic_control) if p.spare is not None else None,
         )
-        testbed = Testbed.for_this_process(offloads=p.offloads, machines=p.machines)
+        testbed = Testbed.for_this_process(
+            offloads=p.offloads, machines=p.machines, gso_segments=p.gso_segments
+        )
         with _terminate_as_interrupt(), _not_behind_other_work(), testbed as tb:
             try:
                 capture = files.capture if pcap_to is not None else None

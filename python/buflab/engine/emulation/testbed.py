@@ -146,10 +146,15 @@ class Testbed:
     prefix: str
     offloads: bool = False
     machines: int = 1
+    # The senders' interfaces' gso_max_segs: the most TCP segments their kernels hand the
+    # device at once (0: the kernel's own limit).
+    gso_segments: int = 0
 
     @classmethod
-    def for_this_process(cls, offloads: bool = False, machines: int = 1) -> Testbed:
-        return cls(f"{PREFIX}{os.getpid()}", offloads, max(1, machines))
+    def for_this_process(
+        cls, offloads: bool = False, machines: int = 1, gso_segments: int = 0
+    ) -> Testbed:
+        return cls(f"{PREFIX}{os.getpid()}", offloads, max(1, machines), gso_segments)
 
     @property
     def senders(self) -> list[str]:
@@ -192,6 +197,9 @@ class Testbed:
         _veth(f"{p}d0", self.receiver, RECEIVER_MAC, right, self.router)
         for ns, dev, _ in hosts:
             _ip("-n", ns, "addr", "add", f"{SENDER_IP}/24", "dev", dev)
+            if self.gso_segments:
+                # Read by each socket as it connects (sk_gso_max_segs), so set before any does.
+                _ip("-n", ns, "link", "set", "dev", dev, "gso_max_segs", str(self.gso_segments))
         _ip("-n", self.receiver, "addr", "add", f"{RECEIVER_IP}/24", "dev", f"{p}d0")
         links = [(ns, dev) for ns, dev, _ in hosts] + [(self.receiver, f"{p}d0")]
         for ns, dev in links + [(self.router, port) for port in (*lefts, right)]:
