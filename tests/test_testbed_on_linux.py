@@ -46,10 +46,11 @@ def test_slow_access_loses_much_less_utilization_to_tiny_buffers_on_linux() -> N
     Measured on an idle machine (87–93 % of frames within 10 µs): fast 100.0 → 72.7 % (the
     simulator 99.0 → 72.1 %), slow 100.0 → 88.0 % (97.8 → 84.8 %): costs of 27 and 12
     points, a ratio of 0.44 (the simulator's 0.48, the thesis's 0.38); on a busy machine
-    (40–50 % within 10 µs) fast fell to 40.1 %, a ratio of 0.34. Asked: fast access loses more than 10 points, and slow access less than 0.6 times
-    what fast loses, the simulator's test's bound: it holds on either engine with room (the
-    direction is the claim; the size of the fast loss on Linux moves with the machine's
-    timing, so it is not pinned)."""
+    (40–50 % within 10 µs) fast fell to 40.1 %, a ratio of 0.34. Asked: fast access loses
+    more than 10 points, and slow access less than 0.6 times what fast loses, the
+    simulator's test's bound: it holds on either engine with room (the direction is the
+    claim; the size of the fast loss on Linux moves with the machine's timing, so it is
+    not pinned)."""
     runs = {
         (name, buffer): emulated(scaled_testbed(240, buffer, access, SEED))
         for name, access in (("fast", FAST), ("slow", SLOW))
@@ -70,9 +71,9 @@ def test_paced_traffic_drops_far_fewer_packets_at_tiny_buffers_on_linux() -> Non
     users at 100 Mb/s, non-paced straight to 100 Mb/s NICs with RTT 130 ms, paced through
     five 20 Mb/s classes with RTT 100 ms (the paper's settings, and the t5 recipe's).
     Measured on an idle machine (89–92 % of frames within 10 µs): non-paced 4.8 % (the
-    simulator 2.9 %), paced 0 (0); on a busy one non-paced 11.5 %, paced 0.005 %. Asked: non-paced above 1 %, paced under a third of
-    it, the simulator's test's bounds: a factor of 2,000 apart on Linux, so only a reversal
-    of the claim fails it."""
+    simulator 2.9 %), paced 0 (0); on a busy one non-paced 11.5 %, paced 0.005 %. Asked:
+    non-paced above 1 %, paced under a third of it, the simulator's test's bounds: far
+    apart on Linux, so only a reversal of the claim fails it."""
     non_paced = emulated(scaled_testbed(120, "10pkt", FAST, SEED, rtt="130ms"))
     paced = emulated(scaled_testbed(120, "10pkt", machines(5, 1, "20Mbps"), SEED))
     seen = (non_paced["drop_rate"], paced["drop_rate"], fidelity(non_paced, paced))

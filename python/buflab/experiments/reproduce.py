@@ -128,7 +128,7 @@ def reproduce(
     done = Reproduction(report, comparisons, paragraph, thresholds, bounds, live)
     if emulate:
         again = header.plan(scenario, varies or [], runs)
-        simulated_beside(done, again, header, out, stem, jobs, progress)
+        simulated_beside(done, again, header, out, (stem, title), jobs, progress)
     return done
 
 
@@ -137,17 +137,19 @@ def simulated_beside(
     plan: Plan,
     header: SweepHeader,
     out: Path,
-    stem: str,
+    named: tuple[str, str],
     jobs: int | None,
     progress: Progress | None,
 ) -> None:
     """The emulated recipe's points simulated too (same plan, same seeds: the same flows),
-    in OUT/simulated, and paired with the real ones in `done` and OUT/beside_simulated.csv."""
+    in OUT/simulated, and paired with the real ones in `done` and OUT/beside_simulated.csv.
+    `named` is the recipe's (stem, title): the simulated figure's file and title are the
+    emulated one's, its footer says which engine drew it."""
     view = done.report.view
+    stem, title = named
     sim = run_and_report(
-        plan, header, out / "simulated", jobs, stem, f"{stem} (simulated)", progress,
-        command="reproduce",
-    )  # fmt: skip
+        plan, header, out / "simulated", jobs, stem, title, progress, command="reproduce"
+    )
     done.beside = beside.points_beside(
         view.summary, sim.view.summary, view.plan.keys, view.header.metrics
     )
