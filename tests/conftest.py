@@ -6,9 +6,16 @@ run with the import's own error, so CI cannot pass by skipping."""
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background of a non-interactive shell inherits SIGINT ignored, and
+# every program a test starts would inherit the ignore: the Ctrl-C tests would then test the
+# shell, not buflab (a handler, unlike an ignore, is reset to the default in a child).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 try:
     import buflab._core  # noqa: F401
