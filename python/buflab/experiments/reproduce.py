@@ -127,8 +127,7 @@ def reproduce(
         report.figures.extend(found.figures)
     done = Reproduction(report, comparisons, paragraph, thresholds, bounds, live)
     if emulate:
-        again = header.plan(scenario, varies or [], runs)
-        simulated_beside(done, again, header, out, (stem, title), jobs, progress)
+        simulated_beside(done, plan, header, out, (stem, title), jobs, progress)
     return done
 
 
