@@ -585,3 +585,36 @@ def tcp_seq(frame: bytes) -> int:
         return 0
     ihl = (frame[14] & 0x0F) * 4
     return int.from_bytes(frame[14 + ihl + 4 : 14 + ihl + 8], "big")
+
+
+def test_a_control_channel_that_stops_answering_is_one_line(tmp_path: Path) -> None:
+    """A run's process that has stopped (no listener), or closes without a reply, gives one
+    line naming who and the command, not a socket error: the page's controls report it to
+    the viewer and the run goes on to its end (a generator that stopped mid-run once ended
+    the page's connection with a ConnectionResetError)."""
+    import socket
+    import threading
+
+    from buflab.engine.emulation.runner import TrafficControl
+
+    path = tmp_path / "control.sock"
+    with pytest.raises(EmulationError) as error:
+        TrafficControl(path).open()
+    assert str(error.value).startswith("traffic generator: no answer to 'open' (")
+    assert "\n" not in str(error.value)
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def hang_up() -> None:
+        client, _ = listener.accept()
+        client.recv(64)
+        client.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    with pytest.raises(
+        EmulationError, match=r"^traffic generator: closed without answering 'open'$"
+    ):
+        TrafficControl(path).open()
+    listener.close()

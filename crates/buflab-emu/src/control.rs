@@ -61,7 +61,7 @@ impl Control {
     }
 
     /// Accepts new clients and answers each complete line they have sent with `answer`; returns
-    /// the new clients' sockets (an epoll loop watches them for their next lines).
+    /// the new clients' sockets still open (an epoll loop watches them for their next lines).
     pub fn poll(&mut self, mut answer: impl FnMut(&str) -> String) -> io::Result<Vec<RawFd>> {
         let mut new = Vec::new();
         while let Ok((stream, _)) = self.listener.accept() {
@@ -95,6 +95,9 @@ impl Control {
         for i in gone.into_iter().rev() {
             self.clients.remove(i);
         }
+        // A client accepted in this call may have gone in it too (it read its answer and
+        // closed before the next read): its descriptor is closed now and must not be watched.
+        new.retain(|fd| self.clients.iter().any(|(c, _)| c.get_ref().as_raw_fd() == *fd));
         Ok(new)
     }
 }
@@ -145,6 +148,32 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         assert_eq!(replies, vec!["{\"arrivals\":0}", "{\"buffer\":\"7pkt\"}"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_client_gone_within_one_poll_is_not_returned() {
+        // A client that sends its line and closes before the reply is read is accepted,
+        // answered and found gone in the same call: its descriptor is closed by then, so
+        // handing it back would have the caller watch a closed (or reused) descriptor. The
+        // traffic generator did, and stopped on epoll_ctl's error mid-run.
+        let dir = std::env::temp_dir().join(format!("buflab-control-gone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("control.sock");
+        let mut control = Control::bind(&path).unwrap();
+        let mut client = UnixStream::connect(&path).unwrap();
+        client.write_all(b"counts\n").unwrap();
+        drop(client);
+        let mut answered = 0;
+        let new = control
+            .poll(|_| {
+                answered += 1;
+                "{}".into()
+            })
+            .unwrap();
+        assert_eq!(answered, 1);
+        assert!(new.is_empty(), "returned the closed descriptors {new:?}");
+        assert!(control.clients.is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -162,7 +162,9 @@ class Experiment:
         """Does what the page asks, or tells that viewer why not."""
         try:
             await self._handle(viewer, message)
-        except (Refused, ScenarioError) as error:
+        except Error as error:
+            # Refused, a bad key, or an emulator process that no longer answers: one line to
+            # that viewer; the page and the run go on.
             viewer.offer({"type": "error", "message": str(error)})
 
     async def _handle(self, viewer: Viewer, message: Any) -> None:

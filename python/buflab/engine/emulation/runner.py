@@ -109,17 +109,27 @@ class ControlChannel:
 
     def ask(self, command: str) -> dict[str, Any]:
         """Sends one command and returns the JSON answer."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(5.0)
-            s.connect(str(self.path))
-            s.sendall(command.encode() + b"\n")
-            answer = b""
-            while not answer.endswith(b"\n"):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                answer += chunk
-        reply = json.loads(answer or b"{}")
+        answer = b""
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(5.0)
+                s.connect(str(self.path))
+                s.sendall(command.encode() + b"\n")
+                while not answer.endswith(b"\n"):
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    answer += chunk
+        except OSError as error:
+            # Refused, reset or timed out: the process has stopped or is stopping (its own
+            # message comes with the run's result).
+            raise EmulationError(
+                f"{self.name}: no answer to {command!r} ({error.strerror or error}); "
+                "it has stopped or is stopping"
+            ) from None
+        if not answer.endswith(b"\n"):
+            raise EmulationError(f"{self.name}: closed without answering {command!r}")
+        reply = json.loads(answer)
         if "error" in reply:
             raise EmulationError(f"{self.name}: {reply['error']}")
         return reply
