@@ -27,22 +27,18 @@ it, and that only the engine's door imports `_core`):
 
 This module and `buflab.api` are the Python API, on top beside the command line: they only
 point at where each name lives, and nothing in the package imports them (but
-`__version__`, defined here first).
+`__version__`, read here on first use).
 """
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _distribution_version
-from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = _distribution_version("buflab")
-except PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
+# typing is not imported: a tenth of the package's start, and annotations here are strings
+# (`from __future__ import annotations`); type checkers read this name as typing's.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from buflab.analysis import theory
     from buflab.engine import Error, MissingFile, OutputError, ScenarioError, UnitError
     from buflab.engine.emulation.runner import emulate
@@ -110,7 +106,26 @@ _MODULES = {
 _PACKAGES = ("engine", "analysis", "plots", "experiments")
 
 
+def _version() -> str:
+    """The installed distribution's version, read on first use: importlib.metadata takes a
+    tenth of a second, and `import buflab` is the first thing the `buflab` command does (a
+    Ctrl-C in its first moments must already find the command's handler)."""
+    # start-up time: importlib.metadata on first use of the version
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("buflab")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    # start-up time: nothing imported before a name is asked for
+    import importlib
+
+    if name == "__version__":
+        globals()["__version__"] = _version()
+        return globals()["__version__"]
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _MODULES:

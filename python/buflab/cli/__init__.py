@@ -7,11 +7,11 @@ module per command or family of commands: `runs` (run, analyze, traces), `sweeps
 reproduce), `report` (every published result in one document), `sizing` (size, autosize),
 `store` (`buflab runs`, the run store), `theory`, `optical` (check, show), `load`, `docs`,
 `emulate` (emulate, compare) and `serve` (the live control panel); `common` holds what they
-share and `console` the terminal's tables and progress bar. This module only makes the group.
+share, `console` the terminal's tables and progress bar, and `group` makes the group.
 
-Bad input never ends in a traceback: scenario errors (from the engine or from --set),
-TOML syntax errors, missing files and bad unit strings print one line, `error: …`, and
-exit with status 2. Ctrl-C during a sweep prints how many runs are kept and exits with 130.
+This module is the command's entry point and imports nothing else of buflab at its top: the
+commands' modules take a few tenths of a second to import, and a Ctrl-C in that time must
+already end in one line and status 130, not a traceback.
 
 `buflab --help` and `buflab theory` must start at once: the command modules import at their
 top only what is cheap (click, rich, the engine's door, units, scenarios, theory), and
@@ -20,51 +20,34 @@ pandas, pyarrow and matplotlib inside the commands that use them.
 
 from __future__ import annotations
 
-import click
+import sys
 
-from buflab import __version__
-from buflab.cli import (
-    docs,
-    emulate,
-    load,
-    optical,
-    report,
-    runs,
-    serve,
-    sizing,
-    store,
-    sweeps,
-    theory,
-)
-from buflab.cli.common import Group
+TYPE_CHECKING = False  # typing not imported at the start (see `buflab`)
+if TYPE_CHECKING:
+    from typing import Any
 
-
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="buflab")
-def cli() -> None:
-    """buflab: packet-level simulation of router buffers."""
-
-
-for _command in (
-    runs.run,
-    runs.analyze,
-    runs.traces,
-    sweeps.sweep,
-    sweeps.reproduce,
-    report.report,
-    sizing.size,
-    sizing.autosize,
-    store.runs,
-    theory.theory_command,
-    optical.optical,
-    load.load_command,
-    docs.docs,
-    emulate.emulate,
-    emulate.compare,
-    serve.serve,
-):
-    cli.add_command(_command)
+# The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
 
 
 def main() -> None:
-    cli(prog_name="buflab")
+    """`buflab`: the group of commands, with Ctrl-C handled from the first moment."""
+    try:
+        # start-up time: the commands' modules inside the Ctrl-C handler
+        from buflab.cli.group import cli
+
+        cli(prog_name="buflab")
+    except KeyboardInterrupt:
+        # Interrupted while starting (the commands catch it once they run).
+        print("interrupted: stopped before anything was run", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def __getattr__(name: str) -> Any:
+    # `from buflab.cli import cli` (the tests' and scripts' door to the group).
+    if name == "cli":
+        # start-up time: the group only when asked for
+        from buflab.cli.group import cli
+
+        return cli
+    raise AttributeError(f"module 'buflab.cli' has no attribute {name!r}")

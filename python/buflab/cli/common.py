@@ -4,7 +4,8 @@ commands take, reading FILE (a path or a shipped recipe's name) and the exit on 
 Bad input never ends in a traceback: scenario errors (from the engine or from --set),
 TOML syntax errors, missing files and bad unit strings print one line, `error: …`, and
 exit with status 2 (`Group`, `BadInput`). Ctrl-C during a sweep prints how many runs are kept
-and exits with 130 (`exit_when_interrupted`). It must not know any one command.
+and exits with 130 (`exit_when_interrupted`); a command that does not catch Ctrl-C ends with
+one line and 130 as well (`Group`). It must not know any one command.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from typing import Any
 
 import click
 
+from buflab.cli import EXIT_INTERRUPTED
 from buflab.engine import Error, ScenarioError
 from buflab.engine.scenario import apply_overrides, named_with, parse_value
 
 EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
 
 
 class BadInput(click.ClickException):
@@ -56,6 +57,11 @@ class Group(click.Group):
             # and `Error: …`: the same one line as every other bad input instead.
             command = error.ctx.command_path if error.ctx is not None else "buflab"
             raise BadInput(f"{error.format_message()} (see `{command} --help`)") from None
+        except KeyboardInterrupt:
+            # A command that has nothing of its own to say (or was still importing what it
+            # needs): one line and 130, where click would print "Aborted!" and exit with 1.
+            click.echo("interrupted: the command was stopped", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 def default_out(kind: str, file: str, *choices: Any) -> Path:
