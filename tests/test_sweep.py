@@ -218,6 +218,27 @@ def test_a_table_write_that_fails_keeps_the_old_table(tmp_path: Path) -> None:
     assert table.read_text() == "new,table\n"
 
 
+def test_ctrl_c_between_a_run_file_and_its_row_counts_the_file(tmp_path: Path) -> None:
+    """A Ctrl-C that lands after a run's file is written but before the run store has its row
+    (the moment a user who watches OUT/runs would press it): the line counts the run as kept,
+    as the tables and a resume do. It said one run fewer (seen in CI: "0 of 6 runs kept" with
+    one run file on disk)."""
+    from buflab.experiments.store import RunStore
+    from buflab.experiments.sweep import SweepInterrupted
+
+    class InterruptedOnFirstRow(RunStore):
+        def add(self, row: dict[str, object]) -> None:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    with pytest.raises(SweepInterrupted) as stop:
+        run_sweep(tiny_plan(), out, jobs=1, store=InterruptedOnFirstRow(out))
+    assert len(list((out / "runs").glob("*.json"))) == 1
+    assert stop.value.kept == 1
+    assert str(stop.value).startswith("interrupted: 1 of 2 runs kept in")
+    assert len(pd.read_csv(out / "results.csv")) == 1
+
+
 def test_ctrl_c_mid_sweep_keeps_what_finished_and_resumes(tmp_path: Path) -> None:
     """Ctrl-C in the middle of a sweep: exit status 130 and one line saying how many runs are
     kept, the tables written for those, no worker left behind; the same command then runs the

@@ -281,7 +281,10 @@ def run_sweep(
             store.flush()
             write_tables(plan, out)  # the tables cover whatever finished
             if isinstance(error, KeyboardInterrupt):
-                raise SweepInterrupted(skipped + executed, len(plan.runs), out) from None
+                # Counted on disk, as the tables are: a Ctrl-C between a run's file and the
+                # count of it (the store's row) would say one run fewer than is kept.
+                kept = sum((runs_dir / f"{run.id}.json").exists() for run in plan.runs)
+                raise SweepInterrupted(kept, len(plan.runs), out) from None
             raise
     store.flush()
     results, summary = write_tables(plan, out)
