@@ -104,7 +104,7 @@ impl Scenario {
         let (name, seed, duration, warmup) = read_run(&mut root)?;
         let net = network::read(&mut root, &mut asked)?;
         let monitor = monitor::read(&mut root, duration, &mut asked)?;
-        let entries = traffic::read(&mut root, &net, &mut asked)?;
+        let mut entries = traffic::read(&mut root, &net, &mut asked)?;
         let monitor = monitor.finish(&entries.traffic, &net.network.bumps)?;
         let mut network = net.finish(traffic::typical_packet(&entries.traffic));
         let monitored = network.graph.monitored();
@@ -119,6 +119,10 @@ impl Scenario {
         }
         let autosize = autosize::read(&mut root, &network, &entries, duration - warmup, &mut asked)?;
         let emulation = emulation::read(&mut root, &mut asked)?;
+        // The senders' GSO limit is the hosts': the `linux` TCP models it in simulation too.
+        for tcp in entries.traffic.iter_mut().filter_map(Traffic::tcp_mut) {
+            tcp.gso_segments = emulation.gso_segments as u32;
+        }
         let defaults = autosize::defaults(&network, &entries, duration - warmup);
         let mut change_context =
             change::Context::new(&network, &entries, duration, autosize.as_ref(), defaults);

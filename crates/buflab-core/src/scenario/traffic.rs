@@ -155,6 +155,16 @@ impl Traffic {
             Traffic::Udp(_) => TrafficKind::UdpCbr,
         }
     }
+    /// The entry's TCP settings (None for UDP).
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpConfig> {
+        match self {
+            Traffic::LongLived(l) => Some(&mut l.tcp),
+            Traffic::ClosedLoop(c) => Some(&mut c.tcp),
+            Traffic::OpenLoop(o) => Some(&mut o.tcp),
+            Traffic::Udp(_) => None,
+        }
+    }
+
     pub fn flows(&self) -> u32 {
         match self {
             Traffic::LongLived(l) => l.flows,

@@ -136,6 +136,10 @@ pub struct TcpConfig {
     pub slow_start: cc::hystart::SlowStart,
     /// The SACK and Linux senders' timer restarts in recovery (see [`RtoRestart`]).
     pub rto_restart: RtoRestart,
+    /// The Linux sender's GSO packets ([`linux::tso`]): at most this many segments (the
+    /// device's `gso_max_segs`); 0, Linux's own limit (64 KB); 1, one segment at a time, no
+    /// TSO deferral. Other senders send one segment at a time.
+    pub gso_segments: u32,
 }
 
 impl TcpConfig {
@@ -176,6 +180,7 @@ impl TcpConfig {
                 Recovery::Linux => RtoRestart::Head,
                 _ => RtoRestart::EveryRetransmission,
             },
+            gso_segments: 0,
         };
         if recovery == Recovery::Linux {
             linux::defaults(cfg)

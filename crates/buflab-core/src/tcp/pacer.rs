@@ -121,6 +121,11 @@ impl Pacer {
         (self.mode != Pacing::Off && self.next_send > now).then_some(self.next_send)
     }
 
+    /// When the next segment may leave by the schedule (the past when it may go now).
+    pub fn next_send(&self) -> Time {
+        self.next_send
+    }
+
     /// A segment of `size` bytes left at `now`: the next waits a gap behind it.
     #[inline]
     pub fn on_sent(&mut self, now: Time, w: &Window, srtt: Option<Time>, size: u32) {

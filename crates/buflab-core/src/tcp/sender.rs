@@ -346,6 +346,9 @@ impl TcpSender {
             self.timed = Some((seq, now));
         }
         self.count(now, |s| s.sent += 1);
+        if let Some(l) = self.linux.as_deref_mut() {
+            l.last_write = now;
+        }
         let last = seq + 1 == self.limit;
         let mut f = if retransmit { flags::RETRANSMIT } else { 0 };
         if last {

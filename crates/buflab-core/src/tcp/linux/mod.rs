@@ -15,6 +15,7 @@
 //! - [`tlp`]: the tail loss probe (RFC 8985 §7): its timeout, what it sends, and what its ACK
 //!   says;
 //! - [`prr`]: Proportional Rate Reduction (RFC 6937), the window while repairing losses;
+//! - [`tso`]: GSO autosizing and TSO deferral, how many segments leave together;
 //! - [`sender`]: the `impl TcpSender` block that runs them, ACK by ACK, as `tcp_ack` does:
 //!   the congestion states Open, Disorder, CWR, Recovery and Loss, the single retransmission
 //!   timer that is in turn the RTO, the probe timeout and RACK's reordering timer, and what is
@@ -43,6 +44,10 @@
 //!   `tcp_slow_start` and `tcp_cong_avoid_ai`: byte counting without RFC 3465's limit), only
 //!   while the window limits the sender (`tcp_is_cwnd_limited`), ssthresh from cwnd rather than
 //!   FlightSize, whole segments;
+//! - GSO packets of new data as Linux sizes them (`tcp_tso_autosize`: about 1 ms of the pacing
+//!   rate Linux keeps whether it paces or not, more on paths under a few ms, at least 2
+//!   segments, at most half the window, capped by the scenario's `emulation.gso_segments`),
+//!   whose segments leave together, and TSO deferral (`tcp_tso_should_defer`);
 //! - CUBIC's epoch paused while the window does not limit the sender (RFC 9438 §4.2);
 //! - HyStart in CUBIC's slow start (`slow_start = "hystart"`, Linux's ACK-train and delay
 //!   detection); Reno without;
@@ -57,6 +62,7 @@ pub mod rack;
 pub mod sender;
 pub mod sent;
 pub mod tlp;
+pub mod tso;
 
 use super::cc::hystart::HyStart;
 use super::pacer::Pacing;
@@ -117,6 +123,11 @@ pub struct LinuxState {
     /// HyStart or HyStart++ (`slow_start`), None for standard slow start (boxed: most flows
     /// spend little of their time in slow start).
     pub hystart: Option<Box<HyStart>>,
+    /// The write queue's head buffer: segments of it not sent yet (0: the next is made at the
+    /// autosized size, [`tso`]).
+    pub head_rest: u32,
+    /// When the sender last put a segment on the wire (`tcp_wstamp_ns` without pacing).
+    pub last_write: Time,
     /// What the mechanisms did over the connection (for tests and inspection).
     pub counts: Counts,
 }
@@ -131,6 +142,10 @@ pub struct Counts {
     pub reorder_timeouts: u64,
     /// Recoveries entered (fast, by RACK), and entered from the Loss state.
     pub recoveries: u64,
+    /// GSO packets of new data sent, and the times the sender waited for an ACK instead
+    /// (TSO deferral).
+    pub gso_packets: u64,
+    pub deferrals: u64,
 }
 
 impl LinuxState {
@@ -150,6 +165,8 @@ impl LinuxState {
             cwnd_usage_seq: 0,
             app_limited_since: None,
             hystart: HyStart::new(cfg.slow_start, cfg.pacing != Pacing::Off).map(Box::new),
+            head_rest: 0,
+            last_write: Time::ZERO,
             counts: Counts::default(),
         }
     }

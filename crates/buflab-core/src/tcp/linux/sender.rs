@@ -23,20 +23,24 @@
 //! 5. the window (`tcp_cong_control`): PRR in Recovery and CWR; otherwise, on an ACK that
 //!    advanced the cumulative ACK while the window limits the sender, the controller's growth,
 //!    one call per segment delivered; a rate-based controller (BBR) sets it itself;
-//! 6. sending: lost segments first, in order, then new data, while in flight < cwnd.
+//! 6. sending: lost segments first, in order, then new data in GSO packets ([`super::tso`]),
+//!    while in flight < cwnd.
 //!
 //! Deliberate simplifications, beside those the profile lists: no undo of a window reduction
 //! (Eifel, DSACK, F-RTO: the model's paths neither reorder nor delay spuriously, so those
-//! detections would rarely fire), no SACK reneging, no TSO (each segment is sent and timed on
-//! its own).
+//! detections would rarely fire), no SACK reneging, retransmissions one segment at a time (Linux
+//! may resend a multi-segment buffer at once; they still leave back to back when the window
+//! allows several).
 
 use super::rack::reorder_timeout;
 use super::sent::{sent_after, Stamp, EVER_RETRANS, LOST};
 use super::tlp::{pto, Verdict};
+use super::tso;
 use super::{CaState, LinuxState, TimerKind};
 use crate::packet::Packet;
 use crate::tcp::cc::hystart::{Step, CSS_GROWTH_DIVISOR};
 use crate::tcp::cc::CongestionControl;
+use crate::tcp::pacer::Pacing;
 use crate::tcp::rto::linux::to_jiffies;
 use crate::tcp::sack::option::SackBlock;
 use crate::tcp::sender::{Phase, TcpSender};
@@ -447,23 +451,65 @@ impl TcpSender {
         // timer was pending; the probe timer armed after the burst replaces it where allowed.
         let l = lx(&mut self.linux);
         let rearm = l.q.packets_out() == 0 || l.timer == TimerKind::Probe;
-        while self.snd_max < self.limit
-            && self.snd_max - self.snd_una < self.cfg.max_window
-            && lx(&mut self.linux).q.in_flight() < cwnd
-        {
+        // New data in GSO packets (`tcp_write_xmit`): the head buffer, split to what the
+        // window allows, or held for an ACK (TSO deferral); a packet's segments leave together.
+        // (Sized once per call, and only when the window lets something go: most ACKs of a
+        // window-limited flow send nothing.)
+        let mut sized: Option<u32> = None;
+        let mut deferred_by_cwnd = false;
+        while self.snd_max < self.limit && self.snd_max - self.snd_una < self.cfg.max_window {
+            let in_flight = lx(&mut self.linux).q.in_flight();
+            let quota = tso::cwnd_quota(cwnd, in_flight);
+            if quota == 0 {
+                break;
+            }
+            let max_segs = *sized.get_or_insert_with(|| self.linux_tso_segs());
+            let l = lx(&mut self.linux);
+            let left = self.limit - self.snd_max;
+            let buffer = tso::head_buffer(l.head_rest, max_segs, left);
+            let send_window = self.cfg.max_window - (self.snd_max - self.snd_una);
+            if buffer > 1 && !tso::fits_whole(cwnd, in_flight, send_window, max_segs) {
+                let check = tso::DeferCheck {
+                    now,
+                    recovering: l.ca >= CaState::Recovery,
+                    last_write: match self.pacer.mode {
+                        Pacing::Off => l.last_write,
+                        _ => l.last_write.max(self.pacer.next_send()),
+                    },
+                    cwnd,
+                    in_flight,
+                    rwnd: self.cfg.max_window,
+                    send_window,
+                    max_segs,
+                    buffer,
+                    last_of_data: buffer == left,
+                    oldest_sent: (l.q.packets_out() > 0).then(|| l.q.get(self.snd_una).xmit),
+                    srtt: self.rtt.srtt(),
+                };
+                if let tso::Defer::Wait { cwnd_limited } = tso::should_defer(&check) {
+                    l.counts.deferrals += 1;
+                    deferred_by_cwnd = cwnd_limited;
+                    break;
+                }
+            }
             if let Some(at) = self.pacer.hold_until(now) {
                 self.pace_deadline = Some(at);
                 break;
             }
-            self.linux_send_new(now, out);
-            sent += 1;
+            let n = buffer.min(quota).min(max_segs).min(send_window);
+            l.head_rest = buffer;
+            l.counts.gso_packets += 1;
+            for _ in 0..n {
+                self.linux_send_new(now, out);
+            }
+            sent += n;
         }
         let l = lx(&mut self.linux);
         if sent > 0 && matches!(l.ca, CaState::Cwr | CaState::Recovery) {
             l.prr.on_sent(sent);
         }
-        // `tcp_cwnd_validate`.
-        let is_limited = l.q.in_flight() >= cwnd;
+        // `tcp_cwnd_validate` (a buffer held back by the window counts as limited by it).
+        let is_limited = l.q.in_flight() >= cwnd || deferred_by_cwnd;
         if sent > 0 || is_limited {
             let packets_out = l.q.packets_out();
             if self.snd_una >= l.cwnd_usage_seq
@@ -480,13 +526,39 @@ impl TcpSender {
         }
     }
 
+    /// `tcp_tso_segs`: segments per GSO packet now ([`tso::autosize`]), from the pacing rate
+    /// Linux keeps whether or not it paces (`tcp_update_pacing_rate`: 2 × cwnd · MSS ÷ srtt
+    /// in slow start below half ssthresh, else 1.2 ×; a controller's own rate as it is) and
+    /// the device's limit `gso_segments`.
+    fn linux_tso_segs(&self) -> u32 {
+        if self.cfg.gso_segments == 1 {
+            return 1;
+        }
+        let srtt = self.rtt.srtt();
+        let mss = self.cfg.mss();
+        let l = self.linux.as_deref().expect("a linux sender has its Linux state");
+        let (rate, min_segs) = if self.pacer.mode == Pacing::Controller {
+            let bytes = self.pacer.rate_bps(&self.w, srtt).map(|bps| bps / 8.0);
+            // `bbr_min_tso_segs`: one segment below 1.2 Mb/s.
+            (bytes, if bytes.is_some_and(|b| b < 1.2e6 / 8.0) { 1 } else { tso::MIN_TSO_SEGS })
+        } else {
+            let ratio = if self.w.cwnd < self.w.ssthresh / 2.0 { 2.0 } else { 1.2 };
+            let segs = self.w.cwnd.max(l.q.packets_out() as f64);
+            let rate = srtt.filter(|s| *s > Time::ZERO).map(|s| ratio * segs * mss as f64 / s.secs_f64());
+            (rate, tso::MIN_TSO_SEGS)
+        };
+        tso::autosize(rate, l.min_rtt, mss, min_segs, self.cfg.gso_segments)
+    }
+
     /// New segment `snd_max` leaves.
     fn linux_send_new(&mut self, now: Time, out: &mut Vec<Packet>) {
         let seq = self.snd_max;
         self.snd_max += 1;
         self.snd_nxt = self.snd_max;
         self.emit(now, seq, false, out);
-        lx(&mut self.linux).q.on_sent(seq, now, false, false);
+        let l = lx(&mut self.linux);
+        l.q.on_sent(seq, now, false, false);
+        l.head_rest = l.head_rest.saturating_sub(1);
     }
 
     /// Resends lost segment `seq` (`tcp_retransmit_skb`).
@@ -750,6 +822,21 @@ mod tests {
         // The first resend on the third SACK, at one RTT; the second on the SACK of the first
         // new segment sent after it, one RTT later (in recovery RACK's window is 0).
         assert_eq!((p.resent[0].0, p.resent[1].0), (RTT, RTT + RTT));
+    }
+
+    #[test]
+    fn new_data_leaves_in_gso_packets_of_at_most_half_the_window() {
+        // The initial window of 10 with no RTT sample (autosizing asks for 64 KB): two packets
+        // of 5 (`tcp_cwnd_test`), leaving at the same time; the device limited to one segment
+        // (`gso_segments = 1`): ten packets of one, as the RFC-era senders send.
+        let p = path(10, &[]);
+        assert_eq!((state(&p).counts.gso_packets, p.s.snd_max), (2, 10));
+        assert!(p.log.iter().all(|&(t, _)| t == Time::ZERO));
+        let mut cfg = TcpConfig::default_for(1000, Recovery::Linux);
+        cfg.initial_window = 10;
+        cfg.gso_segments = 1;
+        let p = Path::start(cfg, Window { cwnd: 10.0, ssthresh: 10.0 }, &[]);
+        assert_eq!((state(&p).counts.gso_packets, p.s.snd_max), (10, 10));
     }
 
     #[test]
