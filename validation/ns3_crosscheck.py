@@ -122,7 +122,10 @@ QUEUE_SAMPLE_S = 0.01
 VARIANTS = ("newreno", "cubic", "sack")
 DEFAULT_VARIANTS = ("newreno", "cubic")
 DEFAULT_BUFFERS = (10, 20, 50, 125, 250, 500, 1250)
-QUEUES = ("droptail", "codel", "fq_codel", "pie")
+# `pie_sojourn`: buflab's PIE beside ns-3's with its own default delay measure, the last
+# dequeued packet's sojourn time (UseDequeueRateEstimator false), where `pie` has ns-3 divide
+# the backlog by a measured dequeue rate as buflab divides it by the link's rate.
+QUEUES = ("droptail", "codel", "fq_codel", "pie", "pie_sojourn")
 DEFAULT_QUEUES = ("droptail",)
 
 # The AQMs' settings: buflab's defaults, each its RFC's (docs/scenario.md), written into both
@@ -162,6 +165,11 @@ class Spec:
         return f"{self.variant}-{queue}{self.buffer_pkts}pkt"
 
 
+def buflab_queue(queue: str) -> str:
+    """buflab's discipline for a queue of this script (its PIE for both PIE rows)."""
+    return "pie" if queue == "pie_sojourn" else queue
+
+
 def aqm_settings(queue: str) -> dict[str, Any]:
     """buflab's keys for a bottleneck queue `queue`: its RFC defaults, given explicitly."""
     codel = {"target": f"{CODEL_TARGET_MS}ms", "interval": f"{CODEL_INTERVAL_MS}ms", "ecn": False}
@@ -174,7 +182,7 @@ def aqm_settings(queue: str) -> dict[str, Any]:
             "fq_codel_memory_limit": FQ_CODEL_MEMORY_LIMIT,
             **{f"fq_codel_{k}": v for k, v in codel.items()},
         }
-    if queue == "pie":
+    if queue in ("pie", "pie_sojourn"):
         return {
             "pie_target": f"{PIE_TARGET_MS}ms",
             "pie_tupdate": f"{PIE_TUPDATE_MS}ms",
@@ -203,7 +211,7 @@ def buflab_scenario(spec: Spec) -> dict[str, Any]:
             "bottleneck": {
                 "rate": f"{RATE_BPS}bps",
                 "buffer": f"{spec.buffer_pkts}pkt",
-                "queue": spec.queue,
+                "queue": buflab_queue(spec.queue),
                 **aqm_settings(spec.queue),
             },
             "access": {"rate": f"{ACCESS_BPS}bps"},
@@ -409,7 +417,7 @@ def ns3_queue_disc(ns: Any, queue: str, limit_pkts: int) -> tuple[str, dict[str,
         # Its per-flow queues are CoDelQueueDiscs, made with these defaults (target, interval
         # and ECN come from the parent).
         extra = {f"ns3::CoDelQueueDisc::{k}": v for k, v in min_bytes.items()}
-    elif queue == "pie":
+    elif queue in ("pie", "pie_sojourn"):
         kind = "PieQueueDisc"
         attributes = {
             "MaxSize": size,
@@ -422,7 +430,8 @@ def ns3_queue_disc(ns: Any, queue: str, limit_pkts: int) -> tuple[str, dict[str,
             "MeanPktSize": ns.UintegerValue(PACKET_BYTES),
             # The queueing delay as backlog ÷ dequeue rate (RFC 8033 §4.3), as buflab's backlog
             # ÷ link rate; ns-3's default is the last dequeued packet's sojourn time.
-            "UseDequeueRateEstimator": ns.BooleanValue(True),
+            # (`pie_sojourn`: ns-3's default, to see what the estimator changes.)
+            "UseDequeueRateEstimator": ns.BooleanValue(queue == "pie"),
             "UseCapDropAdjustment": ns.BooleanValue(True),
             "UseEcn": off,
             "MarkEcnThreshold": ns.DoubleValue(PIE_MARK_ECNTH),
@@ -891,8 +900,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--variants", help="newreno, cubic or both (default newreno,cubic)")
     p.add_argument(
         "--queue",
-        help="bottleneck queue disciplines: droptail, codel, fq_codel, pie, comma-separated "
-        "(default droptail)",
+        help="bottleneck queue disciplines: droptail, codel, fq_codel, pie, pie_sojourn (PIE with "
+        "ns-3's default delay measure), comma-separated (default droptail)",
     )
     p.add_argument("--flows", type=int, help="long-lived flows (default 100)")
     p.add_argument("--duration", type=float, help="simulated seconds (default 60)")
