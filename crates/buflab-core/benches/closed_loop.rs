@@ -1,0 +1,68 @@
+//! The closed-loop benchmark: recipe `t1`'s point with slow access (thesis §4.1.2, Fig 4.4
+//! top), timed end to end.
+//!
+//! Scenario: 2,400 Harpoon-style users (`--users`) downloading Pareto files (mean 80 KB, shape
+//! 1.5) over new NewReno connections with a handshake, thinking an exponential 1 s between
+//! them, started over the first 10 s; 4 server machines of 5 PSPacer classes each, every class
+//! a 100 Mb/s queue of 5,000 packets in front of its machine's 1 Gb/s NIC (`--access fast`:
+//! one 1 Gb/s class per machine instead); a 1 Gb/s bottleneck with a 1,000-packet buffer
+//! (`--buffer`), RTT 100 ms, 1500-B packets; `--seconds` simulated (default 60; the recipe's
+//! point is 180), no warm-up. Each packet crosses its class queue, its NIC and the bottleneck:
+//! four links a packet with the return path. Prints the bottleneck's departures, events,
+//! events per departure, wall time and departures per wall second.
+//!
+//! Run: `cargo bench -p buflab-core --bench closed_loop` (add `-- --seconds S --users U
+//! --buffer B --access slow|fast --repeat R`), or `bash scripts/bench --scenario t1`. The
+//! scenario runs R times (default 3); the best and the median are reported.
+
+use buflab_core::scenario::Scenario;
+
+mod common;
+
+use common::arg;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let seconds: String = arg(&args, "--seconds", "60".to_string());
+    let users: u32 = arg(&args, "--users", 2400);
+    let buffer: u32 = arg(&args, "--buffer", 1000);
+    let repeat: usize = arg(&args, "--repeat", 3usize).max(1);
+    let access: String = arg(&args, "--access", "slow".to_string());
+    let (classes, rate) = match access.as_str() {
+        "slow" => (5, "100Mbps"),
+        "fast" => (1, "1Gbps"),
+        other => panic!("--access takes slow or fast, got {other}"),
+    };
+    let v = serde_json::json!({
+        "name": "bench-closed-loop",
+        "seed": 1,
+        "duration": format!("{seconds}s"),
+        "network": {
+            "topology": "dumbbell",
+            "bottleneck": { "rate": "1Gbps", "buffer": format!("{buffer}pkt") },
+            "access": { "machines": 4, "classes": classes, "rate": rate, "nic": "1Gbps", "buffer": "5000pkt" },
+            "rtt": "100ms",
+        },
+        "traffic": [ {
+            "kind": "closed_loop", "users": users, "tcp": "newreno", "packet": "1500B",
+            "max_window": "20MB", "start": "0s..10s", "handshake": true,
+            "file_size": { "dist": "pareto", "mean": "80KB", "shape": 1.5 },
+            "think": { "dist": "exponential", "mean": "1s" },
+        } ],
+    });
+    let scenario =
+        Scenario::from_value(&v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"));
+    let (mut net, best, median) = common::timed_runs(&scenario, repeat);
+    let r = buflab_core::result::collect(&scenario, &mut net);
+    let s = &r.summary;
+    println!("scenario: t1's point, {users} closed-loop users, {access} access ({classes} classes of {rate} per machine, 4 machines), 1Gbps bottleneck, {buffer}pkt, RTT 100ms, NewReno, 1500B, {seconds}s simulated");
+    println!("utilization            {:.4}", s.utilization);
+    println!("bottleneck departures  {}", s.departures);
+    println!("events                 {}", s.events);
+    println!("events per departure   {:.3}", s.events as f64 / s.departures as f64);
+    println!("runs                   {repeat}");
+    println!("wall seconds           best {best:.3}, median {median:.3}");
+    let per = |n: u64| format!("best {:.0}, median {:.0}", n as f64 / best, n as f64 / median);
+    println!("departures per second  {}", per(s.departures));
+    println!("events per second      {}", per(s.events));
+}
