@@ -121,8 +121,13 @@ pub struct Arrival {
     pub waiting: u64,
     pub waiting_bytes: u64,
     /// When the serializer finishes its last packet: a time not after `now` means it has been
-    /// idle since then.
+    /// idle since then. Which packet is last depends on the link (`waiting_scheduled`).
     pub busy_until: Time,
+    /// The waiting packets' service is already in `busy_until`: a timetable link (the
+    /// simulator's, which books each admitted packet's service on arrival) gives the end of
+    /// all admitted work; a link that holds its waiting packets (the simulator's held links,
+    /// the emulator's bottleneck) gives the end of the packet in service only, false here.
+    pub waiting_scheduled: bool,
     /// The buffer's hard limit, in force now (it may change during a run).
     pub limit: Limit,
     /// Whether the hard limit refuses this packet: the serializer is busy and the waiting
@@ -152,7 +157,24 @@ impl Arrival {
         ect: bool,
     ) -> Arrival {
         let full = busy_until > now && !fits(limit, waiting, waiting_bytes, size);
-        Arrival { now, waiting, waiting_bytes, busy_until, limit, full, size, ect, ect1: false }
+        Arrival {
+            now,
+            waiting,
+            waiting_bytes,
+            busy_until,
+            waiting_scheduled: false,
+            limit,
+            full,
+            size,
+            ect,
+            ect1: false,
+        }
+    }
+
+    /// The same arrival at a timetable link, whose `busy_until` includes the waiting packets'
+    /// service (see the field).
+    pub fn with_waiting_scheduled(self) -> Arrival {
+        Arrival { waiting_scheduled: true, ..self }
     }
 
     /// The same arrival of an ECT(1) packet when `ect1` (the L4S identifier; see the field).

@@ -354,6 +354,8 @@ impl Link {
                 waiting: self.waiting_pkts,
                 waiting_bytes: self.waiting_bytes,
                 busy_until: self.busy_until,
+                // A timetable: every admitted packet's service is booked in `busy_until`.
+                waiting_scheduled: true,
                 limit: self.limit,
                 full,
                 size: pkt.size,
