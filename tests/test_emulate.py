@@ -216,6 +216,12 @@ def test_a_short_emulation_runs_end_to_end_and_leaves_nothing(tmp_path: Path) ->
     assert set(namespaces()) == before
     # No kernel queue held anything: every interface has `noqueue`, and nothing passed one.
     assert s["kernel_qdiscs"] == "noqueue" and s["kernel_queue_packets"] == 0, s
+    # How long frames waited in the datapath's ring is measured on the loop's clock: the
+    # kernel stamps them in real time. Converted one way wrong, every frame would look decades
+    # late (none within 10 µs); the other way, written after it was read. How many are within
+    # 10 µs is the machine's; only that some are.
+    assert 0 < s["read_within_10us"] <= 1, s
+    assert e.emulation["datapath"]["read_before_written"] == 0
     # The simulator's tables, with its columns first: a simulated run's result and this one
     # are read by the same code.
     sim = buflab.run(SMALL, overrides={"monitor.interval": "0.5s"})

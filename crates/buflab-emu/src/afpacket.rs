@@ -159,23 +159,24 @@ impl PacketSocket {
     }
 
     /// The next frame, handed to `take` (its bytes, whether it was cut short, too long for a
-    /// slot, and its vnet header on a socket that has them), and given back; false when none
-    /// waits. For a socket without a ring, the frame is first read into `buf`.
+    /// slot, its vnet header on a socket that has them, and when the kernel wrote it into the
+    /// ring, in nanoseconds on the real-time clock), and given back; false when none waits.
+    /// For a socket without a ring, the frame is first read into `buf` (and has no stamp).
     pub fn receive(
         &mut self,
         buf: &mut [u8],
-        take: impl FnOnce(&[u8], bool, Option<&[u8]>),
+        take: impl FnOnce(&[u8], bool, Option<&[u8]>, Option<u64>),
     ) -> io::Result<bool> {
         match self.ring.as_mut() {
             Some((ring, _)) => {
                 let Some(frame) = ring.peek() else { return Ok(false) };
-                take(frame.bytes, frame.truncated, frame.vnet);
+                take(frame.bytes, frame.truncated, frame.vnet, Some(frame.written_ns));
                 ring.release();
                 Ok(true)
             }
             None => match self.recv(buf)? {
                 Some(n) => {
-                    take(&buf[..n.min(buf.len())], n > buf.len(), None);
+                    take(&buf[..n.min(buf.len())], n > buf.len(), None, None);
                     Ok(true)
                 }
                 None => Ok(false),

@@ -34,6 +34,10 @@ const STATUS: usize = 0;
 const LEN: usize = 4;
 const SNAPLEN: usize = 8;
 const MAC: usize = 12;
+/// `tp_sec`, `tp_nsec` (u32 each): when the kernel wrote the frame, on the real-time clock
+/// (af_packet.c's `tpacket_rcv` stamps every frame it puts in a ring).
+const SEC: usize = 16;
+const NSEC: usize = 20;
 /// `sizeof(struct tpacket2_hdr)`.
 pub const HEADER: usize = 32;
 /// `sizeof(struct virtio_net_hdr)`.
@@ -53,6 +57,8 @@ pub struct Received<'a> {
     /// On a socket with `PACKET_VNET_HDR`, the frame's `virtio_net_hdr` (the 10 bytes the
     /// kernel writes right before it).
     pub vnet: Option<&'a [u8]>,
+    /// When the kernel wrote the frame into the ring: nanoseconds on `CLOCK_REALTIME`.
+    pub written_ns: u64,
 }
 
 /// A reader of a ring of `frames` slots of `frame_size` bytes at `base`.
@@ -124,6 +130,7 @@ impl RxRing {
             truncated: status & TP_STATUS_COPY != 0 || snaplen < len as usize,
             after_losses: status & TP_STATUS_LOSING != 0,
             vnet,
+            written_ns: u64::from(self.read_u32(i, SEC)) * 1_000_000_000 + u64::from(self.read_u32(i, NSEC)),
         })
     }
 
@@ -181,6 +188,9 @@ mod tests {
             s[LEN..LEN + 4].copy_from_slice(&(len as u32).to_ne_bytes());
             s[SNAPLEN..SNAPLEN + 4].copy_from_slice(&(snap as u32).to_ne_bytes());
             s[MAC..MAC + 2].copy_from_slice(&(MAC_AT as u16).to_ne_bytes());
+            // Written at 7 s and `len` µs on the real-time clock.
+            s[SEC..SEC + 4].copy_from_slice(&7u32.to_ne_bytes());
+            s[NSEC..NSEC + 4].copy_from_slice(&(len as u32 * 1_000).to_ne_bytes());
             let copy = if snap < len { TP_STATUS_COPY } else { 0 };
             s[0..4].copy_from_slice(&(TP_STATUS_USER | copy | extra).to_ne_bytes());
             self.next = (i + 1) % self.frames;
@@ -203,6 +213,7 @@ mod tests {
                 let f = ring.peek().expect("handed over");
                 assert_eq!((f.len, f.bytes.len()), (20 + j as u32, 20 + j as usize));
                 assert!(f.bytes.iter().all(|&b| b == round * 4 + j) && !f.truncated);
+                assert_eq!(f.written_ns, 7_000_000_000 + (20 + j as u64) * 1_000, "the kernel's stamp");
                 ring.release();
             }
             assert_eq!(ring.peek(), None, "every frame read");

@@ -47,6 +47,7 @@ _ROWS: list[tuple[str, str, Any]] = [
     ("late_within_1us", "frames sent within 1 µs of their time", format_percent),
     ("late_within_10us", "frames sent within 10 µs of their time", format_percent),
     ("late_p99_s", "lateness p99", format_time),
+    ("read_within_10us", "frames read within 10 µs of arriving", format_percent),
     ("datapath_busy_share", "datapath loop turns that moved a frame", format_percent),
     ("generator_late_p99_s", "traffic generator's timers late, p99", format_time),
     ("access_drops", "frames dropped by access links or class queues", lambda v: f"{v:,}"),

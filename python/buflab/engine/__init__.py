@@ -132,6 +132,12 @@ EMULATION_SUMMARY_COLUMNS: tuple[dict[str, str], ...] = tuple(
         ("late_within_10us", "float64", "", "The same within 10 µs."),
         ("late_p99_s", "float64", "s", "99th percentile of that lateness."),
         (
+            "read_within_10us", "float64", "",
+            "Share of the senders' frames in the window that the datapath read within 10 µs "
+            "of the kernel writing them into its receive ring (the error in the arrival "
+            "times it stamps them with).",
+        ),
+        (
             "datapath_busy_share", "float64", "",
             "Share of the datapath's loop turns that moved a frame (the rest it polled).",
         ),

@@ -354,6 +354,7 @@ fn run(a: Args) -> std::io::Result<()> {
     // Lateness in the measured window: of the bottleneck's frames (forward), and of the
     // returning ones (ACKs), which no serializer spaces and so leave in bunches.
     let mut carry_in = Time::ZERO;
+    let mut ring_wait = RingWait::new();
     let mut control = match &a.control {
         Some(path) => Some(Control::bind(std::path::Path::new(path))?),
         None => None,
@@ -370,49 +371,57 @@ fn run(a: Args) -> std::io::Result<()> {
         let moved_before = totals.moved() + out_side.sent[0] + out_side.sent[1];
         // Senders' side: each frame, stamped as it is read, onto its flow's route to the
         // bottleneck (or the cross link).
+        ring_wait.side = 0;
         for sock in left.iter_mut() {
             let mut overruns = 0;
-            let got = read_batch(sock, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
-                let bytes = pool.slot(f.slot);
-                let flow = ip::ipv4_addrs(bytes).and_then(|(src, _)| flow_of(src));
-                // A super-packet of a flow, with `--segment`: its MTU segments enter the flow's
-                // access link one after another, as a NIC would send them.
-                let vnet = Vnet::read(pool.vnet(f.slot));
-                let cuts = flow.filter(|_| a.segment).and(segment::count(&bytes[..f.len as usize], vnet));
-                let Some(cuts) = cuts else {
-                    let f = described(pool, f, flow);
-                    match flow {
-                        Some(i) => front.enter(t, f, flows.route[i], &mut done, &mut dropped),
-                        None => {
-                            other_frames += 1;
-                            fwd.push(None, t, f);
+            let got = read_batch(
+                sock,
+                &mut pool,
+                &mut scratch,
+                &mut totals.overruns,
+                &mut ring_wait,
+                |pool, f, t| {
+                    let bytes = pool.slot(f.slot);
+                    let flow = ip::ipv4_addrs(bytes).and_then(|(src, _)| flow_of(src));
+                    // A super-packet of a flow, with `--segment`: its MTU segments enter the flow's
+                    // access link one after another, as a NIC would send them.
+                    let vnet = Vnet::read(pool.vnet(f.slot));
+                    let cuts = flow.filter(|_| a.segment).and(segment::count(&bytes[..f.len as usize], vnet));
+                    let Some(cuts) = cuts else {
+                        let f = described(pool, f, flow);
+                        match flow {
+                            Some(i) => front.enter(t, f, flows.route[i], &mut done, &mut dropped),
+                            None => {
+                                other_frames += 1;
+                                fwd.push(None, t, f);
+                            }
                         }
-                    }
-                    return;
-                };
-                cut.clear();
-                cut.extend_from_slice(&bytes[..f.len as usize]);
-                pool.give(f.slot);
-                cut_count += 1;
-                for k in 0..cuts {
-                    let Some(slot) = pool.take() else {
-                        overruns += (cuts - k) as u64;
-                        break;
+                        return;
                     };
-                    let len = segment::write(&cut, vnet, k, pool.slot_mut(slot)) as u32;
-                    segments += 1;
-                    // Checksums done: it asks nothing of the far side.
-                    pool.vnet_mut(slot).fill(0);
-                    let f = described(pool, Frame { slot, len, ..Frame::default() }, flow);
-                    front.enter(
-                        t,
-                        f,
-                        flows.route[flow.expect("cut only frames of flows")],
-                        &mut done,
-                        &mut dropped,
-                    );
-                }
-            })?;
+                    cut.clear();
+                    cut.extend_from_slice(&bytes[..f.len as usize]);
+                    pool.give(f.slot);
+                    cut_count += 1;
+                    for k in 0..cuts {
+                        let Some(slot) = pool.take() else {
+                            overruns += (cuts - k) as u64;
+                            break;
+                        };
+                        let len = segment::write(&cut, vnet, k, pool.slot_mut(slot)) as u32;
+                        segments += 1;
+                        // Checksums done: it asks nothing of the far side.
+                        pool.vnet_mut(slot).fill(0);
+                        let f = described(pool, Frame { slot, len, ..Frame::default() }, flow);
+                        front.enter(
+                            t,
+                            f,
+                            flows.route[flow.expect("cut only frames of flows")],
+                            &mut done,
+                            &mut dropped,
+                        );
+                    }
+                },
+            )?;
             totals.received[0] += got;
             totals.overruns += overruns;
         }
@@ -449,6 +458,7 @@ fn run(a: Args) -> std::io::Result<()> {
             // The part of the frame in service that falls in the window.
             carry_in = bottleneck.busy_until().max(window_start) - window_start;
             out_side.window = [Lateness::default(), Lateness::default()];
+            ring_wait.window = [Lateness::default(), Lateness::default()];
         }
         bottleneck.advance(now, &mut out, &mut dropped);
         // Polled after the bottleneck has been advanced to `now`: its counts then hold every
@@ -516,14 +526,22 @@ fn run(a: Args) -> std::io::Result<()> {
             capture.write_out(file)?;
         }
         // Receivers' side: into the reverse delay line.
-        let got = read_batch(&mut right, &mut pool, &mut scratch, &mut totals.overruns, |pool, f, t| {
-            let flow = ip::ipv4_addrs(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
-            // An ACK passes its flow's bumps as it leaves for the sender.
-            if let Some(i) = flow.filter(|&i| bumps.hears_acks(i)) {
-                bumps.on_ack(&mut front, t + back[i], i, ip::tcp_ece(pool.slot(f.slot)));
-            }
-            rev.push(flow, t, Frame { flow: flow.unwrap_or(n) as u32, ..f });
-        })?;
+        ring_wait.side = 1;
+        let got = read_batch(
+            &mut right,
+            &mut pool,
+            &mut scratch,
+            &mut totals.overruns,
+            &mut ring_wait,
+            |pool, f, t| {
+                let flow = ip::ipv4_addrs(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
+                // An ACK passes its flow's bumps as it leaves for the sender.
+                if let Some(i) = flow.filter(|&i| bumps.hears_acks(i)) {
+                    bumps.on_ack(&mut front, t + back[i], i, ip::tcp_ece(pool.slot(f.slot)));
+                }
+                rev.push(flow, t, Frame { flow: flow.unwrap_or(n) as u32, ..f });
+            },
+        )?;
         totals.received[1] += got;
         // Whatever is due leaves: bottleneck frames first; then returning frames (ACKs), each
         // unless a bottleneck frame falls due before its send would be over (it waits then, at
@@ -604,6 +622,7 @@ fn run(a: Args) -> std::io::Result<()> {
         "other_frames": other_frames, "cross_frames": cross_frames,
         "super_packets_cut": cut_count, "segments": segments,
         "overruns": totals.overruns, "ring_drops": ring_drops, "send_retries": out_side.retries,
+        "read_before_written": ring_wait.read_before_written,
         "late_count": out_side.late.count, "late_within_1us": out_side.late.within_us(1),
         "late_within_10us": out_side.late.within_us(10), "late_p99_s": out_side.late.quantile_s(0.99),
         "late_mean_s": out_side.late.mean_s(), "late_max_s": out_side.late.max.secs_f64(),
@@ -626,6 +645,13 @@ fn run(a: Args) -> std::io::Result<()> {
             "rev_late_within_1us": out_side.window[1].within_us(1),
             "rev_late_within_10us": out_side.window[1].within_us(10),
             "rev_late_p99_s": out_side.window[1].quantile_s(0.99),
+            "ring_wait_within_1us": ring_wait.window[0].within_us(1),
+            "ring_wait_within_10us": ring_wait.window[0].within_us(10),
+            "ring_wait_p50_s": ring_wait.window[0].quantile_s(0.5),
+            "ring_wait_p99_s": ring_wait.window[0].quantile_s(0.99),
+            "ring_wait_mean_s": ring_wait.window[0].mean_s(),
+            "rev_ring_wait_within_10us": ring_wait.window[1].within_us(10),
+            "rev_ring_wait_p99_s": ring_wait.window[1].quantile_s(0.99),
         },
     });
     println!("{report}");
@@ -633,26 +659,28 @@ fn run(a: Args) -> std::io::Result<()> {
 }
 
 /// Reads up to `BATCH` frames from `sock` into slots of `pool`, handing each, stamped with the
-/// time it was read, to `take`; returns how many. A frame that finds no free slot, or that
-/// was too long for the socket's ring, is counted in `overruns` (the datapath could not take
-/// it) and given back at once, never left to block the ring.
+/// time it was read, to `take`; returns how many. How long each waited in the socket's ring
+/// (read time against the kernel's stamp) goes to `waited`. A frame that finds no free slot,
+/// or that was too long for the socket's ring, is counted in `overruns` (the datapath could
+/// not take it) and given back at once, never left to block the ring.
 fn read_batch(
     sock: &mut PacketSocket,
     pool: &mut Pool,
     scratch: &mut [u8],
     overruns: &mut u64,
+    waited: &mut RingWait,
     mut take: impl FnMut(&mut Pool, Frame, Time),
 ) -> std::io::Result<u64> {
     let mut got = 0;
     for _ in 0..BATCH {
         let mut frame = None;
-        let more = sock.receive(scratch, |bytes, truncated, vnet| match pool.take() {
+        let more = sock.receive(scratch, |bytes, truncated, vnet, written| match pool.take() {
             Some(slot) if !truncated && bytes.len() <= pool.slot_size() => {
                 pool.slot_mut(slot)[..bytes.len()].copy_from_slice(bytes);
                 if let Some(header) = vnet {
                     pool.vnet_mut(slot).copy_from_slice(header);
                 }
-                frame = Some(Frame { slot, len: bytes.len() as u32, ..Frame::default() });
+                frame = Some((Frame { slot, len: bytes.len() as u32, ..Frame::default() }, written));
             }
             other => {
                 if let Some(slot) = other {
@@ -664,12 +692,55 @@ fn read_batch(
         if !more {
             break;
         }
-        if let Some(f) = frame {
+        if let Some((f, written)) = frame {
             got += 1;
-            take(pool, f, clock::now());
+            let t = clock::now();
+            if let Some(ns) = written {
+                waited.record(ns, t);
+            }
+            take(pool, f, t);
         }
     }
     Ok(got)
+}
+
+/// How long frames waited in the receive rings between the kernel writing them and the loop
+/// reading them: the error in the times the loop stamps them with (every frame enters its
+/// route at the time it was read). Over the measured window, each way (0: from the senders).
+struct RingWait {
+    /// The real-time clock's lead over the monotonic one (the kernel stamps in real time),
+    /// read again every millisecond: a real-time clock being slewed moves it.
+    realtime_ahead_ps: i128,
+    ahead_read_at: Time,
+    side: usize,
+    window: [Lateness; 2],
+    /// Frames whose stamp came more than 1 µs after they were read (the clocks' two readings
+    /// are nanoseconds apart): none, unless the stamps are not what this takes them for.
+    read_before_written: u64,
+}
+
+impl RingWait {
+    fn new() -> RingWait {
+        RingWait {
+            realtime_ahead_ps: clock::realtime_ahead_ps(),
+            ahead_read_at: clock::now(),
+            side: 0,
+            window: [Lateness::default(), Lateness::default()],
+            read_before_written: 0,
+        }
+    }
+
+    fn record(&mut self, written_ns: u64, read: Time) {
+        if read - self.ahead_read_at > Time::from_ms(1) {
+            self.realtime_ahead_ps = clock::realtime_ahead_ps();
+            self.ahead_read_at = read;
+        }
+        let written = (written_ns as i128 * 1_000 - self.realtime_ahead_ps).max(0) as u64;
+        if Time(written) > read + Time::from_us(1) {
+            self.read_before_written += 1;
+        }
+        self.window[self.side].record(Time(written), read);
+    }
 }
 
 /// The sending side of the loop: each frame handed to its interface when due, and how late

@@ -621,6 +621,7 @@ def _results(
         late_within_1us=_share(window["late_within_1us"]),
         late_within_10us=_share(window["late_within_10us"]),
         late_p99_s=_share(window["late_p99_s"]),
+        read_within_10us=_share(window["ring_wait_within_10us"]),
         datapath_busy_share=dp["busy_turns"] / dp["turns"] if dp["turns"] else 0.0,
         # (No frame left in the window: nothing shows the timing was kept, so not faithful.)
         faithful=_share(window["late_within_10us"]) >= FAITHFUL_WITHIN_10US
