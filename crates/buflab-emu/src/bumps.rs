@@ -7,10 +7,10 @@
 //! the ways of QCN messages and ACKs to them, and reading their counts into the simulator's
 //! `bumps` and `rates` rows; must not know sockets or clocks.
 //!
-//! - **access**: one instance per flow, right after its access link. A bump that paces on
-//!   ECN-Echo hears its flow's ACKs as they leave the datapath for the sender (the bump sits
-//!   between the host and the network: the access link's share of the delay is in the delay
-//!   lines, after the bottleneck).
+//! - **access**: one instance per flow, right after its access link and its propagation delay
+//!   (the simulator's access link carries the delay before the bump). A bump that paces on
+//!   ECN-Echo hears its flow's ACKs as they come back into the datapath, before their delay
+//!   line, where the simulator's tap sees them (before the reverse access link).
 //! - **bottleneck**: one instance in front of the bottleneck, on every route that reaches it.
 //!
 //! A congestion point's messages reach the reaction point of the sampled frame's flow (the
@@ -18,7 +18,7 @@
 //! simulator gives them: the flow's one-way delay from its source up to the congestion point,
 //! its access link's share (half its RTT less the bottleneck's delay) and the latencies of the
 //! bumps before it. The loop a message closes (reaction point → congestion point → reaction
-//! point) is then the simulator's, as no delay line lies between the two here either.
+//! point) is then the simulator's, as no delay lies between the two here either.
 //! Instances are built in the simulator's order (the shared ones, then each flow's in flow
 //! order), so a congestion point draws its samples from the simulator's stream.
 

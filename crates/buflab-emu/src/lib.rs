@@ -1,8 +1,9 @@
 //! # buflab-emu
 //!
 //! The emulator's datapath: real Ethernet frames between network namespaces, through one
-//! exact bottleneck built from the simulator's own queue disciplines (`buflab-queue`), and
-//! delay lines that give each direction its propagation delay. It is the only place a packet
+//! exact bottleneck built from the simulator's own queue disciplines (`buflab-queue`), each
+//! flow's propagation delay where the simulator puts it (the way there in front of the
+//! bottleneck, the way back in a delay line). It is the only place a packet
 //! waits on the measured path: no kernel qdisc, no netem.
 //!
 //! Read first: [`bottleneck`] (the link, the simulator's timetable on real frames), then

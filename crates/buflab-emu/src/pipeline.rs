@@ -5,7 +5,8 @@
 //!
 //! Read first: [`crate::bottleneck`]. A frame follows a route, a list of links: it joins the
 //! next one when it leaves the last (at the end of its serialization), and comes out of the
-//! route's end at the time it left its last link. Everything is computed from ideal times, in
+//! route's end at the time it left its last link. Between its host's links (those the route
+//! was made of) and any put on it later (bumps) it crosses its flow's propagation delay. Everything is computed from ideal times, in
 //! time order, as a discrete-event simulation of these links up to the time the loop asks for:
 //! a service due at t starts before a frame that reaches its link at t (the simulator's rule),
 //! and frames come out in the order they left. The loop feeds frames in the order it read
@@ -87,6 +88,12 @@ pub struct Pipeline {
     snapshot_at: Option<Time>,
     snapshot: Option<Vec<(u32, BumpStats)>>,
     moving: BinaryHeap<Reverse<Moving>>,
+    /// Each flow's propagation delay (indexed by `Frame::flow`; none for flows beyond it),
+    /// crossed after the links a route was made of, its host's side (the access link, or the
+    /// class queue and the NIC), before any link put on it later (bumps).
+    propagation: Vec<Time>,
+    /// Per route: how many of its first links are its host's side.
+    host_links: Vec<usize>,
     /// (next service, link) of each link with frames waiting; an entry whose time is no longer
     /// its link's next service is stale and skipped.
     services: BinaryHeap<Reverse<(Time, u32)>>,
@@ -109,6 +116,13 @@ impl Pipeline {
         self.links.len() as u32 - 1
     }
 
+    /// Flow i's frames cross `delays[i]` when they leave their host's side of their route:
+    /// the flow's forward propagation delay, before the bumps and the bottleneck, as the
+    /// simulator's access links carry it.
+    pub fn set_propagation(&mut self, delays: Vec<Time>) {
+        self.propagation = delays;
+    }
+
     /// Link `l` itself (a bump's counts and settings are read through it).
     pub fn link_mut(&mut self, l: u32) -> &mut Bottleneck {
         &mut self.links[l as usize]
@@ -129,6 +143,9 @@ impl Pipeline {
         assert!(links.iter().all(|&l| (l as usize) < self.links.len()), "links that exist");
         let r = &mut self.routes[route as usize];
         r.splice(at..at, links.iter().copied());
+        if at < self.host_links[route as usize] {
+            self.host_links[route as usize] += links.len();
+        }
     }
 
     /// The bump on link `cp` runs a congestion point: its messages for flow `flow` go to the
@@ -189,6 +206,7 @@ impl Pipeline {
     /// Adds a route through `links`, in order; returns its number.
     pub fn route(&mut self, links: Vec<u32>) -> u32 {
         assert!(links.iter().all(|&l| (l as usize) < self.links.len()), "a route of links that exist");
+        self.host_links.push(links.len());
         self.routes.push(links);
         self.routes.len() as u32 - 1
     }
@@ -300,8 +318,13 @@ impl Pipeline {
         let delay = self.delays[l as usize];
         for (mut f, exit) in self.out.drain(..) {
             f.hop += 1;
+            let host_side_done = f.hop as usize == self.host_links[f.route as usize];
+            let propagation = match self.propagation.get(f.flow as usize) {
+                Some(&d) if host_side_done => d,
+                _ => Time::ZERO,
+            };
             self.seq += 1;
-            self.moving.push(Reverse(Moving { exit: exit + delay, seq: self.seq, frame: f }));
+            self.moving.push(Reverse(Moving { exit: exit + delay + propagation, seq: self.seq, frame: f }));
         }
         if let Some(t) = self.links[l as usize].next_service() {
             self.services.push(Reverse((t, l)));
@@ -409,5 +432,41 @@ mod tests {
         assert_eq!(out(&mut p, Time::from_ms(10)), vec![(1500, 0), (2000, 9), (2500, 1)]);
         assert_eq!(p.counts(nic).departures, 3);
         assert_eq!(p.counts(c0).drops, 1);
+    }
+
+    #[test]
+    fn each_flows_propagation_delay_follows_its_hosts_side_of_the_route() {
+        // Two flows share a class queue and a NIC (10 and 20 Mb/s: 1 and 0.5 ms a frame);
+        // flow 0 is 5 ms from the bottleneck, flow 1 is 1 ms, flow 2 (beyond the list) none.
+        // The delay comes after the NIC, not between the class queue and the NIC: frame 0
+        // leaves the NIC at 1.5 ms and comes out at 6.5; flow 1's frame, entered at 0.2 ms,
+        // leaves the NIC at 2.0 and comes out at 3.0, before it; flow 2's, behind it in the
+        // class queue (done at 2.2), leaves the NIC at 2.7 and comes out then.
+        let mut p = Pipeline::default();
+        let (c0, c1) = (
+            p.link(link(Rate::mbps(10), BufferLimit::Unlimited)),
+            p.link(link(Rate::mbps(10), BufferLimit::Unlimited)),
+        );
+        let nic = p.link(link(Rate::mbps(20), BufferLimit::Unlimited));
+        let (r0, r1) = (p.route(vec![c0, nic]), p.route(vec![c1, nic]));
+        p.set_propagation(vec![Time::from_ms(5), Time::from_ms(1)]);
+        let (mut done, mut dropped) = (Vec::new(), Vec::new());
+        p.enter(Time::ZERO, Frame { flow: 0, ..f(0) }, r0, &mut done, &mut dropped);
+        p.enter(Time::from_us(200), Frame { flow: 1, ..f(1) }, r1, &mut done, &mut dropped);
+        p.enter(Time::from_us(300), Frame { flow: 2, ..f(2) }, r1, &mut done, &mut dropped);
+        assert_eq!(out(&mut p, Time::from_ms(20)), vec![(2700, 2), (3000, 1), (6500, 0)]);
+        assert!(p.is_empty());
+        // A link put at a route's end later (a bump in front of the bottleneck) comes after
+        // the delay: flow 0's frame reaches it at 6.5 ms and leaves it 0.1 ms later (100 Mb/s).
+        let bump = p.link(link(Rate::mbps(100), BufferLimit::Unlimited));
+        p.insert(r0, 2, &[bump]);
+        p.enter(Time::from_ms(20), Frame { flow: 0, ..f(3) }, r0, &mut done, &mut dropped);
+        assert_eq!(out(&mut p, Time::from_ms(40)), vec![(26600, 3)]);
+        // One put on the host's side (between its class queue and NIC) comes before it:
+        // 1 + 0.1 + 0.5 ms of links, then 5 ms, then the bump's 0.1 ms.
+        let early = p.link(link(Rate::mbps(100), BufferLimit::Unlimited));
+        p.insert(r0, 1, &[early]);
+        p.enter(Time::from_ms(40), Frame { flow: 0, ..f(4) }, r0, &mut done, &mut dropped);
+        assert_eq!(out(&mut p, Time::from_ms(60)), vec![(46700, 4)]);
     }
 }

@@ -100,7 +100,7 @@ def emulate(
 ) -> None:
     """Run the scenario in FILE on real Linux TCP: hosts in network namespaces, the bottleneck
     in buflab's own datapath (an exact buffer, the simulator's discipline code, each flow's
-    RTT in delay lines). Needs root. The dumbbell with every traffic kind (long-lived
+    RTT where the simulator puts it). Needs root. The dumbbell with every traffic kind (long-lived
     flows, closed-loop users, repeated downloads, open-loop arrivals, UDP), sender machines
     and access classes, any queue discipline and random loss, bumps in the wire; other
     scenarios are refused, naming the key."""

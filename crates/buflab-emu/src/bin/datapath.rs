@@ -5,11 +5,13 @@
 //! queue and NIC link, and the cross link), then the bottleneck (a serializer at `--rate`
 //! behind a buffer of `--buffer` run by the discipline `--queue`, default `droptail`, with its
 //! parameters `--param KEY=VALUE` for frames of typically `--packet` bytes, drawing from
-//! `--seed`'s stream; `--loss P` loses data frames before it) and then a delay line; frames
-//! from the receivers' side (`--right`) cross a delay line only and go back out of their
-//! flow's machine's interface. Flow i (its sending end at its flow address, see the `address`
-//! module) gets half its round-trip time each way; other frames get `--delay-fwd` and
-//! `--delay-rev` (default 0) and skip the links. With `--events PATH`, the bottleneck's event log of the whole
+//! `--seed`'s stream; `--loss P` loses data frames before it); frames from the receivers'
+//! side (`--right`) cross a delay line only and go back out of their flow's machine's
+//! interface. Flow i (its sending end at its flow address, see the `address` module) gets half
+//! its round-trip time each way: the way there between its host's links and the bottleneck,
+//! as the simulator's access links carry it (cross traffic: in a delay line after its cross
+//! link); other frames get `--delay-fwd` and `--delay-rev` (default 0) in delay lines and skip
+//! the links. With `--events PATH`, the bottleneck's event log of the whole
 //! run goes to PATH (rows of `LogRow::BYTES`, times on the monotonic clock; the report's
 //! `epoch_ps` is the run's time 0 on it); with `--capture PATH` too, every frame that reaches
 //! the bottleneck's queue (the log's enqueues and drops) goes to PATH with its first bytes
@@ -308,10 +310,16 @@ fn run(a: Args) -> std::io::Result<()> {
         Some(s) => Bumps::build(s, &flows, &mut front).map_err(std::io::Error::other)?,
         None => Bumps::default(),
     };
-    // Half of each flow's RTT on the way there, the rest on the way back.
+    // Half of each flow's RTT on the way there, the rest on the way back. The way there is
+    // crossed where the simulator's access links carry it, between the sender and the
+    // bottleneck (and its bumps); cross traffic's, which skips the bottleneck, after its
+    // cross link, in its delay line.
     let there: Vec<Time> = flows.rtts.iter().map(|r| Time(r.ps() / 2)).collect();
     let back: Vec<Time> = flows.rtts.iter().zip(&there).map(|(r, t)| *r - *t).collect();
-    let (mut fwd, mut rev) = (DelayLines::new(&there, a.delay_fwd), DelayLines::new(&back, a.delay_rev));
+    let to_bottleneck = |i: usize| flows.through_bottleneck[flows.route[i] as usize];
+    front.set_propagation((0..n).map(|i| if to_bottleneck(i) { there[i] } else { Time::ZERO }).collect());
+    let after: Vec<Time> = (0..n).map(|i| if to_bottleneck(i) { Time::ZERO } else { there[i] }).collect();
+    let (mut fwd, mut rev) = (DelayLines::new(&after, a.delay_fwd), DelayLines::new(&back, a.delay_rev));
     // A frame's flow: its source address going to the receiver, its destination coming back.
     let flow_of = |addr: u32| address::flow(addr).filter(|&i| i < n);
     let (mut out, mut dropped, mut done) = (Vec::new(), Vec::new(), Vec::new());
@@ -535,9 +543,10 @@ fn run(a: Args) -> std::io::Result<()> {
             &mut ring_wait,
             |pool, f, t| {
                 let flow = ip::ipv4_addrs(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
-                // An ACK passes its flow's bumps as it leaves for the sender.
+                // An ACK passes its flow's bumps on its way back where the simulator's tap sees
+                // it: on the network's side of the flow's propagation delay, as the data.
                 if let Some(i) = flow.filter(|&i| bumps.hears_acks(i)) {
-                    bumps.on_ack(&mut front, t + back[i], i, ip::tcp_ece(pool.slot(f.slot)));
+                    bumps.on_ack(&mut front, t, i, ip::tcp_ece(pool.slot(f.slot)));
                 }
                 rev.push(flow, t, Frame { flow: flow.unwrap_or(n) as u32, ..f });
             },

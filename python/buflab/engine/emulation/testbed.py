@@ -2,8 +2,8 @@
 bridges their interfaces to the receiver's, and a receiver host, joined by veth pairs.
 
     snd  ──veth──┐
-    snd1 ──veth──┤ rtr (buflab-datapath: access links or class queues and NICs,
-    …            │      the bottleneck, delay lines) ──veth── rcv
+    snd1 ──veth──┤ rtr (buflab-datapath: access links or class queues and NICs, each
+    …            │      flow's delay, the bottleneck; ACKs' delay lines) ──veth── rcv
     sndM ──veth──┘
 
 Every name carries the run's prefix, `bl` and the process id (`bl4242-snd`, interfaces
