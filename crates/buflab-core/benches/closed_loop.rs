@@ -15,8 +15,6 @@
 //! --buffer B --access slow|fast --repeat R`), or `bash scripts/bench --scenario t1`. The
 //! scenario runs R times (default 3); the best and the median are reported.
 
-use buflab_core::scenario::Scenario;
-
 mod common;
 
 use common::arg;
@@ -50,8 +48,7 @@ fn main() {
             "think": { "dist": "exponential", "mean": "1s" },
         } ],
     });
-    let scenario =
-        Scenario::from_value(&v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"));
+    let scenario = common::scenario(&v);
     let (mut net, best, median) = common::timed_runs(&scenario, repeat);
     let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;
@@ -60,9 +57,5 @@ fn main() {
     println!("bottleneck departures  {}", s.departures);
     println!("events                 {}", s.events);
     println!("events per departure   {:.3}", s.events as f64 / s.departures as f64);
-    println!("runs                   {repeat}");
-    println!("wall seconds           best {best:.3}, median {median:.3}");
-    let per = |n: u64| format!("best {:.0}, median {:.0}", n as f64 / best, n as f64 / median);
-    println!("departures per second  {}", per(s.departures));
-    println!("events per second      {}", per(s.events));
+    common::print_rates(s.departures, s.events, repeat, best, median);
 }

@@ -18,8 +18,6 @@
 //! the median are reported, because on a shared machine other work only ever slows a run
 //! down.
 
-use buflab_core::scenario::Scenario;
-
 mod common;
 
 use common::arg;
@@ -87,8 +85,7 @@ fn main() {
         let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::from(value));
         v["traffic"][0][key] = value;
     }
-    let scenario =
-        Scenario::from_value(&v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"));
+    let scenario = common::scenario(&v);
     let (net, best, median) = common::timed_runs(&scenario, repeat as usize);
     let mut net = net;
     let pending = net.sim.sched.pending();
@@ -104,11 +101,7 @@ fn main() {
     println!("bottleneck departures  {}", s.departures);
     println!("events                 {}", s.events);
     println!("events pending at end  {pending}");
-    println!("runs                   {repeat}");
-    println!("wall seconds           best {best:.3}, median {median:.3}");
-    let per = |n: u64| format!("best {:.0}, median {:.0}", n as f64 / best, n as f64 / median);
-    println!("departures per second  {}", per(s.departures));
-    println!("events per second      {}", per(s.events));
+    common::print_rates(s.departures, s.events, repeat as usize, best, median);
     match peak_rss_mib() {
         Some(m) => println!("peak memory            {m:.1} MiB"),
         None => println!("peak memory            unavailable on this platform"),

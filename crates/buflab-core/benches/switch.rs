@@ -14,8 +14,6 @@
 //! --scheduler NAME --repeat R`), or through `scripts/bench --bench switch`. The scenario runs R
 //! times (default 5); the best and the median are reported, as the dumbbell benchmark does.
 
-use buflab_core::scenario::Scenario;
-
 mod common;
 
 use common::arg;
@@ -45,8 +43,7 @@ fn main() {
             "flows_per_output": "eq3.1", "start": "0s..1s",
         } ],
     });
-    let scenario =
-        Scenario::from_value(&v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"));
+    let scenario = common::scenario(&v);
     let (mut net, best, median) = common::timed_runs(&scenario, repeat);
     let r = buflab_core::result::collect(&scenario, &mut net);
     let s = &r.summary;
@@ -54,9 +51,5 @@ fn main() {
     println!("utilization            {:.4}", s.utilization);
     println!("switch departures      {}", s.departures);
     println!("events                 {}", s.events);
-    println!("runs                   {repeat}");
-    println!("wall seconds           best {best:.3}, median {median:.3}");
-    let per = |n: u64| format!("best {:.0}, median {:.0}", n as f64 / best, n as f64 / median);
-    println!("departures per second  {}", per(s.departures));
-    println!("events per second      {}", per(s.events));
+    common::print_rates(s.departures, s.events, repeat, best, median);
 }

@@ -13,8 +13,6 @@
 //! --bjp`). The scenario runs R times (default 5); the best and the median are reported, as
 //! the dumbbell benchmark does.
 
-use buflab_core::scenario::Scenario;
-
 mod common;
 
 use common::arg;
@@ -40,8 +38,8 @@ fn main() {
     if bjp {
         v["network"]["bottleneck"]["queue"] = serde_json::json!("bjp");
     }
-    let scenario = Scenario::from_value(&v).expect("benchmark scenario is valid");
-    let (net, best, median) = common::timed_runs(&scenario, repeat as usize);
+    let scenario = common::scenario(&v);
+    let (net, best, median) = common::timed_runs(&scenario, repeat);
     let departures: u64 = net.monitored.iter().map(|m| net.sim.links[m.link as usize].departures).sum();
     let events = net.sim.sched.executed();
     let queue = if bjp { "BJP, D = Δ = 10" } else { "drop-tail" };
@@ -49,9 +47,5 @@ fn main() {
     println!("router departures      {departures}");
     println!("events                 {events}");
     println!("events per departure   {:.3}", events as f64 / departures as f64);
-    println!("runs                   {repeat}");
-    println!("wall seconds           best {best:.3}, median {median:.3}");
-    let per = |n: u64| format!("best {:.0}, median {:.0}", n as f64 / best, n as f64 / median);
-    println!("departures per second  {}", per(departures));
-    println!("events per second      {}", per(events));
+    common::print_rates(departures, events, repeat, best, median);
 }

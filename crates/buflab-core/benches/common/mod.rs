@@ -30,3 +30,19 @@ pub fn timed_runs(scenario: &Scenario, repeat: usize) -> (Network, f64, f64) {
     walls.sort_by(f64::total_cmp);
     (last.expect("at least one run"), walls[0], walls[walls.len() / 2])
 }
+
+/// The benchmark's scenario from its JSON; one that does not validate stops it with the
+/// reason (a benchmark's own scenario, so a defect in the benchmark).
+pub fn scenario(v: &serde_json::Value) -> Scenario {
+    Scenario::from_value(v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"))
+}
+
+/// The lines every benchmark ends with, in the form `scripts/bench` reads: the runs, their
+/// wall times, and `departures` and `events` per wall second (best and median run).
+pub fn print_rates(departures: u64, events: u64, repeat: usize, best: f64, median: f64) {
+    println!("runs                   {repeat}");
+    println!("wall seconds           best {best:.3}, median {median:.3}");
+    let per = |n: u64| format!("best {:.0}, median {:.0}", n as f64 / best, n as f64 / median);
+    println!("departures per second  {}", per(departures));
+    println!("events per second      {}", per(events));
+}
