@@ -720,18 +720,22 @@ struct RingWait {
     /// The real-time clock's lead over the monotonic one (the kernel stamps in real time),
     /// read again every millisecond: a real-time clock being slewed moves it.
     realtime_ahead_ps: i128,
+    /// How far off that may be (the clocks were read around each other, not at once).
+    ahead_error_ps: i128,
     ahead_read_at: Time,
     side: usize,
     window: [Lateness; 2],
-    /// Frames whose stamp came more than 1 µs after they were read (the clocks' two readings
-    /// are nanoseconds apart): none, unless the stamps are not what this takes them for.
+    /// Frames whose stamp came more than 1 µs (and the difference's possible error) after
+    /// they were read: none, unless the stamps are not what this takes them for.
     read_before_written: u64,
 }
 
 impl RingWait {
     fn new() -> RingWait {
+        let (realtime_ahead_ps, ahead_error_ps) = clock::realtime_ahead_ps();
         RingWait {
-            realtime_ahead_ps: clock::realtime_ahead_ps(),
+            realtime_ahead_ps,
+            ahead_error_ps,
             ahead_read_at: clock::now(),
             side: 0,
             window: [Lateness::default(), Lateness::default()],
@@ -741,11 +745,11 @@ impl RingWait {
 
     fn record(&mut self, written_ns: u64, read: Time) {
         if read - self.ahead_read_at > Time::from_ms(1) {
-            self.realtime_ahead_ps = clock::realtime_ahead_ps();
+            (self.realtime_ahead_ps, self.ahead_error_ps) = clock::realtime_ahead_ps();
             self.ahead_read_at = read;
         }
         let written = (written_ns as i128 * 1_000 - self.realtime_ahead_ps).max(0) as u64;
-        if Time(written) > read + Time::from_us(1) {
+        if written as i128 > read.ps() as i128 + 1_000_000 + self.ahead_error_ps {
             self.read_before_written += 1;
         }
         self.window[self.side].record(Time(written), read);
