@@ -6,12 +6,13 @@
 //! Read first: [`crate::bottleneck`]. A frame follows a route, a list of links: it joins the
 //! next one when it leaves the last (at the end of its serialization), and comes out of the
 //! route's end at the time it left its last link. Between its host's links (those the route
-//! was made of) and any put on it later (bumps) it crosses its flow's propagation delay. Everything is computed from ideal times, in
-//! time order, as a discrete-event simulation of these links up to the time the loop asks for:
-//! a service due at t starts before a frame that reaches its link at t (the simulator's rule),
-//! and frames come out in the order they left. The loop feeds frames in the order it read
-//! them, each stamped no earlier than the last, and asks for what has come out by now, so
-//! every link sees its arrivals in time order. Must not know sockets or clocks.
+//! was made of) and any put on it later (bumps) it crosses its flow's propagation delay.
+//! Everything is computed from ideal times, in time order, as a discrete-event simulation of
+//! these links up to the time the loop asks for: a service due at t starts before a frame that
+//! reaches its link at t (the simulator's rule), and frames come out in the order they left.
+//! The loop feeds frames in the order it read them, each stamped no earlier than the last, and
+//! asks for what has come out by now, so every link sees its arrivals in time order. Must not
+//! know sockets or clocks.
 //!
 //! A link may be a bump in the wire ([`crate::bumps`] builds them): its discipline a
 //! `buflab-queue` bump, its delay the bump's latency (a frame reaches the next link that long

@@ -316,9 +316,13 @@ fn run(a: Args) -> std::io::Result<()> {
     // cross link, in its delay line.
     let there: Vec<Time> = flows.rtts.iter().map(|r| Time(r.ps() / 2)).collect();
     let back: Vec<Time> = flows.rtts.iter().zip(&there).map(|(r, t)| *r - *t).collect();
-    let to_bottleneck = |i: usize| flows.through_bottleneck[flows.route[i] as usize];
-    front.set_propagation((0..n).map(|i| if to_bottleneck(i) { there[i] } else { Time::ZERO }).collect());
-    let after: Vec<Time> = (0..n).map(|i| if to_bottleneck(i) { Time::ZERO } else { there[i] }).collect();
+    let (before, after): (Vec<Time>, Vec<Time>) = (0..n)
+        .map(|i| match flows.through_bottleneck[flows.route[i] as usize] {
+            true => (there[i], Time::ZERO),
+            false => (Time::ZERO, there[i]),
+        })
+        .unzip();
+    front.set_propagation(before);
     let (mut fwd, mut rev) = (DelayLines::new(&after, a.delay_fwd), DelayLines::new(&back, a.delay_rev));
     // A frame's flow: its source address going to the receiver, its destination coming back.
     let flow_of = |addr: u32| address::flow(addr).filter(|&i| i < n);
@@ -379,7 +383,6 @@ fn run(a: Args) -> std::io::Result<()> {
         let moved_before = totals.moved() + out_side.sent[0] + out_side.sent[1];
         // Senders' side: each frame, stamped as it is read, onto its flow's route to the
         // bottleneck (or the cross link).
-        ring_wait.side = 0;
         for sock in left.iter_mut() {
             let mut overruns = 0;
             let got = read_batch(
@@ -387,7 +390,7 @@ fn run(a: Args) -> std::io::Result<()> {
                 &mut pool,
                 &mut scratch,
                 &mut totals.overruns,
-                &mut ring_wait,
+                (&mut ring_wait, 0),
                 |pool, f, t| {
                     let bytes = pool.slot(f.slot);
                     let flow = ip::ipv4_addrs(bytes).and_then(|(src, _)| flow_of(src));
@@ -534,13 +537,12 @@ fn run(a: Args) -> std::io::Result<()> {
             capture.write_out(file)?;
         }
         // Receivers' side: into the reverse delay line.
-        ring_wait.side = 1;
         let got = read_batch(
             &mut right,
             &mut pool,
             &mut scratch,
             &mut totals.overruns,
-            &mut ring_wait,
+            (&mut ring_wait, 1),
             |pool, f, t| {
                 let flow = ip::ipv4_addrs(pool.slot(f.slot)).and_then(|(_, dst)| flow_of(dst));
                 // An ACK passes its flow's bumps on its way back where the simulator's tap sees
@@ -669,7 +671,7 @@ fn run(a: Args) -> std::io::Result<()> {
 
 /// Reads up to `BATCH` frames from `sock` into slots of `pool`, handing each, stamped with the
 /// time it was read, to `take`; returns how many. How long each waited in the socket's ring
-/// (read time against the kernel's stamp) goes to `waited`. A frame that finds no free slot,
+/// (read time against the kernel's stamp) goes to `waited`, on its side (0: the senders'). A frame that finds no free slot,
 /// or that was too long for the socket's ring, is counted in `overruns` (the datapath could
 /// not take it) and given back at once, never left to block the ring.
 fn read_batch(
@@ -677,7 +679,7 @@ fn read_batch(
     pool: &mut Pool,
     scratch: &mut [u8],
     overruns: &mut u64,
-    waited: &mut RingWait,
+    (waited, side): (&mut RingWait, usize),
     mut take: impl FnMut(&mut Pool, Frame, Time),
 ) -> std::io::Result<u64> {
     let mut got = 0;
@@ -705,7 +707,7 @@ fn read_batch(
             got += 1;
             let t = clock::now();
             if let Some(ns) = written {
-                waited.record(ns, t);
+                waited.record(side, ns, t);
             }
             take(pool, f, t);
         }
@@ -723,7 +725,6 @@ struct RingWait {
     /// How far off that may be (the clocks were read around each other, not at once).
     ahead_error_ps: i128,
     ahead_read_at: Time,
-    side: usize,
     window: [Lateness; 2],
     /// Frames whose stamp came more than 1 µs (and the difference's possible error) after
     /// they were read: none, unless the stamps are not what this takes them for.
@@ -737,13 +738,12 @@ impl RingWait {
             realtime_ahead_ps,
             ahead_error_ps,
             ahead_read_at: clock::now(),
-            side: 0,
             window: [Lateness::default(), Lateness::default()],
             read_before_written: 0,
         }
     }
 
-    fn record(&mut self, written_ns: u64, read: Time) {
+    fn record(&mut self, side: usize, written_ns: u64, read: Time) {
         if read - self.ahead_read_at > Time::from_ms(1) {
             (self.realtime_ahead_ps, self.ahead_error_ps) = clock::realtime_ahead_ps();
             self.ahead_read_at = read;
@@ -752,7 +752,7 @@ impl RingWait {
         if written as i128 > read.ps() as i128 + 1_000_000 + self.ahead_error_ps {
             self.read_before_written += 1;
         }
-        self.window[self.side].record(Time(written), read);
+        self.window[side].record(Time(written), read);
     }
 }
 
