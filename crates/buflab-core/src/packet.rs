@@ -29,30 +29,34 @@ impl Kind {
     }
 }
 
-/// Flag bits.
+/// Flag bits (a `u16`: the eight of RFC-era TCP and ECN filled a byte; PSH needed a ninth).
 pub mod flags {
     /// The data segment is a retransmission.
-    pub const RETRANSMIT: u8 = 1;
+    pub const RETRANSMIT: u16 = 1;
     /// Connection set-up: the client's SYN (on an ACK route) or the server's SYN-ACK (on a
     /// data route), both 40 B control packets.
-    pub const SYN: u8 = 2;
+    pub const SYN: u16 = 2;
     /// The last data segment of a transfer (FIN piggybacked on it).
-    pub const FIN: u8 = 4;
+    pub const FIN: u16 = 4;
     /// ECN-Capable Transport (RFC 3168 §5): the IP ECN field is ECT(0). Set by an ECN-capable
     /// sender on new data segments (§6.1.5: never on retransmissions, §6.1.4: never on pure
     /// ACKs, §6.1.1: never on SYN or SYN-ACK).
-    pub const ECT: u8 = 8;
+    pub const ECT: u16 = 8;
     /// Congestion Experienced (RFC 3168 §5): a queue marked this ECT packet instead of
     /// dropping it. The packet keeps ECT: the IP field's CE codepoint (11) has both bits.
-    pub const CE: u8 = 16;
+    pub const CE: u16 = 16;
     /// ECN-Echo, on ACKs (RFC 3168 §6.1.3): the receiver saw CE and has not yet seen CWR.
-    pub const ECE: u8 = 32;
+    pub const ECE: u16 = 32;
     /// Congestion Window Reduced, on data (RFC 3168 §6.1.2): the first new segment after the
     /// sender reduced its window; the receiver stops echoing ECE.
-    pub const CWR: u8 = 64;
+    pub const CWR: u16 = 64;
     /// With ECT: the IP ECN field is ECT(1) (01), the L4S identifier of RFC 9331 §4.1, not
     /// ECT(0). Set by a sender with `ecn_codepoint = "ect1"` wherever it sets ECT.
-    pub const ECT1: u8 = 128;
+    pub const ECT1: u16 = 128;
+    /// PSH, on data: a Linux sender sets it on the last segment of every GSO packet of two
+    /// or more segments, and a Linux receiver acknowledges a full-sized PSH segment as soon as
+    /// its application has read it (see `tcp::quickack`).
+    pub const PSH: u16 = 256;
 }
 
 /// A packet on the wire. 40 bytes, `Copy`.
@@ -77,7 +81,7 @@ pub struct Packet {
     pub sack: u16,
     pub hop: u8,
     pub kind: Kind,
-    pub flags: u8,
+    pub flags: u16,
     /// Its time stamp under the Bounded Jitter Policy (the `bjp` discipline): zero until its
     /// first BJP router, then a global time or its slack (`buflab_queue::bjp`).
     pub stamp: Time,
@@ -108,7 +112,7 @@ impl Packet {
 mod tests {
     #[test]
     fn packet_stays_small() {
-        // 31 bytes of fields and BJP's 8-byte stamp: the stamp costs a word per packet
+        // 32 bytes of fields and BJP's 8-byte stamp: the stamp costs a word per packet
         // moved, and no allocation.
         assert!(std::mem::size_of::<super::Packet>() <= 40);
     }

@@ -366,7 +366,7 @@ mod tests {
     }
 
     /// Runs the arrivals through `link`; returns its exits (time, seq, flags) and the link.
-    fn run(mut link: Link, arrivals: &[(Time, Packet)]) -> (Vec<(Time, u32, u8)>, Link) {
+    fn run(mut link: Link, arrivals: &[(Time, Packet)]) -> (Vec<(Time, u32, u16)>, Link) {
         // The arrivals last about 180 ms: the run ends while packets wait (their delays count).
         let end = Time::from_ms(150);
         let window = MeasuredWindow { start: Time::from_ms(20), end };

@@ -95,7 +95,7 @@ pub enum Outcome {
     Dropped,
     /// Admitted on a relay link: the caller delivers it now, at this exit time, with these
     /// flags (a queue discipline may have set CE).
-    Relayed(Time, u8),
+    Relayed(Time, u16),
 }
 
 // The fields in the order a packet's passage reads them, and 64-byte aligned: an express link

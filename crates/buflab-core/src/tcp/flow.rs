@@ -58,7 +58,7 @@ impl TcpFlow {
         if pkt.flags & flags::SYN != 0 {
             receiver.on_syn_ack(now, out);
         } else {
-            receiver.on_ecn(now, pkt.flags, out);
+            receiver.on_flags(now, pkt.flags, out);
             receiver.on_data(now, pkt.seq, out);
         }
         if receiver.take_completion() {

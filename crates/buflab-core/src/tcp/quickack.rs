@@ -21,6 +21,21 @@
 //!   doubles ATO (at most the RTO). The timer waits min(ATO, max(SRTT, ATO_MIN)) when ATO is
 //!   above its floor (bounded at 500 ms), in whole jiffies.
 //!
+//! - **Pushed segments.** A full-sized segment with PSH marks the pending ACK "pushed"
+//!   (`tcp_measure_rcv_mss`, `ICSK_ACK_PUSHED`), and `tcp_cleanup_rbuf` sends it as soon as
+//!   the application has read everything queued, however little it acknowledges (recent
+//!   kernels; older ones set the mark only for segments shorter than the MSS). Linux senders
+//!   put PSH on the last segment of every GSO packet of two or more, so a lone segment that
+//!   ends such a packet is acknowledged at once rather than with the next segment or on the
+//!   timer. The receiver here applies the rule as its sink reads at once
+//!   ([`super::receiver`], `on_flags`). Measured on Linux 6.18 in the emulator (100 Reno
+//!   flows, 10-packet buffer): 27 % of its ACKs of new data acknowledge one segment; half of
+//!   those leave within 0.3 ms of the ACK before, and 94 % of these acknowledge a PSH
+//!   segment; the other half waited for the timer (35–45 ms). Without the rule the model sent
+//!   14 % one-segment ACKs (21 % with it) and was 2.9 and 2.4 points above Linux's
+//!   utilization at 10 and 25 packets; with it (and the send jitter drawn per send event),
+//!   1.2 and 1.3.
+//!
 //! Data out of order, and data that fills a gap, are acknowledged at once, as RFC 5681 §4.2
 //! says and Linux does for the first three duplicate ACKs of a hole. Linux then compresses
 //! further SACKs to one per millisecond (`tcp_comp_sack_delay_ns`); that is not modelled (with

@@ -600,7 +600,7 @@ impl TcpSender {
     /// retransmission is never ECT, so a RED queue drops rather than marks it), and CWR on the
     /// first new segment after each window reduction (§6.1.2: "because of a retransmit
     /// timeout, a Fast Retransmit, or in response to an ECN Notification").
-    fn ecn_flags(&mut self, retransmit: bool) -> u8 {
+    fn ecn_flags(&mut self, retransmit: bool) -> u16 {
         if !self.cfg.ecn || retransmit {
             return 0;
         }

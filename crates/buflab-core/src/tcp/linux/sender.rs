@@ -37,7 +37,7 @@ use super::sent::{sent_after, Stamp, EVER_RETRANS, LOST};
 use super::tlp::{pto, Verdict};
 use super::tso;
 use super::{CaState, LinuxState, TimerKind};
-use crate::packet::Packet;
+use crate::packet::{flags, Packet};
 use crate::tcp::cc::hystart::{Step, CSS_GROWTH_DIVISOR};
 use crate::tcp::cc::CongestionControl;
 use crate::tcp::pacer::Pacing;
@@ -502,6 +502,12 @@ impl TcpSender {
             for _ in 0..n {
                 self.linux_send_new(now, out);
             }
+            if n > 1 {
+                // The last segment of a GSO packet of two or more carries PSH, as Linux 6.18
+                // sends them (measured: 97 % of its two-segment packets, 9 % of single
+                // segments); a Linux receiver acknowledges such a segment at once.
+                out.last_mut().expect("the packet's segments were just sent").flags |= flags::PSH;
+            }
             sent += n;
         }
         let l = lx(&mut self.linux);
@@ -837,6 +843,25 @@ mod tests {
         cfg.gso_segments = 1;
         let p = Path::start(cfg, Window { cwnd: 10.0, ssthresh: 10.0 }, &[]);
         assert_eq!((state(&p).counts.gso_packets, p.s.snd_max), (10, 10));
+    }
+
+    #[test]
+    fn the_last_segment_of_each_gso_packet_of_two_or_more_carries_psh() {
+        // Linux 6.18, measured in the emulator: 97 % of its two-segment GSO packets end with
+        // PSH. The initial window leaves as two packets of 5 (above): PSH on 4 and 9 only; one
+        // segment at a time (`gso_segments = 1`), none.
+        let first_window = |gso_segments: u32| {
+            let mut cfg = TcpConfig::default_for(1000, Recovery::Linux);
+            cfg.initial_window = 10;
+            cfg.gso_segments = gso_segments;
+            let mut s = TcpSender::new(cfg, 0, 0);
+            s.w = Window { cwnd: 10.0, ssthresh: 10.0 };
+            let mut out = Vec::new();
+            s.start(Time::ZERO, &mut out);
+            out.iter().filter(|p| p.flags & flags::PSH != 0).map(|p| p.seq).collect::<Vec<_>>()
+        };
+        assert_eq!(first_window(0), vec![4, 9]);
+        assert!(first_window(1).is_empty());
     }
 
     #[test]
