@@ -69,7 +69,8 @@ pub struct Flow {
     pub info: FlowInfo,
     pub endpoints: Endpoints,
     pub start: Time,
-    /// Per-packet send jitter bound (0: none).
+    /// Send jitter bound (0: none): the data each send event releases leaves up to this late,
+    /// all of it by one draw.
     pub jitter: Time,
     jitter_rng: Rng,
     /// Release time of the last packet, to keep jittered packets in order.

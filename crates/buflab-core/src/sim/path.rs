@@ -206,13 +206,17 @@ impl Sim {
             return;
         }
         self.counts.injected += (end - mark) as u64;
+        // One draw for all the data this event released: a host is late in handling the ACK
+        // (or timer), then sends what it releases back to back, as Linux sends a GSO packet's
+        // segments together.
+        let mut late: Option<Time> = None;
         for i in mark..end {
             let flow = &mut self.flows[f as usize];
             let mut t = now;
             // Jitter applies to data only (ACKs leave the receiver at once).
             if flow.jitter > Time::ZERO && self.out[i].kind != Kind::Ack {
-                let d = flow.jitter_rng.range_u64(0, flow.jitter.0);
-                t = (now + Time(d)).max(flow.last_release);
+                let d = *late.get_or_insert_with(|| Time(flow.jitter_rng.range_u64(0, flow.jitter.0)));
+                t = (now + d).max(flow.last_release);
                 flow.last_release = t;
             }
             // The packet is read where `forward` takes it: a copy held across the branch
