@@ -91,6 +91,10 @@ pub struct VoqView {
     n: usize,
     /// Cells in VOQ(i, j), row-major (`i * n + j`).
     len: Vec<u32>,
+    /// Per input, a bit per output whose VOQ holds cells: `words` words per input, so that a
+    /// scheduler of a sparse switch visits the non-empty VOQs only.
+    nonempty: Vec<u64>,
+    words: usize,
     /// Shadow-OQ departure slot of VOQ(i, j)'s head cell; [`NO_DEADLINE`] if empty or unused.
     head_deadline: Vec<u64>,
     /// Arrival stamp of the cell that last turned VOQ(i, j) from empty to non-empty.
@@ -102,9 +106,12 @@ pub struct VoqView {
 impl VoqView {
     pub fn new(n: usize) -> VoqView {
         assert!(n > 0 && n < UNMATCHED as usize, "switch size {n}");
+        let words = n.div_ceil(64);
         VoqView {
             n,
             len: vec![0; n * n],
+            nonempty: vec![0; n * words],
+            words,
             head_deadline: vec![NO_DEADLINE; n * n],
             active_since: vec![0; n * n],
             arrivals: 0,
@@ -141,6 +148,33 @@ impl VoqView {
         &self.len[i * self.n..(i + 1) * self.n]
     }
 
+    /// The outputs whose VOQ at input i holds cells, in increasing order.
+    #[inline]
+    pub fn nonempty_outputs(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        let words = &self.nonempty[i * self.words..(i + 1) * self.words];
+        words.iter().enumerate().flat_map(|(w, &word)| {
+            std::iter::successors((word != 0).then_some(word), |&b| Some(b & (b - 1)).filter(|&b| b != 0))
+                .map(move |b| w * 64 + b.trailing_zeros() as usize)
+        })
+    }
+
+    /// Sets VOQ(i, j) to `len` cells at once (for tests and tools that build a view of given
+    /// occupancies; deadlines are left as they are).
+    pub fn set_len(&mut self, i: usize, j: usize, len: u32) {
+        self.len[i * self.n + j] = len;
+        self.mark(i, j, len > 0);
+    }
+
+    #[inline]
+    fn mark(&mut self, i: usize, j: usize, nonempty: bool) {
+        let (word, bit) = (&mut self.nonempty[i * self.words + j / 64], 1u64 << (j % 64));
+        if nonempty {
+            *word |= bit;
+        } else {
+            *word &= !bit;
+        }
+    }
+
     /// A bound on the longest VOQ, cells: at least its length and below twice it. The OR of
     /// all lengths, which vectorises on any x86-64 (a maximum of `u32`s does not with SSE2).
     pub fn longest_bound(&self) -> u32 {
@@ -173,6 +207,7 @@ impl VoqView {
         if self.len[k] == 0 {
             self.head_deadline[k] = deadline;
             self.active_since[k] = self.arrivals;
+            self.mark(i, j, true);
         }
         self.len[k] += 1;
     }
@@ -184,6 +219,9 @@ impl VoqView {
         assert!(self.len[k] > 0, "pop from empty VOQ({i}, {j})");
         self.len[k] -= 1;
         self.head_deadline[k] = if self.len[k] == 0 { NO_DEADLINE } else { next_deadline };
+        if self.len[k] == 0 {
+            self.mark(i, j, false);
+        }
     }
 }
 

@@ -22,6 +22,30 @@ const ALL_KINDS: [SchedulerKind; 6] = [
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
+    /// The view's list of non-empty VOQs per input (which MWM's sparse search reads instead of
+    /// the lengths) follows every push, pop and set, across word boundaries (70 outputs are
+    /// two words of bits).
+    #[test]
+    fn the_nonempty_outputs_are_the_voqs_holding_cells(
+        ops in proptest::collection::vec((0usize..3, 0usize..70, 0u32..3), 1..300),
+    ) {
+        let n = 70;
+        let mut view = VoqView::new(n);
+        for (op, j, len) in ops {
+            let i = j % 3;
+            match op {
+                0 => view.push(i, j, NO_DEADLINE),
+                1 if view.len(i, j) > 0 => view.pop(i, j, NO_DEADLINE),
+                1 => {}
+                _ => view.set_len(i, j, len),
+            }
+            for i in 0..3 {
+                let expected: Vec<usize> = (0..n).filter(|&j| view.len(i, j) > 0).collect();
+                prop_assert_eq!(view.nonempty_outputs(i).collect::<Vec<_>>(), expected);
+            }
+        }
+    }
+
     /// Whatever the occupancies (and deadlines), each scheduler uses no input or output twice
     /// and matches only non-empty VOQs — also on repeated calls, which move iSLIP's pointers,
     /// PIM's random stream and MWM's tie rotation.

@@ -8,8 +8,13 @@
 //! and its tie rule; must not know packets or time (it sees VOQ counts only).
 //!
 //! Exact, by the Hungarian (Kuhn–Munkres) algorithm with potentials, O(N³) per matching: about
-//! 33k inner steps at N = 32 at worst (about 175 steps of 32 columns each in the S4 32-port
-//! runs). Weights are integers (cells), so the optimum is exact.
+//! 33k inner steps at N = 32 at worst. Weights are integers (cells), so the optimum is exact.
+//! Two computations of the same steps, chosen per call by how many VOQs hold cells (the tests
+//! check both against the textbook algorithm, ties included):
+//! - [`dense`]: each step one vectorised pass over all N columns;
+//! - [`sparse`]: each step visits the non-empty VOQs of its row only, and runs of steps that
+//!   change no key join the tree as a word of bits. In the S4 32-port runs about 20 of 1,024
+//!   VOQs hold a cell and a matching takes about 400 steps, five in six of them such no-ops.
 //!
 //! Ties: when several matchings reach the maximum weight, which one is returned is a fixed
 //! function of the occupancies and of the call count. The algorithm takes its rows (inputs) in
@@ -24,7 +29,14 @@
 //! Pairs of weight 0 (empty VOQs) that the algorithm needs to complete its perfect assignment
 //! are dropped from the result.
 
+mod dense;
+mod sparse;
+
 use super::{Matching, Scheduler, VoqView};
+use dense::solve;
+#[cfg(target_arch = "x86_64")]
+use dense::solve_avx2;
+use sparse::{solve_sparse, Sparse, SPARSE_FROM_PORTS, SPARSE_PER_ROW};
 
 /// Largest N: a column index then takes at most 12 bits of a key (see [`Key`]).
 const MAX_N: usize = 1 << 12;
@@ -65,6 +77,8 @@ trait Key:
     fn of(x: u64) -> Self;
     /// The column of a key (the low `bits` bits) and its slack plus the bias.
     fn split(self, bits: u32) -> (usize, Self);
+    /// A non-negative value as an index.
+    fn index(self) -> usize;
     /// This type's arrays, of the two an [`Mwm`] holds.
     fn workspace<'a>(narrow: &'a mut Workspace<i32>, wide: &'a mut Workspace<i64>)
         -> &'a mut Workspace<Self>;
@@ -95,6 +109,10 @@ macro_rules! key_impl {
             #[inline(always)]
             fn split(self, bits: u32) -> (usize, $t) {
                 ((self & ((1 << bits) - 1)) as usize, self >> bits)
+            }
+            #[inline(always)]
+            fn index(self) -> usize {
+                self as usize
             }
             fn workspace<'a>(
                 narrow: &'a mut Workspace<i32>,
@@ -145,7 +163,7 @@ pub struct Mwm {
     bits: u32,
     /// `p[c]`: row assigned to column c (1-based, 0 = none; index 0 is the virtual column).
     p: Vec<usize>,
-    /// Augmenting path back-pointers per column (1-based).
+    /// Augmenting path back-pointers, set for the path's columns only (1-based).
     way: Vec<u32>,
     /// The columns of this row's alternating tree, in the order they joined it.
     tree: Vec<usize>,
@@ -154,6 +172,11 @@ pub struct Mwm {
     /// This call's labels: the input of each row and the output of each column (0-based).
     input_of_row: Vec<usize>,
     output_of_col: Vec<usize>,
+    /// The inverse of `output_of_col`: each output's column.
+    col_of_output: Vec<u32>,
+    sparse: Sparse,
+    /// Non-empty VOQs up to which a call runs [`solve_sparse`] (the tests set it to check both).
+    sparse_limit: usize,
     /// Call count mod 4N²: the tie-breaking relabelling (see `labels`).
     rot: usize,
     /// Whether this CPU has AVX2, for `solve`'s pass (eight `i32` columns per instruction;
@@ -175,6 +198,9 @@ impl Mwm {
             wide: Workspace::new(n),
             input_of_row: vec![0; n],
             output_of_col: vec![0; n],
+            col_of_output: vec![0; n],
+            sparse: Sparse::new(n),
+            sparse_limit: if n >= SPARSE_FROM_PORTS { SPARSE_PER_ROW * n } else { 0 },
             rot: 0,
             #[cfg(target_arch = "x86_64")]
             avx2: std::arch::is_x86_feature_detected!("avx2"),
@@ -198,6 +224,9 @@ impl Mwm {
         for idx in 0..n {
             self.output_of_col[idx] = label(idx, col_offset, cols_reversed);
             self.input_of_row[idx] = label(idx, row_offset, rows_reversed);
+        }
+        for (c, &out) in self.output_of_col.iter().enumerate() {
+            self.col_of_output[out] = c as u32;
         }
     }
 
@@ -227,13 +256,20 @@ impl Mwm {
         let bias = T::of((n as u64 + 2) * longest);
         let scale = T::of(1 << bits);
         let ws = T::workspace(&mut self.narrow, &mut self.wide);
-        for r in 0..n {
-            let row = view.row(self.input_of_row[r]);
-            for (cost, &out) in ws.cost[r * n..(r + 1) * n].iter_mut().zip(&self.output_of_col) {
+        let (p, way, tree) = (&mut self.p, &mut self.way, &mut self.tree);
+        let (input_of_row, output_of_col) = (&self.input_of_row, &self.output_of_col);
+        if self.sparse.gather(view, input_of_row, &self.col_of_output, self.sparse_limit) {
+            let cost_at = |r: usize, c: usize| {
+                -T::of(view.len(input_of_row[r - 1], output_of_col[c - 1]) as u64) * scale
+            };
+            return solve_sparse(n, bits, bias, ws, &mut self.sparse, p, way, tree, cost_at);
+        }
+        for (costs, &input) in ws.cost.chunks_exact_mut(n).zip(input_of_row) {
+            let row = view.row(input);
+            for (cost, &out) in costs.iter_mut().zip(output_of_col) {
                 *cost = -T::of(row[out] as u64) * scale;
             }
         }
-        let (p, way, tree) = (&mut self.p, &mut self.way, &mut self.tree);
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: this CPU has AVX2 (checked when the workspace was built).
@@ -243,107 +279,33 @@ impl Mwm {
     }
 }
 
-/// The Hungarian algorithm (Kuhn–Munkres with potentials, rows added one at a time) on
-/// `ws.cost`; leaves `p` filled. The textbook's steps and ties exactly (the tests check it
-/// against the textbook form), computed so that each step of the O(N³) part is one pass over
-/// flat arrays that the compiler vectorises:
-/// - the textbook's step ends by adding its delta to the potentials of the tree and
-///   subtracting it from every other column's slack; here the deltas are summed in `shift`
-///   instead: the slacks are kept as `slack + shift` (all shifted alike, so every comparison
-///   and every first-of-equal-minima choice is the textbook one) and each tree column's
-///   potentials get the deltas since it joined once, when the row is done;
-/// - slacks are keys (see [`Key`]): the smallest key is the textbook's choice, the lowest
-///   slack and the first column holding it, so one minimum replaces the scan for it;
-/// - the columns in the tree hold [`Key::CLOSED`], which no slack replaces and the (unsigned)
-///   minimum never picks, so the pass runs over every column with no list of the others.
+/// The textbook's back-pointer of column `c` (1-based): the first of the search's steps
+/// `steps` (pairs of an index into the tree and the tree column there, in join order) whose
+/// row gave `c` its lowest key, as its index in the tree. The same keys as the pass computed, so the same comparisons: a step replaces the
+/// pointer only with a strictly lower key.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn solve<T: Key>(
-    n: usize,
+fn path_step<T: Key>(
     bits: u32,
     bias: T,
-    ws: &mut Workspace<T>,
-    p: &mut [usize],
-    way: &mut [u32],
-    tree: &mut Vec<usize>,
-) {
-    let Workspace { u, vkey, key, shift_at_join, cost } = ws;
-    // Slices of the exact lengths, so that the compiler drops the bounds checks.
-    let (u, p, way, shift_at_join) = (&mut u[..=n], &mut p[..=n], &mut way[..=n], &mut shift_at_join[..=n]);
-    let (vkey, key) = (&mut vkey[..n], &mut key[..n]);
+    c: usize,
+    steps: impl Iterator<Item = (usize, usize)>,
+    cost_at: impl Fn(usize, usize) -> T,
+    u: &[T],
+    vkey: &[T],
+    shift_at_join: &[T],
+    p: &[usize],
+) -> usize {
     let scale = T::of(1 << bits);
-    u.fill(T::ZERO);
-    for (c, vk) in vkey.iter_mut().enumerate() {
-        *vk = -T::of(c as u64);
-    }
-    p.fill(0);
-    way.fill(0);
-    for row in 1..=n {
-        p[0] = row;
-        let mut c0 = 0;
-        key.fill(T::OPEN);
-        tree.clear();
-        let mut shift = T::ZERO;
-        loop {
-            tree.push(c0);
-            shift_at_join[c0] = shift;
-            let r0 = p[c0];
-            let costs = &cost[(r0 - 1) * n..r0 * n];
-            // Every column's key of cost − u[r0] − v[c] + shift (the tree's cannot change).
-            let offset = (shift - u[r0] + bias) * scale;
-            let step = c0 as u32;
-            let mut lowest = T::OPEN.unsigned();
-            for (((k, w), &c), &vk) in key.iter_mut().zip(way[1..].iter_mut()).zip(costs).zip(vkey.iter()) {
-                let cand = c - vk + offset;
-                // Branch-free (a mask, not a conditional store), so that it vectorises.
-                let better = (cand < *k) as u32;
-                *w = (*w & better.wrapping_sub(1)) | (step & better.wrapping_neg());
-                *k = (*k).min(cand);
-                lowest = lowest.min(k.unsigned());
-            }
-            let (k, slack) = T::signed(lowest).split(bits);
-            // This step's delta is the new slack − shift; the running sum becomes the slack.
-            shift = slack - bias;
-            c0 = k + 1;
-            if p[c0] == 0 {
-                break;
-            }
-            key[k] = T::CLOSED;
-        }
-        for &c in tree.iter() {
-            let gained = shift - shift_at_join[c];
-            u[p[c]] = u[p[c]] + gained;
-            if c > 0 {
-                vkey[c - 1] = vkey[c - 1] - gained * scale;
-            }
-        }
-        // Flip the augmenting path.
-        loop {
-            let c1 = way[c0] as usize;
-            p[c0] = p[c1];
-            c0 = c1;
-            if c0 == 0 {
-                break;
-            }
+    let (mut best, mut at) = (T::OPEN, 0);
+    for (s, t) in steps {
+        let r = p[t];
+        let cand = cost_at(r, c) - vkey[c - 1] + (shift_at_join[t] - u[r] + bias) * scale;
+        if cand < best {
+            (best, at) = (cand, s);
         }
     }
-}
-
-/// [`solve`] compiled for AVX2.
-///
-/// # Safety
-/// Only on a CPU with AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn solve_avx2<T: Key>(
-    n: usize,
-    bits: u32,
-    bias: T,
-    ws: &mut Workspace<T>,
-    p: &mut [usize],
-    way: &mut [u32],
-    tree: &mut Vec<usize>,
-) {
-    solve(n, bits, bias, ws, p, way, tree)
+    at
 }
 
 impl Scheduler for Mwm {
@@ -529,8 +491,8 @@ mod tests {
     /// 2²⁸ cells one by one would take too long).
     fn view_of(n: usize, lens: &[u32], scale: u32) -> VoqView {
         let mut view = VoqView::new(n);
-        for (len, &l) in view.len.iter_mut().zip(lens) {
-            *len = l * scale;
+        for (k, &l) in lens.iter().enumerate().take(n * n) {
+            view.set_len(k / n, k % n, l * scale);
         }
         view
     }
@@ -552,8 +514,16 @@ mod tests {
             (0..n * n).map(|k| -(view.len(s.input_of_row[k / n], s.output_of_col[k % n]) as i64)).collect();
         let expected = textbook_assignment(n, &cost);
         prop_assert_eq!(assignment(s), expected.clone());
-        s.assign_in::<i64>(view);
-        prop_assert_eq!(assignment(s), expected.clone());
+        // Both solvers, the vectorised pass (0) and the sparse one (all), in both widths.
+        let auto = s.sparse_limit;
+        for limit in [0, usize::MAX] {
+            s.sparse_limit = limit;
+            s.assign(view);
+            prop_assert_eq!(assignment(s), expected.clone());
+            s.assign_in::<i64>(view);
+            prop_assert_eq!(assignment(s), expected.clone());
+        }
+        s.sparse_limit = 0;
         // The portable build of the pass, where this CPU would take the AVX2 one.
         #[cfg(target_arch = "x86_64")]
         {
@@ -562,6 +532,7 @@ mod tests {
             s.avx2 = std::arch::is_x86_feature_detected!("avx2");
             prop_assert_eq!(assignment(s), expected);
         }
+        s.sparse_limit = auto;
         s.rot = (s.rot + 1) % (4 * n * n);
         Ok(())
     }
@@ -599,6 +570,28 @@ mod tests {
             calls in 1usize..=3,
         ) {
             let view = view_of(n, &lens[..n * n], 1);
+            let mut s = Mwm::new(n);
+            s.rot = rot % (4 * n * n);
+            for _ in 0..calls {
+                check_call(&mut s, &view)?;
+            }
+        }
+
+        /// The same for sparse matrices, the case [`solve_sparse`] is for (and which the
+        /// cases above, half or a fifth of their VOQs non-empty, seldom give it): up to four
+        /// non-empty VOQs per row of 1 to 3 cells, from a random point of the tie rotation.
+        #[test]
+        fn sparse_switches_assign_as_the_textbook_algorithm(
+            n in 1usize..=40,
+            cells in proptest::collection::vec((0usize..40, 0usize..40, 1u32..=3), 0..160),
+            rot in 0usize..4 * 40 * 40,
+            calls in 1usize..=3,
+        ) {
+            let mut lens = vec![0; n * n];
+            for &(i, j, len) in cells.iter().take(4 * n) {
+                lens[i % n * n + j % n] = len;
+            }
+            let view = view_of(n, &lens, 1);
             let mut s = Mwm::new(n);
             s.rot = rot % (4 * n * n);
             for _ in 0..calls {
