@@ -158,9 +158,10 @@ impl VoqView {
         })
     }
 
-    /// Sets VOQ(i, j) to `len` cells at once (for tests and tools that build a view of given
+    /// Sets VOQ(i, j) to `len` cells at once (for tests that build a view of given
     /// occupancies; deadlines are left as they are).
-    pub fn set_len(&mut self, i: usize, j: usize, len: u32) {
+    #[cfg(test)]
+    pub(crate) fn set_len(&mut self, i: usize, j: usize, len: u32) {
         self.len[i * self.n + j] = len;
         self.mark(i, j, len > 0);
     }

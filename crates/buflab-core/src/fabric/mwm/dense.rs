@@ -4,7 +4,7 @@
 //! Read first: [`super`] (the keys, the workspace and the tie rule). Owns the pass; must not
 //! know the labels or the view.
 
-use super::{path_step, Key, Workspace};
+use super::{flip_path, path_step, trace_path, Key, Workspace};
 
 /// The Hungarian algorithm (Kuhn–Munkres with potentials, rows added one at a time) on
 /// `ws.cost`; leaves `p` filled. The textbook's steps and ties exactly (the tests check it
@@ -73,18 +73,11 @@ pub(super) fn solve<T: Key>(
             }
             key[k] = T::CLOSED;
         }
-        // The augmenting path, free column first, back to the virtual column 0; before the
-        // potentials move. The free column's slack was lowered by the rows of every step; a
-        // tree column's by those of the steps before it joined.
-        way[c0] = 0;
-        let (mut c, mut steps) = (c0, tree.len());
-        while c != 0 {
-            let cost_at = |r: usize, c: usize| cost[(r - 1) * n + c - 1];
+        let cost_at = |r: usize, c: usize| cost[(r - 1) * n + c - 1];
+        trace_path(c0, tree, way, |c, steps| {
             let before = tree[..steps].iter().copied().enumerate();
-            let s = path_step(bits, bias, c, before, cost_at, u, vkey, shift_at_join, p);
-            way[c] = tree[s] as u32;
-            (c, steps) = (tree[s], s);
-        }
+            path_step(bits, bias, c, before, cost_at, u, vkey, shift_at_join, p)
+        });
         for &c in tree.iter() {
             let gained = shift - shift_at_join[c];
             u[p[c]] = u[p[c]] + gained;
@@ -92,15 +85,7 @@ pub(super) fn solve<T: Key>(
                 vkey[c - 1] = vkey[c - 1] - gained * scale;
             }
         }
-        // Flip the augmenting path.
-        loop {
-            let c1 = way[c0] as usize;
-            p[c0] = p[c1];
-            c0 = c1;
-            if c0 == 0 {
-                break;
-            }
-        }
+        flip_path(c0, way, p, |_| {});
     }
 }
 

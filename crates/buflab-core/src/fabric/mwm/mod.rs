@@ -279,6 +279,34 @@ impl Mwm {
     }
 }
 
+/// Sets the back-pointers `way` along the augmenting path, from the free column `free` back
+/// to the virtual column 0, before the potentials move: `back(c, steps)` is the index in
+/// `tree` of the step that gave column c its lowest key among the first `steps` (see
+/// [`path_step`]). The free column's key was lowered by the rows of every step; a tree
+/// column's by those of the steps before it joined.
+fn trace_path(free: usize, tree: &[usize], way: &mut [u32], mut back: impl FnMut(usize, usize) -> usize) {
+    way[free] = 0;
+    let (mut c, mut steps) = (free, tree.len());
+    while c != 0 {
+        let s = back(c, steps);
+        way[c] = tree[s] as u32;
+        (c, steps) = (tree[s], s);
+    }
+}
+
+/// Flips the augmenting path from the free column `free`: each of its columns takes the row
+/// of the column before it, the virtual column's (the new row) going to the first. `moved`
+/// sees each column whose row changed.
+fn flip_path(free: usize, way: &[u32], p: &mut [usize], mut moved: impl FnMut(usize)) {
+    let mut c0 = free;
+    while c0 != 0 {
+        let c1 = way[c0] as usize;
+        p[c0] = p[c1];
+        moved(c0);
+        c0 = c1;
+    }
+}
+
 /// The textbook's back-pointer of column `c` (1-based): the first of the search's steps
 /// `steps` (pairs of an index into the tree and the tree column there, in join order) whose
 /// row gave `c` its lowest key, as its index in the tree. The same keys as the pass computed, so the same comparisons: a step replaces the

@@ -6,7 +6,7 @@
 //! (the same steps, one pass over every column each). Owns the sparse search and its bit
 //! sets; must not know the labels beyond the columns it is given.
 
-use super::{path_step, Key, Workspace};
+use super::{flip_path, path_step, trace_path, Key, Workspace};
 use crate::fabric::VoqView;
 
 /// Non-empty VOQs per row (on average) up to which [`solve_sparse`] runs instead of the
@@ -252,16 +252,12 @@ pub(super) fn solve_sparse<T: Key>(
                 });
             }
         }
-        way[c0] = 0;
-        let (mut c, mut steps) = (c0, tree.len());
-        while c != 0 {
+        trace_path(c0, tree, way, |c, steps| {
             // The steps of quiet runs cannot have lowered a key (see above).
             let before =
                 sp.active.iter().map(|&s| (s as usize, tree[s as usize])).take_while(|&(s, _)| s < steps);
-            let s = path_step(bits, bias, c, before, &cost_at, u, vkey, shift_at_join, p);
-            way[c] = tree[s] as u32;
-            (c, steps) = (tree[s], s);
-        }
+            path_step(bits, bias, c, before, &cost_at, u, vkey, shift_at_join, p)
+        });
         // The potentials: most of the tree joined with the final shift and gains nothing. The
         // columns whose row's u moved, and the path's (whose rows move), may change quietness.
         sp.moved.clear();
@@ -276,15 +272,7 @@ pub(super) fn solve_sparse<T: Key>(
                 }
             }
         }
-        loop {
-            let c1 = way[c0] as usize;
-            p[c0] = p[c1];
-            sp.moved.push(c0 as u32);
-            c0 = c1;
-            if c0 == 0 {
-                break;
-            }
-        }
+        flip_path(c0, way, p, |c| sp.moved.push(c as u32));
         for &c in &sp.moved {
             let (c, r) = (c as usize, p[c as usize]);
             if sp.start[r - 1] == sp.start[r] && u[r] <= T::ZERO {
