@@ -24,6 +24,7 @@ from buflab.engine.scenario import load_scenario
 from buflab.experiments import recipes
 from buflab.experiments.recipes import Published, split_header
 from buflab.experiments.report import Comparison
+from buflab.experiments.reproduction.collect import work_of_report
 from buflab.experiments.reproduction.rows import claimed_rows, load_rows, unclaimed_recipes
 from buflab.experiments.reproduction.verdict import (
     AGREES,
@@ -212,6 +213,8 @@ def test_a_report_is_self_contained_and_made_again_without_simulating(tmp_path: 
     args += ["--runs-in", tmp_path / "runs", "-j", "1"]
     first = invoke(*args)
     assert first.exit_code == 0, first.output
+    # Announced before anything runs: what it will simulate, and about how long it takes.
+    assert "10 runs in 1 recipe; 10 to simulate, about" in first.stderr
     assert "10 runs simulated" in first.output
     html = (tmp_path / "rep" / "report.html").read_text()
     markdown = (tmp_path / "rep" / "report.md").read_text()
@@ -229,6 +232,10 @@ def test_a_report_is_self_contained_and_made_again_without_simulating(tmp_path: 
     assert second.exit_code == 0, second.output
     assert "0 runs simulated" in second.output
     assert "10 reused" in second.stderr
+    assert "10 runs in 1 recipe, all finished before: nothing to simulate" in second.stderr
+    # At another scale, the recipe's runs at this one are what its estimate learns from.
+    other = work_of_report("small", tmp_path / "runs", ["P5"])
+    assert other.measured == ["p5"] and other.finished == 0 and other.planned > 0
 
 
 @pytest.mark.engine

@@ -17,7 +17,7 @@ from buflab.cli.common import EXIT_INTERRUPTED, SCALES, BadInput, check_out_dir,
 from buflab.cli.console import progress_bar, stderr, stdout
 
 if TYPE_CHECKING:
-    from buflab.experiments.reproduction.collect import RecipeOutcome
+    from buflab.experiments.reproduction.collect import RecipeOutcome, ReportWork
 
 
 @click.command(name="report")
@@ -64,7 +64,7 @@ def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int
     # start-up time: the report imports pandas and matplotlib only when the command runs
     from buflab.experiments.pool import LocalPool
     from buflab.experiments.reproduction import write_report
-    from buflab.experiments.reproduction.collect import gather, unknown_ids
+    from buflab.experiments.reproduction.collect import gather, unknown_ids, work_of_report
     from buflab.experiments.reproduction.words import counts, duration
 
     wanted = None
@@ -84,6 +84,8 @@ def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int
         stderr.print(f"{r.name} ({r.scale}): {what}, {duration(r.seconds)}")
 
     pool = LocalPool(jobs)
+    # Announced before anything runs: at full scale the report takes hours.
+    stderr.print(work_line(work_of_report(scale, root, wanted), command, pool.workers))
     try:
         gathered = gather(scale, root, wanted, jobs, pool, progress_bar, finished)
     finally:
@@ -101,3 +103,39 @@ def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int
     if gathered.interrupted:
         click.echo(gathered.interrupted, err=True)
         sys.exit(EXIT_INTERRUPTED)
+
+
+def work_line(work: ReportWork, command: str, workers: int) -> str:
+    """The line announcing what the report will run and about how long it takes."""
+    from buflab.experiments.reproduction.words import duration
+
+    runs = f"{work.planned:,} runs in {_count(len(work.recipes), 'recipe')}"
+    left = work.planned - work.finished
+    if left == 0:
+        return f"{command}: {runs}, all finished before: nothing to simulate"
+    # The formula knows packets, not a switch's scheduler, and an idle machine's speed.
+    formula = len(work.recipes) - len(work.measured)
+    basis = ", ".join(
+        part
+        for part in (
+            f"{_count(len(work.measured), 'recipe')} from earlier runs here"
+            if work.measured
+            else "",
+            f"{_count(formula, 'recipe')} from the engine's formula (idle machine, switches "
+            "run longer)"
+            if formula
+            else "",
+        )
+        if part
+    )
+    reused = f", {work.finished:,} finished before (reused)" if work.finished else ""
+    return (
+        f"{command}: {runs}{reused}; {left:,} to simulate, about "
+        f"{duration(work.seconds(workers))} on {_count(workers, 'worker')} "
+        f"(estimated: {basis}); "
+        "Ctrl-C keeps every finished run and the same command goes on from there"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

@@ -293,6 +293,36 @@ def run_sweep(
     return SweepOutcome(len(plan.runs), executed, skipped, out, results, summary)
 
 
+@dataclass(frozen=True)
+class WorkLeft:
+    """What `run_sweep(plan, out)` would do now: the runs planned, those finished in OUT/runs
+    by this engine build (reused), and each other run's estimated wall seconds."""
+
+    planned: int
+    finished: int
+    estimates: tuple[float, ...]
+
+    def seconds(self, workers: int) -> float:
+        """Wall seconds on `workers` workers: the work spread over them, never less than the
+        longest run (which cannot be split): `schedule.Eta`'s rule."""
+        if not self.estimates:
+            return 0.0
+        return max(sum(self.estimates) / max(workers, 1), max(self.estimates))
+
+
+def work_left(plan: Plan, out: str | Path, model: CostModel | None = None) -> WorkLeft:
+    """How much of `plan` is left to run in OUT, each run estimated by `model` (default: the
+    engine's formula). Reads OUT, writes nothing; a point the engine refuses raises as
+    `run_sweep` would."""
+    runs_dir = Path(out) / "runs"
+    build = core().engine_build()
+    pending = [run for run in plan.runs if _done_record(run, runs_dir, build) is None]
+    normalized = _validate_points(plan.runs, pending)
+    model = model or CostModel()
+    estimates = tuple(model.predict(RunCost.of(normalized[run.id])) for run in pending)
+    return WorkLeft(len(plan.runs), len(plan.runs) - len(pending), estimates)
+
+
 def _done_record(run: PlannedRun, runs_dir: Path, build: str) -> dict[str, Any] | None:
     """The run's record in OUT/runs when it is finished there by this engine build; None when
     it is to run (no file, a file half written or not a run record, or made by another engine

@@ -26,11 +26,15 @@ from buflab.experiments import recipes
 from buflab.experiments.execution import Executor, Interrupted
 from buflab.experiments.recipes import describe
 from buflab.experiments.recipes.catalogue import header_text
+from buflab.experiments.recipes.scale import SCALES
 from buflab.experiments.report import Comparison, Progress
 from buflab.experiments.reproduce import reproduce
 from buflab.experiments.reproduction.formulas import CHECKS
 from buflab.experiments.reproduction.rows import Row, load_rows, unclaimed_recipes
 from buflab.experiments.reproduction.verdict import judge, worst
+from buflab.experiments.schedule import CostModel, RunCost
+from buflab.experiments.store import RunStore
+from buflab.experiments.sweep import WorkLeft, work_left
 
 
 @dataclass
@@ -166,14 +170,7 @@ def gather(
     """Every row (or the rows and beyond-the-list recipes whose ids or names are in `only`),
     with each recipe run once at `scale` though several rows name it."""
     started = time.monotonic()
-    rows = load_rows()
-    beyond = [
-        Row(
-            id=name, section="Beyond the list", experiment=describe(name), claim="", recipes=(name,)
-        )
-        for name in unclaimed_recipes(rows)
-    ]
-    wanted = [row for row in [*rows, *beyond] if only is None or row.id in only]
+    rows, wanted = _rows_wanted(only)
     done: dict[str, RecipeOutcome] = {}
     interrupted = None
     outcomes = []
@@ -212,6 +209,79 @@ def gather(
         time.monotonic() - started,
         interrupted,
     )
+
+
+def _rows_wanted(only: list[str] | None) -> tuple[list[Row], list[Row]]:
+    """The list's rows, and those the report shows: every row and beyond-the-list recipe, or
+    those whose ids or names are in `only`."""
+    rows = load_rows()
+    beyond = [
+        Row(
+            id=name, section="Beyond the list", experiment=describe(name), claim="", recipes=(name,)
+        )
+        for name in unclaimed_recipes(rows)
+    ]
+    return rows, [row for row in [*rows, *beyond] if only is None or row.id in only]
+
+
+@dataclass
+class ReportWork:
+    """What a report has left to run before it starts: per recipe, its runs planned, those
+    finished (reused) and the estimates of the others; `measured` names the recipes estimated
+    from this machine's earlier runs of them (the engine's formula for the rest)."""
+
+    recipes: dict[str, WorkLeft]
+    measured: list[str]
+
+    @property
+    def planned(self) -> int:
+        return sum(w.planned for w in self.recipes.values())
+
+    @property
+    def finished(self) -> int:
+        return sum(w.finished for w in self.recipes.values())
+
+    def seconds(self, workers: int) -> float:
+        """Wall seconds on `workers` workers: the recipes run one after the other."""
+        return sum(w.seconds(workers) for w in self.recipes.values())
+
+
+def work_of_report(scale: str, root: Path, only: list[str] | None = None) -> ReportWork:
+    """The runs the report at `scale` would make, reading ROOT and writing nothing: each
+    recipe's sweep planned as `run_recipe` runs it, its finished runs counted, the others
+    estimated from the recipe's earlier runs on this machine at any scale (their run stores
+    under ROOT), which know this machine and the recipe's cost per packet (a 32-port MWM
+    switch's, say) better than the engine's formula does; a recipe never run here gets the
+    formula. (Scaling the formula by how other recipes' runs compared with it would not do:
+    that ratio ranges over a factor of ten between recipes.) A recipe the engine refuses is
+    left out: the report says why when it comes to it."""
+    _, wanted = _rows_wanted(only)
+    names = list(dict.fromkeys(name for row in wanted for name in row.recipes))
+    work: dict[str, WorkLeft] = {}
+    measured = []
+    for name in names:
+        history = _history(root, name)
+        try:
+            scenario, header = recipes.load(name, scale=scale)
+            plan = header.plan(scenario, [], None)
+            work[name] = work_left(plan, recipe_dir(root, name, scale), CostModel.fit(history))
+        except Error:
+            continue
+        if history:
+            measured.append(name)
+    return ReportWork(work, measured)
+
+
+def _history(root: Path, name: str) -> list[tuple[RunCost, float]]:
+    """This engine build's earlier runs of recipe `name` under ROOT, at every scale: (cost
+    features, wall seconds)."""
+    history = []
+    for scale in SCALES:
+        try:
+            history += RunStore(recipe_dir(root, name, scale)).history()
+        except Error:
+            continue  # a store it cannot read: estimated without it
+    return history
 
 
 def _not_run(name: str, scale: str, why: str) -> RecipeOutcome:
