@@ -1,9 +1,9 @@
 //! The closed-loop benchmark: recipe `t1`'s point with slow access (thesis §4.1.2, Fig 4.4
 //! top), timed end to end.
 //!
-//! Scenario: 2,400 Harpoon-style users (`--users`) downloading Pareto files (mean 80 KB, shape
-//! 1.5) over new NewReno connections with a handshake, thinking an exponential 1 s between
-//! them, started over the first 10 s; 4 server machines of 5 PSPacer classes each, every class
+//! Scenario: 2,400 Harpoon-style users (`--users`) downloading Pareto files (mean 80 KB,
+//! `--file`; shape 1.5) over new NewReno connections with a handshake, thinking an exponential
+//! 1 s (`--think`) between them, started over the first 10 s (`--start`); 4 server machines of 5 PSPacer classes each, every class
 //! a 100 Mb/s queue of 5,000 packets in front of its machine's 1 Gb/s NIC (`--access fast`:
 //! one 1 Gb/s class per machine instead); a 1 Gb/s bottleneck with a 1,000-packet buffer
 //! (`--buffer`), RTT 100 ms, 1500-B packets; `--seconds` simulated (default 60; the recipe's
@@ -12,8 +12,15 @@
 //! events per departure, wall time and departures per wall second.
 //!
 //! Run: `cargo bench -p buflab-core --bench closed_loop` (add `-- --seconds S --users U
-//! --buffer B --access slow|fast --repeat R`), or `bash scripts/bench --scenario t1`. The
-//! scenario runs R times (default 3); the best and the median are reported.
+//! --buffer B --access slow|fast --file SIZE --think TIME --start A..B --repeat R`), or
+//! `bash scripts/bench --scenario t1`. The scenario runs R times (default 3); the best and the
+//! median are reported.
+//!
+//! Bytes per idle user: users that start after the end (`--start 5s..6s --seconds 1`) are
+//! built and never run; the difference of the peak memory (`/usr/bin/time -f %M`) of two such
+//! runs with different `--users`, divided by the difference of users, is what each costs.
+//! With `--think 100000s --file 20KB --start 0s..20s --seconds 30`, each user is idle after
+//! one download.
 
 mod common;
 
@@ -26,6 +33,9 @@ fn main() {
     let buffer: u32 = arg(&args, "--buffer", 1000);
     let repeat: usize = arg(&args, "--repeat", 3usize).max(1);
     let access: String = arg(&args, "--access", "slow".to_string());
+    let think: String = arg(&args, "--think", "1s".to_string());
+    let start: String = arg(&args, "--start", "0s..10s".to_string());
+    let file: String = arg(&args, "--file", "80KB".to_string());
     let (classes, rate) = match access.as_str() {
         "slow" => (5, "100Mbps"),
         "fast" => (1, "1Gbps"),
@@ -43,9 +53,9 @@ fn main() {
         },
         "traffic": [ {
             "kind": "closed_loop", "users": users, "tcp": "newreno", "packet": "1500B",
-            "max_window": "20MB", "start": "0s..10s", "handshake": true,
-            "file_size": { "dist": "pareto", "mean": "80KB", "shape": 1.5 },
-            "think": { "dist": "exponential", "mean": "1s" },
+            "max_window": "20MB", "start": start, "handshake": true,
+            "file_size": { "dist": "pareto", "mean": file, "shape": 1.5 },
+            "think": { "dist": "exponential", "mean": think },
         } ],
     });
     let scenario = common::scenario(&v);
