@@ -107,6 +107,7 @@ def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int
 
 def work_line(work: ReportWork, command: str, workers: int) -> str:
     """The line announcing what the report will run and about how long it takes."""
+    # start-up time: the experiments layer (pandas) only when the command runs
     from buflab.experiments.reproduction.words import duration
 
     runs = f"{work.planned:,} runs in {_count(len(work.recipes), 'recipe')}"
