@@ -98,7 +98,8 @@ def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int
             f"beyond the list: {', '.join(f'{v} {n}' for v, n in counts(gathered.beyond))}"
         )
     stdout.print(
-        f"{gathered.executed} runs simulated in {duration(gathered.seconds)}; wrote {html}, {md}"
+        f"{_count(gathered.executed, 'run')} simulated in {duration(gathered.seconds)}; "
+        f"wrote {html}, {md}"
     )
     if gathered.interrupted:
         click.echo(gathered.interrupted, err=True)
