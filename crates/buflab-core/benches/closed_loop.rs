@@ -9,18 +9,18 @@
 //! (`--buffer`), RTT 100 ms, 1500-B packets; `--seconds` simulated (default 60; the recipe's
 //! point is 180), no warm-up. Each packet crosses its class queue, its NIC and the bottleneck:
 //! four links a packet with the return path. Prints the bottleneck's departures, events,
-//! events per departure, wall time and departures per wall second.
+//! events per departure, wall time, departures per wall second and peak memory.
 //!
 //! Run: `cargo bench -p buflab-core --bench closed_loop` (add `-- --seconds S --users U
 //! --buffer B --access slow|fast --file SIZE --think TIME --start A..B --repeat R`), or
 //! `bash scripts/bench --scenario t1`. The scenario runs R times (default 3); the best and the
 //! median are reported.
 //!
-//! Bytes per idle user: users that start after the end (`--start 5s..6s --seconds 1`) are
-//! built and never run; the difference of the peak memory (`/usr/bin/time -f %M`) of two such
-//! runs with different `--users`, divided by the difference of users, is what each costs.
-//! With `--think 100000s --file 20KB --start 0s..20s --seconds 30`, each user is idle after
-//! one download.
+//! The peak memory is printed divided by the users too. Bytes per idle user: users that
+//! start after the end (`--start 5s..6s --seconds 1 --users 200000`) are built and never run;
+//! the difference of the peak memory of two such runs with different `--users`, divided by
+//! the difference of users, is what each costs, without the fixed costs. With `--think
+//! 100000s --file 20KB --start 0s..20s --seconds 30`, each user is idle after one download.
 
 mod common;
 
@@ -68,4 +68,5 @@ fn main() {
     println!("events                 {}", s.events);
     println!("events per departure   {:.3}", s.events as f64 / s.departures as f64);
     common::print_rates(s.departures, s.events, repeat, best, median);
+    common::print_memory(Some((users as u64, "user")));
 }

@@ -3,7 +3,7 @@
 //! Scenario: 1 Gb/s bottleneck with a 100-packet drop-tail buffer, 1,000 long-lived NewReno
 //! flows each behind its own 10 Gb/s access link, RTT uniform in 75–125 ms, 1500 B packets,
 //! 20 s simulated, no warm-up. Prints bottleneck departures per wall second, events per wall
-//! second and peak memory.
+//! second and peak memory (also per flow).
 //!
 //! Run: `cargo bench -p buflab-core --bench dumbbell` (add `-- --flows N --seconds S --repeat R`
 //! to vary, `--buffer B` for another buffer in packets, `--queue NAME` for another discipline
@@ -21,14 +21,6 @@
 mod common;
 
 use common::arg;
-
-/// Peak resident memory of this process, from /proc (Linux); None elsewhere.
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
 
 /// The text after `name`, if given.
 fn text_arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
@@ -102,8 +94,5 @@ fn main() {
     println!("events                 {}", s.events);
     println!("events pending at end  {pending}");
     common::print_rates(s.departures, s.events, repeat as usize, best, median);
-    match peak_rss_mib() {
-        Some(m) => println!("peak memory            {m:.1} MiB"),
-        None => println!("peak memory            unavailable on this platform"),
-    }
+    common::print_memory(Some((flows, "flow")));
 }

@@ -7,8 +7,8 @@
 //! links (M = 100), eq. 3.1's flows per output (489), RTT uniform in 75–125 ms, flows started
 //! over the first second; `--seconds` simulated (default 5), no warm-up. The S4 32-port point is
 //! `--ports 32 --voq 1` (the recipe runs 90 s of it). Prints the utilization, the switch's
-//! departures (packets sent by its output lines), events, wall time and departures per wall
-//! second.
+//! departures (packets sent by its output lines), events, wall time, departures per wall
+//! second and peak memory.
 //!
 //! Run: `cargo bench -p buflab-core --bench switch` (add `-- --ports N --voq B --seconds S
 //! --scheduler NAME --repeat R`), or through `scripts/bench --bench switch`. The scenario runs R
@@ -52,4 +52,5 @@ fn main() {
     println!("switch departures      {}", s.departures);
     println!("events                 {}", s.events);
     common::print_rates(s.departures, s.events, repeat, best, median);
+    common::print_memory(None);
 }

@@ -6,8 +6,8 @@
 //! UDP Poisson sources of 1000-B packets, two per leaf, at a load factor ρ = 0.9 on the root's
 //! link (`--load` to change it); 10 s simulated (`--seconds`). Prints router departures (the
 //! packets every router's link sent, summed over the 63), events, wall time, router departures
-//! per wall second and events per router departure. Each packet crosses 6 routers; its source's
-//! timer, its access link and each router's link exit are its events.
+//! per wall second, events per router departure and peak memory. Each packet crosses 6
+//! routers; its source's timer, its access link and each router's link exit are its events.
 //!
 //! Run: `cargo bench -p buflab-core --bench tree` (add `-- --repeat R --seconds S --load L
 //! --bjp`). The scenario runs R times (default 5); the best and the median are reported, as
@@ -48,4 +48,5 @@ fn main() {
     println!("events                 {events}");
     println!("events per departure   {:.3}", events as f64 / departures as f64);
     common::print_rates(departures, events, repeat, best, median);
+    common::print_memory(None);
 }

@@ -46,3 +46,23 @@ pub fn print_rates(departures: u64, events: u64, repeat: usize, best: f64, media
     println!("departures per second  {}", per(departures));
     println!("events per second      {}", per(events));
 }
+
+/// Peak resident memory of this process, from /proc (Linux); None elsewhere.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// The line every benchmark ends with: the process's peak memory, and with `per = (n, what)`
+/// it divided by n (fixed costs included, so close to what one costs only when n is large).
+pub fn print_memory(per: Option<(u64, &str)>) {
+    match (peak_rss_mib(), per) {
+        (Some(m), Some((n, what))) => {
+            println!("peak memory            {m:.1} MiB, {:.0} B per {what}", m * 1048576.0 / n.max(1) as f64)
+        }
+        (Some(m), None) => println!("peak memory            {m:.1} MiB"),
+        (None, _) => println!("peak memory            unavailable on this platform"),
+    }
+}
