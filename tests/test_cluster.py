@@ -1,6 +1,6 @@
-"""Sweeps on a Dask cluster (`--cluster`): the same results as the local process pool, a
-killed worker's run retried, a failing run reported once, Ctrl-C keeping what finished, and
-the bad inputs (an unreachable scheduler, Slurm without dask-jobqueue, Slurm settings).
+"""Sweeps on a Dask cluster (`--cluster`): the same results as the local process pool (and
+a report's runs reused there), a killed worker's run retried, a failing run reported once,
+Ctrl-C keeping what finished, and the bad inputs (an unreachable scheduler, Slurm without dask-jobqueue, Slurm settings).
 
 Every cluster here is a `distributed.LocalCluster` of two workers on this machine running the
 tiny scenario (well under a second a run), except where a run must last long enough to be
@@ -358,6 +358,24 @@ def test_workers_of_another_engine_build_are_refused(local_cluster: DaskCluster)
     record = local_cluster._records(future, Task((run,), 1.0))[0]
     assert "summary" not in record
     assert "0.0.0+old" in record["error"] and "elsewhere" in record["error"]
+
+
+def test_a_report_runs_on_a_cluster_and_is_reused_on_the_pool(tmp_path: Path) -> None:
+    """`buflab report --cluster local`: the recipe's runs go to the cluster's workers, and the
+    same report on this machine's pool then simulates nothing: a cluster changes where runs
+    happen, never what they are (P5 at ci scale: ten runs of a few seconds in all)."""
+    args = ["report", "--scale", "ci", "--only", "P5", "--runs-in", str(tmp_path / "runs")]
+    runner = CliRunner()
+    on_cluster = runner.invoke(
+        cli, [*args, "--out", str(tmp_path / "a"), "--cluster", "local", "--jobs", "2"]
+    )
+    assert on_cluster.exit_code == 0, on_cluster.output
+    assert "running on Dask LocalCluster" in on_cluster.stderr
+    assert "10 runs simulated" in on_cluster.output
+    on_pool = runner.invoke(cli, [*args, "--out", str(tmp_path / "b"), "--jobs", "1"])
+    assert on_pool.exit_code == 0, on_pool.output
+    assert "0 runs simulated" in on_pool.output
+    assert "all finished before: nothing to simulate" in on_pool.stderr
 
 
 def test_a_size_curve_on_a_local_cluster_probes_as_on_the_pool(

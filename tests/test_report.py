@@ -201,6 +201,7 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     afile.write_text("")
     one_line_error(invoke("report", "--out", afile), str(afile), "expected a directory")
     one_line_error(invoke("report", "--runs-in", afile), "--runs-in", "expected a directory")
+    one_line_error(invoke("report", "--cluster", "nowhere"), "--cluster 'nowhere'", "local, slurm")
     one_line_error(invoke("reproduce", "p5", "--scale", "tiny"), "tiny")
 
 

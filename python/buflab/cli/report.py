@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from buflab.cli.common import EXIT_INTERRUPTED, SCALES, BadInput, check_out_dir, jobs_option
+from buflab.cli.common import (
+    EXIT_INTERRUPTED,
+    SCALES,
+    BadInput,
+    check_out_dir,
+    cluster_options,
+    jobs_option,
+    runs_executor,
+)
 from buflab.cli.console import progress_bar, stderr, stdout
 
 if TYPE_CHECKING:
@@ -51,7 +59,17 @@ if TYPE_CHECKING:
     "`buflab reproduce NAME --scale SCALE` does: finished runs there are reused.",
 )
 @jobs_option
-def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int | None) -> None:
+@cluster_options
+def report(
+    scale: str,
+    only: str | None,
+    out: Path | None,
+    root: Path,
+    jobs: int | None,
+    cluster: str | None,
+    slurm: tuple[str, ...],
+    slurm_config: Path | None,
+) -> None:
     """Run (or reuse) every recipe at one scale and write one self-contained document of the
     published results beside buflab's: per row the claim, buflab's figure with its 95 %
     interval, the verdict, the recipe's figure, the exact command, the version and the wall
@@ -59,10 +77,10 @@ def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int
 
     Runs already in the recipes' directories are reused, so running it again simulates
     nothing new. Ctrl-C keeps every finished run and still writes the report of what
-    finished.
+    finished. With --cluster the runs go to Dask workers (the hours of --scale full spread
+    over a cluster), each recipe's in turn.
     """
     # start-up time: the report imports pandas and matplotlib only when the command runs
-    from buflab.experiments.pool import LocalPool
     from buflab.experiments.reproduction import write_report
     from buflab.experiments.reproduction.collect import gather, unknown_ids, work_of_report
     from buflab.experiments.reproduction.words import counts, duration
@@ -83,13 +101,10 @@ def report(scale: str, only: str | None, out: Path | None, root: Path, jobs: int
         what = r.refused or f"{r.planned} runs, {r.executed} simulated, {r.reused} reused"
         stderr.print(f"{r.name} ({r.scale}): {what}, {duration(r.seconds)}")
 
-    pool = LocalPool(jobs)
-    # Announced before anything runs: at full scale the report takes hours.
-    stderr.print(work_line(work_of_report(scale, root, wanted), command, pool.workers))
-    try:
-        gathered = gather(scale, root, wanted, jobs, pool, progress_bar, finished)
-    finally:
-        pool.close()
+    with runs_executor(cluster, jobs, slurm, slurm_config) as executor:
+        # Announced before anything runs: at full scale the report takes hours.
+        stderr.print(work_line(work_of_report(scale, root, wanted), command, executor.workers))
+        gathered = gather(scale, root, wanted, jobs, executor, progress_bar, finished)
     html, md = write_report(gathered, out, command)
     tally = ", ".join(f"{verdict} {n}" for verdict, n in counts(gathered.rows))
     stdout.print(f"rows of the list: {tally}")
