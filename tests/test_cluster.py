@@ -1,6 +1,7 @@
 """Sweeps on a Dask cluster (`--cluster`): the same results as the local process pool (and
 a report's runs reused there), a killed worker's run retried, a failing run reported once,
-Ctrl-C keeping what finished, and the bad inputs (an unreachable scheduler, Slurm without dask-jobqueue, Slurm settings).
+Ctrl-C keeping what finished, and the bad inputs (an unreachable scheduler, Slurm without
+dask-jobqueue, Slurm settings).
 
 Every cluster here is a `distributed.LocalCluster` of two workers on this machine running the
 tiny scenario (well under a second a run), except where a run must last long enough to be
