@@ -3,13 +3,14 @@
 //!
 //! Scenario: 2,400 Harpoon-style users (`--users`) downloading Pareto files (mean 80 KB,
 //! `--file`; shape 1.5) over new NewReno connections with a handshake, thinking an exponential
-//! 1 s (`--think`) between them, started over the first 10 s (`--start`); 4 server machines of 5 PSPacer classes each, every class
-//! a 100 Mb/s queue of 5,000 packets in front of its machine's 1 Gb/s NIC (`--access fast`:
-//! one 1 Gb/s class per machine instead); a 1 Gb/s bottleneck with a 1,000-packet buffer
-//! (`--buffer`), RTT 100 ms, 1500-B packets; `--seconds` simulated (default 60; the recipe's
-//! point is 180), no warm-up. Each packet crosses its class queue, its NIC and the bottleneck:
-//! four links a packet with the return path. Prints the bottleneck's departures, events,
-//! events per departure, wall time, departures per wall second and peak memory.
+//! 1 s (`--think`) between them, started over the first 10 s (`--start`); 4 server machines
+//! of 5 PSPacer classes each, every class a 100 Mb/s queue of 5,000 packets in front of its
+//! machine's 1 Gb/s NIC (`--access fast`: one 1 Gb/s class per machine instead); a 1 Gb/s
+//! bottleneck with a 1,000-packet buffer (`--buffer`), RTT 100 ms, 1500-B packets; `--seconds`
+//! simulated (default 60; the recipe's point is 180), no warm-up. Each packet crosses its
+//! class queue, its NIC and the bottleneck: four links a packet with the return path. Prints
+//! the bottleneck's departures, events, events per departure, wall time, departures per wall
+//! second and peak memory.
 //!
 //! Run: `cargo bench -p buflab-core --bench closed_loop` (add `-- --seconds S --users U
 //! --buffer B --access slow|fast --file SIZE --think TIME --start A..B --repeat R`), or

@@ -132,24 +132,19 @@ def work_line(work: ReportWork, command: str, workers: int) -> str:
         return f"{command}: {runs}, all finished before: nothing to simulate"
     # The formula knows packets, not a switch's scheduler, and an idle machine's speed.
     formula = len(work.recipes) - len(work.measured)
-    basis = ", ".join(
-        part
-        for part in (
-            f"{_count(len(work.measured), 'recipe')} from earlier runs here"
-            if work.measured
-            else "",
+    basis = []
+    if work.measured:
+        basis.append(f"{_count(len(work.measured), 'recipe')} from earlier runs here")
+    if formula:
+        basis.append(
             f"{_count(formula, 'recipe')} from the engine's formula (idle machine, switches "
             "run longer)"
-            if formula
-            else "",
         )
-        if part
-    )
     reused = f", {work.finished:,} finished before (reused)" if work.finished else ""
     return (
         f"{command}: {runs}{reused}; {left:,} to simulate, about "
         f"{duration(work.seconds(workers))} on {_count(workers, 'worker')} "
-        f"(estimated: {basis}); "
+        f"(estimated: {', '.join(basis)}); "
         "Ctrl-C keeps every finished run and the same command goes on from there"
     )
 

@@ -303,11 +303,9 @@ class WorkLeft:
     estimates: tuple[float, ...]
 
     def seconds(self, workers: int) -> float:
-        """Wall seconds on `workers` workers: the work spread over them, never less than the
-        longest run (which cannot be split): `schedule.Eta`'s rule."""
-        if not self.estimates:
-            return 0.0
-        return max(sum(self.estimates) / max(workers, 1), max(self.estimates))
+        """Wall seconds on `workers` workers, as the sweep's own ETA counts them before any
+        run finishes."""
+        return Eta({str(i): e for i, e in enumerate(self.estimates)}, workers).seconds_left()
 
 
 def work_left(plan: Plan, out: str | Path, model: CostModel | None = None) -> WorkLeft:
