@@ -37,16 +37,16 @@ impl Sim {
 
     /// While the packets leaving link `l` reach their endpoints one exit event at a time (a
     /// bottleneck that cannot relay: its receivers delay their ACKs), starts loading what the
-    /// coming exits will touch, each a few exits ahead so that the load has time to land: the
-    /// link's record of the packet four exits ahead, the flow record of the one three ahead
-    /// (its packet's record was prefetched the exit before), and the boxed state of the flow
-    /// two ahead (whose record was prefetched the exit before, so reading its pointer does not
-    /// wait). With a thousand flows each delivery otherwise waits on a chain of cache misses.
-    /// A hint only: nothing changes but the timing.
+    /// coming exits will touch, each a few exits ahead so that the load has time to land
+    /// (the link's record of the packet four exits ahead is loaded by every exit, see
+    /// `Link::pop_exit`): the flow record of the one three ahead (its packet's record was
+    /// prefetched the exit before), and the boxed state of the flow two ahead (whose record
+    /// was prefetched the exit before, so reading its pointer does not wait). With a thousand
+    /// flows each delivery otherwise waits on a chain of cache misses. A hint only: nothing
+    /// changes but the timing.
     #[inline]
     fn prefetch_exits(&self, l: u32) {
         let link = &self.links[l as usize];
-        link.prefetch_exit(3);
         if let Some(f) = link.exit_flow(2) {
             crate::prefetch::prefetch(&self.flows[f as usize]);
         }
