@@ -195,7 +195,7 @@ def _local(jobs: int | None) -> DaskCluster:
             silence_logs=logging.ERROR,
         )
         client = Client(cluster, set_as_default=False)
-    return DaskCluster(client, cluster, workers, f"Dask LocalCluster, {workers} workers")
+    return DaskCluster(client, cluster, workers, f"Dask LocalCluster, {_workers(workers)}")
 
 
 def _address(address: str) -> DaskCluster:
@@ -218,7 +218,11 @@ def _address(address: str) -> DaskCluster:
         raise
     workers = max(1, sum(client.nthreads().values()))
     count = len(client.nthreads())
-    return DaskCluster(client, None, workers, f"Dask scheduler {address}, {count} workers")
+    return DaskCluster(client, None, workers, f"Dask scheduler {address}, {_workers(count)}")
+
+
+def _workers(n: int) -> str:
+    return f"{n} worker" + ("" if n == 1 else "s")
 
 
 _START_ONE = "start one with `dask scheduler` (and workers with `dask worker ADDRESS`)"
