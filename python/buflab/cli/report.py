@@ -23,6 +23,7 @@ from buflab.cli.common import (
     runs_executor,
 )
 from buflab.cli.console import progress_bar, stderr, stdout
+from buflab.engine.units import format_count
 
 if TYPE_CHECKING:
     from buflab.experiments.reproduction.collect import RecipeOutcome, ReportWork
@@ -113,7 +114,7 @@ def report(
             f"beyond the list: {', '.join(f'{v} {n}' for v, n in counts(gathered.beyond))}"
         )
     stdout.print(
-        f"{_count(gathered.executed, 'run')} simulated in {duration(gathered.seconds)}; "
+        f"{format_count(gathered.executed, 'run')} simulated in {duration(gathered.seconds)}; "
         f"wrote {html}, {md}"
     )
     if gathered.interrupted:
@@ -126,7 +127,7 @@ def work_line(work: ReportWork, command: str, workers: int) -> str:
     # start-up time: the experiments layer (pandas) only when the command runs
     from buflab.experiments.reproduction.words import duration
 
-    runs = f"{work.planned:,} runs in {_count(len(work.recipes), 'recipe')}"
+    runs = f"{work.planned:,} runs in {format_count(len(work.recipes), 'recipe')}"
     left = work.planned - work.finished
     if left == 0:
         return f"{command}: {runs}, all finished before: nothing to simulate"
@@ -134,20 +135,16 @@ def work_line(work: ReportWork, command: str, workers: int) -> str:
     formula = len(work.recipes) - len(work.measured)
     basis = []
     if work.measured:
-        basis.append(f"{_count(len(work.measured), 'recipe')} from earlier runs here")
+        basis.append(f"{format_count(len(work.measured), 'recipe')} from earlier runs here")
     if formula:
         basis.append(
-            f"{_count(formula, 'recipe')} from the engine's formula (idle machine, switches "
+            f"{format_count(formula, 'recipe')} from the engine's formula (idle machine, switches "
             "run longer)"
         )
     reused = f", {work.finished:,} finished before (reused)" if work.finished else ""
     return (
         f"{command}: {runs}{reused}; {left:,} to simulate, about "
-        f"{duration(work.seconds(workers))} on {_count(workers, 'worker')} "
+        f"{duration(work.seconds(workers))} on {format_count(workers, 'worker')} "
         f"(estimated: {', '.join(basis)}); "
         "Ctrl-C keeps every finished run and the same command goes on from there"
     )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")

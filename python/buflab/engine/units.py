@@ -98,6 +98,11 @@ def format_bytes(count: float) -> str:
     return _format_scaled(count, [(1e9, "GB"), (1e6, "MB"), (1e3, "KB")], "B")
 
 
+def format_count(n: int, noun: str) -> str:
+    """`n` things, with thousands separators: "1 worker", "2,279 runs"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def format_percent(fraction: float) -> str:
     return f"{100 * fraction:.3g} %" if fraction < 0.001 else f"{100 * fraction:.2f} %"
 

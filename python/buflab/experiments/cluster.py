@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from buflab.engine import Error, scenario_json
+from buflab.engine.units import format_count
 from buflab.experiments._worker import made_here, run_batch
 from buflab.experiments.execution import (
     POLL_S,
@@ -195,7 +196,8 @@ def _local(jobs: int | None) -> DaskCluster:
             silence_logs=logging.ERROR,
         )
         client = Client(cluster, set_as_default=False)
-    return DaskCluster(client, cluster, workers, f"Dask LocalCluster, {_workers(workers)}")
+    where = f"Dask LocalCluster, {format_count(workers, 'worker')}"
+    return DaskCluster(client, cluster, workers, where)
 
 
 def _address(address: str) -> DaskCluster:
@@ -218,11 +220,8 @@ def _address(address: str) -> DaskCluster:
         raise
     workers = max(1, sum(client.nthreads().values()))
     count = len(client.nthreads())
-    return DaskCluster(client, None, workers, f"Dask scheduler {address}, {_workers(count)}")
-
-
-def _workers(n: int) -> str:
-    return f"{n} worker" + ("" if n == 1 else "s")
+    where = f"Dask scheduler {address}, {format_count(count, 'worker')}"
+    return DaskCluster(client, None, workers, where)
 
 
 _START_ONE = "start one with `dask scheduler` (and workers with `dask worker ADDRESS`)"
