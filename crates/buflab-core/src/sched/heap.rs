@@ -23,10 +23,15 @@ impl Heap {
         Heap { h: Vec::with_capacity(1024), root_vacant: false }
     }
 
-    /// Empty but for a vacant root.
+    /// Keys held, but for a vacant root.
+    #[inline(always)]
+    pub(super) fn len(&self) -> usize {
+        self.h.len() - self.root_vacant as usize
+    }
+
     #[inline(always)]
     pub(super) fn is_empty(&self) -> bool {
-        self.h.len() == self.root_vacant as usize
+        self.len() == 0
     }
 
     #[inline(always)]

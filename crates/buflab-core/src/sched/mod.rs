@@ -137,9 +137,8 @@ pub struct Scheduler {
     occupied: u128,
     /// The key of the event taken last (every pending key is above it).
     last: u128,
-    /// Events taken since the near heap was last refilled from a far bucket.
-    in_block: u64,
-    pending: usize,
+    /// `executed` when the near heap was last refilled from a far bucket.
+    block_start: u64,
     next_seq: u64,
     now: Time,
     executed: u64,
@@ -161,8 +160,7 @@ impl Scheduler {
             least: [0; 128],
             occupied: 0,
             last: 0,
-            in_block: 0,
-            pending: 0,
+            block_start: 0,
             next_seq: 0,
             now: Time::ZERO,
             executed: 0,
@@ -181,7 +179,7 @@ impl Scheduler {
     }
 
     pub fn pending(&self) -> usize {
-        self.pending
+        self.near.len() + self.far.iter().map(Vec::len).sum::<usize>()
     }
 
     /// Schedules `ev` at `at`. Scheduling in the past is a bug in a component.
@@ -191,7 +189,6 @@ impl Scheduler {
         assert!(self.next_seq <= MAX_SEQ, "more than {MAX_SEQ} events scheduled in one run");
         let low = (self.next_seq << EVENT_BITS) | ev.pack();
         self.next_seq += 1;
-        self.pending += 1;
         self.put(((at.0 as u128) << 64) | low as u128);
     }
 
@@ -235,8 +232,6 @@ impl Scheduler {
             self.refill();
         }
         self.near.take_first();
-        self.in_block += 1;
-        self.pending -= 1;
         self.now = Time(key_time(key));
         self.executed += 1;
         (self.now, key_event(key))
@@ -249,7 +244,7 @@ impl Scheduler {
     /// `last` (it shares the higher bits with the key taken before).
     #[cold]
     fn refill(&mut self) {
-        let (n, aim) = (self.in_block.max(1), &BLOCK_EVENTS);
+        let (n, aim) = ((self.executed - self.block_start).max(1), &BLOCK_EVENTS);
         if n > *aim.end() {
             let halve = (n / aim.end()).ilog2() + 1;
             self.near_bits = self.near_bits.saturating_sub(halve).max(64);
@@ -257,7 +252,7 @@ impl Scheduler {
             let double = (aim.start() / n).ilog2();
             self.near_bits = (self.near_bits + double).min(127);
         }
-        self.in_block = 0;
+        self.block_start = self.executed;
         let lowest = self.occupied.trailing_zeros();
         let below = match self.near_bits.max(lowest + 1) {
             128 => !0,
