@@ -97,7 +97,7 @@ impl Session {
         net.sim.begin();
         let mut open = vec![Vec::new(); scenario.traffic.len()];
         for (f, flow) in net.sim.flows.iter().enumerate() {
-            if flow.info.kind == "long_lived" {
+            if flow.info.kind == crate::scenario::TrafficKind::LongLived {
                 open[flow.info.traffic as usize].push(f as u32);
             }
         }
@@ -304,7 +304,7 @@ pub fn run(scenario: &Scenario, net: &mut Network) {
     if !scenario.changes.is_empty() {
         open = vec![Vec::new(); scenario.traffic.len()];
         for (f, flow) in net.sim.flows.iter().enumerate() {
-            if flow.info.kind == "long_lived" {
+            if flow.info.kind == crate::scenario::TrafficKind::LongLived {
                 open[flow.info.traffic as usize].push(f as u32);
             }
         }

@@ -282,6 +282,21 @@ impl Link {
         (self.waiting_pkts, self.waiting_bytes)
     }
 
+    /// Frees the buffers of a link that holds nothing (its ring of packets grows to the
+    /// largest burst it has carried and would keep that capacity): an idle user's private
+    /// links then cost only their record. Changes nothing else; the next packet allocates
+    /// again.
+    pub fn release_idle_buffers(&mut self) {
+        if self.ring.is_empty() {
+            self.ring = VecDeque::new();
+        }
+    }
+
+    /// Whether it holds memory for packets (its ring has room, whether or not it is used).
+    pub fn holds_buffer(&self) -> bool {
+        self.ring.capacity() > 0
+    }
+
     /// Packets in the link not yet handed on (waiting, in service or propagating). A relay
     /// link has handed every admitted packet on already.
     pub fn in_flight(&self) -> usize {
@@ -534,6 +549,33 @@ mod tests {
         // At 1 ms the second packet starts service, so one slot is free again.
         assert_eq!(l.arrive(Time::from_ms(1), pkt(4, 1000), &mut s, 0), Outcome::Accepted);
         assert_eq!(l.arrive(Time::from_ms(1), pkt(5, 1000), &mut s, 0), Outcome::Dropped);
+    }
+
+    /// An idle user's links give back the ring their last window grew (`sim/users.rs`); a
+    /// link still carrying a packet keeps it, and the packet still leaves on time.
+    #[test]
+    fn an_empty_link_releases_its_ring_and_a_busy_one_keeps_it() {
+        let mut s = Scheduler::new();
+        let mut l = Link::new(Rate::mbps(8), Time::from_ms(10), BufferLimit::Unlimited);
+        for i in 0..20 {
+            l.arrive(Time::ZERO, pkt(i, 1000), &mut s, 0);
+        }
+        assert!(l.ring.capacity() >= 20);
+        l.release_idle_buffers();
+        assert!(l.ring.capacity() >= 20, "packets in flight: the ring stays");
+        while let Some((t, _)) = s.pop() {
+            l.pop_exit(t, &mut s, 0);
+            if l.in_flight() == 1 {
+                l.release_idle_buffers();
+                assert!(l.ring.capacity() > 0);
+            }
+        }
+        assert_eq!(l.in_flight(), 0);
+        l.release_idle_buffers();
+        assert_eq!(l.ring.capacity(), 0, "an empty link holds no buffer");
+        // It carries the next packet as a fresh link would: 1 ms of serialization, 10 ms on.
+        l.arrive(Time::from_secs(1), pkt(20, 1000), &mut s, 0);
+        assert_eq!(s.pop(), Some((Time::from_secs(1) + Time::from_ms(11), Event::LinkExit(0))));
     }
 
     #[test]

@@ -78,8 +78,8 @@ impl FlowRecord {
         let base = FlowRecord {
             flow: i as u32,
             traffic: info.traffic,
-            kind: info.kind,
-            tcp: info.tcp,
+            kind: info.kind.name(),
+            tcp: info.recovery.map_or("", |r| r.name()),
             cc: "",
             rtt_s: info.rtt.secs_f64(),
             start_s: info.start.secs_f64(),
@@ -92,8 +92,8 @@ impl FlowRecord {
             cwnd_pkts: 0.0,
             ssthresh_pkts: 0.0,
             srtt_s: 0.0,
-            machine: info.placement.map_or(-1, |p| p.0),
-            class: info.placement.map_or(-1, |p| p.1),
+            machine: info.placement.map_or(-1, |p| p.0 as i64),
+            class: info.placement.map_or(-1, |p| p.1 as i64),
             input: ports.map_or(-1, |p| p.0),
             output: ports.map_or(-1, |p| p.1),
         };

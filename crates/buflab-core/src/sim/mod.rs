@@ -44,24 +44,28 @@ use crate::monitor::trace::FlowTracer;
 use crate::monitor::MeasuredWindow;
 use crate::packet::Packet;
 use crate::rng::Rng;
+use crate::scenario::TrafficKind;
 use crate::sched::{Event, Scheduler, MAX_ID};
 use crate::switch::Switch;
-use crate::traffic::closed_loop::User;
+use crate::tcp::Recovery;
+use crate::traffic::closed_loop::{User, UserDraws};
 use crate::traffic::open_loop::Arrivals;
 use crate::units::Time;
 
 /// What the results need to know about a flow.
 #[derive(Clone, Debug)]
+// Kept small (40 bytes): every flow has one, a million flows a run are within reach.
 pub struct FlowInfo {
     pub traffic: u32,
-    pub kind: &'static str,
-    pub tcp: &'static str,
+    pub kind: TrafficKind,
+    /// Its TCP's loss recovery (None: not TCP).
+    pub recovery: Option<Recovery>,
     pub rtt: Time,
     pub start: Time,
     /// Payload bytes per packet (MSS for TCP, the whole packet for UDP).
     pub payload: u32,
-    /// Server machine and class queue, when the scenario has machines.
-    pub placement: Option<(i64, i64)>,
+    /// Server machine and class queue (−1: none, cross traffic), when the scenario has machines.
+    pub placement: Option<(i32, i32)>,
 }
 
 /// A flow and its per-flow bookkeeping.
@@ -69,16 +73,22 @@ pub struct Flow {
     pub info: FlowInfo,
     pub endpoints: Endpoints,
     pub start: Time,
-    /// Send jitter bound (0: none): the data each send event releases leaves up to this late,
-    /// all of it by one draw.
-    pub jitter: Time,
-    jitter_rng: Rng,
-    /// Release time of the last packet, to keep jittered packets in order.
-    last_release: Time,
+    /// Send jitter (None: none), boxed: most flows have none, and a flow's record is read by
+    /// every one of its packets.
+    jitter: Option<Box<SendJitter>>,
     /// A closed-loop user driving this flow's connections (None: a long-lived flow).
     pub user: Option<User>,
     /// The time of the pending event of each of the endpoint's timer slots (lazy timers).
     pending: timers::Pending,
+}
+
+/// A flow's send jitter: the data each send event releases leaves up to `bound` late, all of
+/// it by one draw.
+struct SendJitter {
+    bound: Time,
+    rng: Rng,
+    /// Release time of the last packet, to keep jittered packets in order.
+    last_release: Time,
 }
 
 /// Packet accounting for the conservation invariant: injected = delivered + dropped + in flight.
@@ -111,6 +121,8 @@ pub struct Sim {
     arrivals: Vec<Arrivals>,
     maker: Option<Box<dyn FlowMaker>>,
     pub transfers: Vec<TransferRecord>,
+    /// Per traffic entry, what its users draw from (see [`Sim::set_user_draws`]).
+    user_draws: Vec<Option<UserDraws>>,
     /// The live auto-sizer, when the scenario has `[autosize]` (see [`crate::autosize`]).
     pub autosize: Option<AutoSizer>,
     /// Router nodes, and the packets a slot hands over (reused).
@@ -158,6 +170,7 @@ impl Sim {
             arrivals: Vec::new(),
             maker: None,
             transfers: Vec::new(),
+            user_draws: Vec::new(),
             autosize: None,
             switches: Vec::new(),
             crossed: Vec::with_capacity(64),
@@ -215,6 +228,16 @@ impl Sim {
         self.plan.mark_links_shared();
     }
 
+    /// Makes room for `flows` more flows and `links` more links. Worth calling before adding
+    /// many: a link is aligned to 64 bytes, so its vector cannot grow in place and each
+    /// doubling copies it, the old and new copies both resident for a moment (with 10⁵ users,
+    /// about a third of the peak memory).
+    pub fn reserve(&mut self, flows: usize, links: usize) {
+        self.flows.reserve_exact(flows);
+        self.links.reserve_exact(links);
+        self.plan.reserve_links(links);
+    }
+
     /// Adds a route and records who feeds each of its links.
     pub fn add_route(&mut self, hops: &[Hop]) -> u32 {
         let id = self.routes.add(hops);
@@ -236,9 +259,8 @@ impl Sim {
             info,
             endpoints,
             start,
-            jitter,
-            jitter_rng,
-            last_release: Time::ZERO,
+            jitter: (jitter > Time::ZERO)
+                .then(|| Box::new(SendJitter { bound: jitter, rng: jitter_rng, last_release: Time::ZERO })),
             user: None,
             pending: timers::Pending::NONE,
         });
@@ -253,6 +275,11 @@ impl Sim {
     /// Sets how a new flow of a traffic entry is added during the run.
     pub fn set_maker(&mut self, maker: Box<dyn FlowMaker>) {
         self.maker = Some(maker);
+    }
+
+    /// What the users of each traffic entry draw from (None for entries without users).
+    pub fn set_user_draws(&mut self, draws: Vec<Option<UserDraws>>) {
+        self.user_draws = draws;
     }
 
     /// Makes flow `f` a closed-loop user's: its start is the first request.

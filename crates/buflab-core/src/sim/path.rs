@@ -214,10 +214,10 @@ impl Sim {
             let flow = &mut self.flows[f as usize];
             let mut t = now;
             // Jitter applies to data only (ACKs leave the receiver at once).
-            if flow.jitter > Time::ZERO && self.out[i].kind != Kind::Ack {
-                let d = *late.get_or_insert_with(|| Time(flow.jitter_rng.range_u64(0, flow.jitter.0)));
-                t = (now + d).max(flow.last_release);
-                flow.last_release = t;
+            if let (Some(j), false) = (flow.jitter.as_deref_mut(), self.out[i].kind == Kind::Ack) {
+                let d = *late.get_or_insert_with(|| Time(j.rng.range_u64(0, j.bound.0)));
+                t = (now + d).max(j.last_release);
+                j.last_release = t;
             }
             // The packet is read where `forward` takes it: a copy held across the branch
             // above was stored and reloaded in overlapping pieces, which stalled every send.

@@ -155,6 +155,11 @@ impl Default for Plan {
 }
 
 impl Plan {
+    pub fn reserve_links(&mut self, links: usize) {
+        self.feeders.reserve_exact(links);
+        self.parked.reserve_exact(links);
+    }
+
     pub fn add_link(&mut self) {
         self.feeders.push(Feeder::None);
         self.parked.push(0);
@@ -263,7 +268,7 @@ impl Sim {
             // hop nothing else feeds sees such arrivals in order. Builders must ensure it.
             let facts = f.endpoints.facts();
             assert!(
-                f.jitter == Time::ZERO || Self::private_first_hop(plan, &self.routes, facts.route),
+                f.jitter.is_none() || Self::private_first_hop(plan, &self.routes, facts.route),
                 "send jitter needs a private first hop"
             );
             if let (Some(answers), true) = (facts.answer_route, on && Self::runs_ahead(plan, &self.routes, f))

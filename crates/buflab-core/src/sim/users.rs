@@ -7,7 +7,7 @@
 //! a TCP application, so it opens and accepts connections through [`TcpFlow`]'s application
 //! calls, and hears of a completed download from the flow's [`crate::endpoint::Notice`].
 
-use super::Sim;
+use super::{Hop, Sim};
 use crate::endpoint::{Endpoints, Side};
 use crate::sched::Event;
 use crate::tcp::cc::CcKind;
@@ -70,8 +70,9 @@ impl Sim {
     pub(super) fn request(&mut self, now: Time, f: u32) {
         let flow = &mut self.flows[f as usize];
         let user = flow.user.as_mut().expect("a request comes from a user");
-        let (conn, bytes) = user.next_request();
-        user.record = Some(self.transfers.len());
+        let draws = self.user_draws[user.traffic as usize].as_ref().expect("a user's entry has draws");
+        let (conn, bytes) = user.next_request(draws);
+        user.record = Some(self.transfers.len() as u32);
         self.transfers.push(TransferRecord {
             flow: f,
             traffic: user.traffic,
@@ -109,16 +110,35 @@ impl Sim {
     pub(super) fn transfer_completed(&mut self, now: Time, f: u32) {
         let Some(user) = self.flows[f as usize].user.as_mut() else { return };
         if let Some(i) = user.record {
-            self.transfers[i].end = Some(now);
+            self.transfers[i as usize].end = Some(now);
         }
-        match user.think_time() {
-            Some(think) => self.sched.schedule(now + think, Event::FlowStart(f)),
+        let draws = self.user_draws[user.traffic as usize].as_ref().expect("a user's entry has draws");
+        match user.think_time(draws) {
+            Some(think) => {
+                self.sched.schedule(now + think, Event::FlowStart(f));
+                self.release_private_links(f);
+            }
             // An open-loop flow's slot waits for the next arrival of its entry.
             None => {
                 let traffic = user.traffic;
                 if let Some(a) = self.arrivals.iter_mut().find(|a| a.traffic == traffic) {
                     a.idle.push(f);
                 }
+            }
+        }
+    }
+
+    /// A user that starts to think frees the buffers of its own links (the first of its
+    /// data route, its sender's access link or delay line, and the last of its ACK route)
+    /// if they hold nothing: they grew to its largest window and would hold that memory
+    /// while it is idle.
+    fn release_private_links(&mut self, f: u32) {
+        let facts = self.flows[f as usize].endpoints.facts();
+        let first = Some(self.routes.hop(facts.route, 0));
+        let last = facts.answer_route.map(|r| self.routes.hop(r, self.routes.len(r) - 1));
+        for hop in [first, last].into_iter().flatten() {
+            if let Hop::Link(l) = hop {
+                self.links[l as usize].release_idle_buffers();
             }
         }
     }
@@ -148,7 +168,7 @@ impl Sim {
         let (Some(user), Endpoints::Tcp(tcp)) = (&flow.user, &flow.endpoints) else { return };
         if let Some(i) = user.server_record {
             let stats = &tcp.sender.conn_stats;
-            let r = &mut self.transfers[i];
+            let r = &mut self.transfers[i as usize];
             (r.retransmits, r.timeouts) = (stats.retransmits, stats.timeouts);
         }
     }

@@ -97,21 +97,21 @@ impl<R: Routing> Slots<R> {
         let (hops, own_bumps) = self.bumps.data_route(sim, hops, flow, ti as u16);
         let forward = sim.add_route(&hops);
         let jitter_rng = Rng::stream(self.seed, Stream::Jitter, id);
-        let info = |start, payload, tcp| FlowInfo {
+        let info = |start, payload, recovery| FlowInfo {
             traffic: ti as u32,
-            kind: traffic.kind().name(),
-            tcp,
+            kind: traffic.kind(),
+            recovery,
             rtt,
             start,
             payload,
-            placement,
+            placement: placement.map(|(m, c)| (m as i32, c as i32)),
         };
         let (tcp, start, jitter, user) = match traffic {
             Traffic::Udp(u) => {
                 let start = offset + uniform_time(&mut rng, u.start.lo, u.start.hi);
                 let src = by_flow::udp_source(self.seed, u, k, id, forward);
                 return sim.add_flow(
-                    info(start, u.packet, ""),
+                    info(start, u.packet, None),
                     Endpoints::Udp(src),
                     start,
                     Time::ZERO,
@@ -161,7 +161,7 @@ impl<R: Routing> Slots<R> {
         sender.set_cc_rng(Rng::stream(self.seed, Stream::Cc, id));
         let endpoints = Endpoints::Tcp(TcpFlow::new(sender, receiver));
         let f =
-            sim.add_flow(info(start, tcp.mss(), tcp.recovery.name()), endpoints, start, jitter, jitter_rng);
+            sim.add_flow(info(start, tcp.mss(), Some(tcp.recovery)), endpoints, start, jitter, jitter_rng);
         if let Some(user) = user {
             sim.set_user(f, user);
         }
@@ -205,9 +205,17 @@ pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, rou
         // to compute ahead through them; nothing may be planned on who feeds them now.
         sim.mark_links_shared();
     }
+    sim.set_user_draws(s.traffic.iter().map(by_flow::user_draws).collect());
     for (ti, traffic) in s.traffic.iter().enumerate() {
-        for k in 0..traffic.flows() {
+        let n = traffic.flows();
+        for k in 0..n {
+            let links = sim.links.len();
             slots.add(sim, ti, k, Time::ZERO);
+            if k == 0 {
+                // The entry's other flows will each add as many links as its first.
+                let per_flow = sim.links.len() - links;
+                sim.reserve((n - 1) as usize, (n - 1) as usize * per_flow);
+            }
         }
         if let Traffic::OpenLoop(o) = traffic {
             sim.add_arrivals(by_flow::arrivals(s.seed, ti, o.arrivals_per_s, o.start));

@@ -11,7 +11,7 @@
 //! time; `User` a user's file sizes and think times; `Source` a UDP source's gaps; an open-loop
 //! entry `ti`'s arrival gaps come from `Source` at `u64::MAX − ti`, apart from every flow's.
 
-use super::closed_loop::User;
+use super::closed_loop::{User, UserDraws};
 use super::open_loop::Arrivals;
 use super::rtt::Rtt;
 use super::udp::UdpSource;
@@ -37,11 +37,20 @@ pub fn uniform_time(rng: &mut Rng, lo: Time, hi: Time) -> Time {
 pub fn user(seed: u64, ti: usize, traffic: &Traffic, id: u64) -> Option<User> {
     let rng = Rng::stream(seed, Stream::User, id);
     match traffic {
+        Traffic::ClosedLoop(c) => Some(User::new(ti as u32, c.handshake, rng)),
+        Traffic::OpenLoop(o) => Some(User::new(ti as u32, o.handshake, rng)),
+        Traffic::LongLived(_) | Traffic::Udp(_) => None,
+    }
+}
+
+/// What the users of a traffic entry draw from (None for entries without users).
+pub fn user_draws(traffic: &Traffic) -> Option<UserDraws> {
+    match traffic {
         Traffic::ClosedLoop(c) => {
-            Some(User::new(ti as u32, c.file_size.clone(), Some(c.think.clone()), c.handshake, rng))
+            Some(UserDraws { file_size: c.file_size.clone(), think: Some(c.think.clone()) })
         }
         // An open-loop flow returns to its entry's idle slots instead of thinking.
-        Traffic::OpenLoop(o) => Some(User::new(ti as u32, o.file_size.clone(), None, o.handshake, rng)),
+        Traffic::OpenLoop(o) => Some(UserDraws { file_size: o.file_size.clone(), think: None }),
         Traffic::LongLived(_) | Traffic::Udp(_) => None,
     }
 }

@@ -8,12 +8,18 @@ use super::dist::Dist;
 use crate::rng::Rng;
 use crate::units::Time;
 
+/// What a traffic entry's users draw from, kept once per entry (a user holds only its own
+/// random stream: a million idle users are a million of these fewer).
+#[derive(Clone, Debug)]
+pub struct UserDraws {
+    pub file_size: Dist,
+    /// None: open-loop flows, which return to their entry's idle slots instead of thinking.
+    pub think: Option<Dist>,
+}
+
 #[derive(Clone, Debug)]
 pub struct User {
     pub traffic: u32,
-    file_size: Dist,
-    /// None: an open-loop flow, which returns to its entry's idle slots instead of thinking.
-    pub think: Option<Dist>,
     pub handshake: bool,
     rng: Rng,
     /// The current connection (1, 2, …; wraps after 65,535, long after its packets are gone).
@@ -21,37 +27,28 @@ pub struct User {
     /// Size of the file being requested on `conn`, bytes.
     pub bytes: u64,
     /// Index of the transfer record of `conn`.
-    pub record: Option<usize>,
+    pub record: Option<u32>,
     /// Index of the record of the connection the server is serving (it lags `record` until
     /// the request reaches the server).
-    pub server_record: Option<usize>,
+    pub server_record: Option<u32>,
 }
 
 impl User {
-    pub fn new(traffic: u32, file_size: Dist, think: Option<Dist>, handshake: bool, rng: Rng) -> User {
-        User {
-            traffic,
-            file_size,
-            think,
-            handshake,
-            rng,
-            conn: 0,
-            bytes: 0,
-            record: None,
-            server_record: None,
-        }
+    pub fn new(traffic: u32, handshake: bool, rng: Rng) -> User {
+        User { traffic, handshake, rng, conn: 0, bytes: 0, record: None, server_record: None }
     }
 
-    /// Draws the next request: a new connection number and a file size (at least 1 byte).
-    pub fn next_request(&mut self) -> (u16, u64) {
+    /// Draws the next request from its entry's `draws`: a new connection number and a file
+    /// size (at least 1 byte).
+    pub fn next_request(&mut self, draws: &UserDraws) -> (u16, u64) {
         self.conn = self.conn.wrapping_add(1).max(1);
-        self.bytes = self.file_size.sample(&mut self.rng).round().max(1.0) as u64;
+        self.bytes = draws.file_size.sample(&mut self.rng).round().max(1.0) as u64;
         (self.conn, self.bytes)
     }
 
-    /// Draws a think time (None for an open-loop flow).
-    pub fn think_time(&mut self) -> Option<Time> {
-        let think = self.think.as_ref()?;
+    /// Draws a think time from its entry's `draws` (None for an open-loop flow).
+    pub fn think_time(&mut self, draws: &UserDraws) -> Option<Time> {
+        let think = draws.think.as_ref()?;
         Some(Time(think.sample(&mut self.rng).round().max(0.0) as u64))
     }
 }

@@ -143,3 +143,22 @@ fn open_loop_load_sets_the_arrival_rate() {
     // Half the link's capacity in files, plus headers and handshakes: a little over 50 %.
     assert!((0.5..0.6).contains(&r.summary.utilization), "{}", r.summary.utilization);
 }
+
+#[test]
+fn a_thinking_user_holds_no_buffer_on_its_own_links() {
+    // The user downloads 20 segments over 0–0.4 s and thinks until 1.4 s. During the download
+    // its access link and the bottleneck queue its window (the ACKs are computed ahead, through
+    // no ring); while it thinks only the bottleneck, shared, keeps the ring it grew: the
+    // user's own were released when its download completed (`Sim::release_private_links`), so
+    // a million idle users hold none.
+    use buflab_core::units::Time;
+    let scenario = super::scenario(one_user(19_200, true));
+    let mut session = buflab_core::live::Session::new(&scenario);
+    let holding = |s: &buflab_core::live::Session| s.sim().links.iter().filter(|l| l.holds_buffer()).count();
+    assert_eq!(session.sim().links.len(), 4, "bottleneck and access link, each way");
+    session.run_until(Time::from_ms(350));
+    let downloading = holding(&session);
+    session.run_until(Time::from_ms(1000));
+    let thinking = holding(&session);
+    assert_eq!((downloading, thinking), (2, 1), "links holding buffers while downloading, while thinking");
+}

@@ -17,7 +17,7 @@ use std::os::fd::RawFd;
 use buflab_base::units::Time;
 use buflab_core::scenario::Traffic;
 use buflab_core::traffic::by_flow;
-use buflab_core::traffic::closed_loop::User;
+use buflab_core::traffic::closed_loop::{User, UserDraws};
 use buflab_core::traffic::open_loop::Arrivals;
 use serde_json::{json, Value};
 
@@ -68,6 +68,8 @@ struct OpenLoop {
 
 pub struct Clients {
     users: Vec<Client>,
+    /// Per traffic entry, what its users draw from.
+    draws: Vec<Option<UserDraws>>,
     /// Users that are not open-loop slots (they come first).
     fixed: usize,
     open_loop: Option<OpenLoop>,
@@ -101,6 +103,7 @@ impl Clients {
         });
         Clients {
             users,
+            draws: s.traffic.iter().map(by_flow::user_draws).collect(),
             fixed: flows.len(),
             open_loop,
             no_slot: 0,
@@ -160,7 +163,8 @@ impl Clients {
     /// User `i` is done with its download at `t`: it thinks until its next request, or, an
     /// open-loop slot, goes idle until the next arrival.
     fn done(&mut self, i: usize, t: Time, reactor: &mut Reactor) {
-        match self.users[i].model.think_time() {
+        let model = &mut self.users[i].model;
+        match model.think_time(self.draws[model.traffic as usize].as_ref().expect("a user's entry")) {
             Some(think) => reactor.at(t + think, Token::new(USER, i as u64)),
             None => {
                 if let Some(o) = self.open_loop.as_mut() {
@@ -174,7 +178,8 @@ impl Clients {
     pub fn request(&mut self, i: usize, now: Time, reactor: &mut Reactor) {
         self.close(i, reactor);
         let u = &mut self.users[i];
-        let (conn, bytes) = u.model.next_request();
+        let draws = self.draws[u.model.traffic as usize].as_ref().expect("a user's entry");
+        let (conn, bytes) = u.model.next_request(draws);
         let start = crate::clock::now().max(now);
         u.record = Some(self.transfers.len());
         (u.got, u.requested) = (0, false);
