@@ -52,9 +52,9 @@ use crate::traffic::closed_loop::{User, UserDraws};
 use crate::traffic::open_loop::Arrivals;
 use crate::units::Time;
 
-/// What the results need to know about a flow.
+/// What the results need to know about a flow. Kept small (40 bytes): every flow has one, and a
+/// million flows a run are within reach.
 #[derive(Clone, Debug)]
-// Kept small (40 bytes): every flow has one, a million flows a run are within reach.
 pub struct FlowInfo {
     pub traffic: u32,
     pub kind: TrafficKind,
@@ -64,7 +64,8 @@ pub struct FlowInfo {
     pub start: Time,
     /// Payload bytes per packet (MSS for TCP, the whole packet for UDP).
     pub payload: u32,
-    /// Server machine and class queue (−1: none, cross traffic), when the scenario has machines.
+    /// Server machine and class queue (class −1: cross traffic, which shares only the
+    /// machine's NIC), when the scenario has machines.
     pub placement: Option<(i32, i32)>,
 }
 
@@ -230,8 +231,8 @@ impl Sim {
 
     /// Makes room for `flows` more flows and `links` more links. Worth calling before adding
     /// many: a link is aligned to 64 bytes, so its vector cannot grow in place and each
-    /// doubling copies it, the old and new copies both resident for a moment (with 10⁵ users,
-    /// about a third of the peak memory).
+    /// doubling copies it, the old and new copies both resident for a moment (with 1.5·10⁵
+    /// users, a quarter of the peak memory).
     pub fn reserve(&mut self, flows: usize, links: usize) {
         self.flows.reserve_exact(flows);
         self.links.reserve_exact(links);

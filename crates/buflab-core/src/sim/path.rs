@@ -214,7 +214,8 @@ impl Sim {
             let flow = &mut self.flows[f as usize];
             let mut t = now;
             // Jitter applies to data only (ACKs leave the receiver at once).
-            if let (Some(j), false) = (flow.jitter.as_deref_mut(), self.out[i].kind == Kind::Ack) {
+            let data = self.out[i].kind != Kind::Ack;
+            if let (Some(j), true) = (flow.jitter.as_deref_mut(), data) {
                 let d = *late.get_or_insert_with(|| Time(j.rng.range_u64(0, j.bound.0)));
                 t = (now + d).max(j.last_release);
                 j.last_release = t;

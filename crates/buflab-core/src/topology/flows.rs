@@ -62,7 +62,7 @@ pub(super) trait Routing: Send {
         k: u32,
         id: u64,
         access_delay: Time,
-    ) -> (Vec<Hop>, Option<(i64, i64)>);
+    ) -> (Vec<Hop>, Option<(i32, i32)>);
     /// The hops of the ACK route of TCP flow `k` of entry `ti`, ending on its reverse access
     /// link.
     fn backward(&self, sim: &mut Sim, ti: usize, k: u32, id: u64, access_delay: Time) -> Vec<Hop>;
@@ -104,7 +104,7 @@ impl<R: Routing> Slots<R> {
             rtt,
             start,
             payload,
-            placement: placement.map(|(m, c)| (m as i32, c as i32)),
+            placement,
         };
         let (tcp, start, jitter, user) = match traffic {
             Traffic::Udp(u) => {

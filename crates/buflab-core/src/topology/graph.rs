@@ -61,7 +61,7 @@ impl Routing for Paths {
         k: u32,
         id: u64,
         access_delay: Time,
-    ) -> (Vec<Hop>, Option<(i64, i64)>) {
+    ) -> (Vec<Hop>, Option<(i32, i32)>) {
         let (placement, mut hops) = if self.machines.is_empty() {
             (None, vec![Hop::Link(self.access.forward_link(sim, access_delay))])
         } else {
@@ -74,9 +74,9 @@ impl Routing for Paths {
             if self.cross_entries[ti] {
                 // Cross traffic is not paced (IMC §3.1.2: "not artificially limited or paced"):
                 // it shares only the machine's NIC with the main traffic.
-                (Some((m as i64, -1)), vec![Hop::Link(line), Hop::Link(*nic)])
+                (Some((m as i32, -1)), vec![Hop::Link(line), Hop::Link(*nic)])
             } else {
-                (Some((m as i64, c as i64)), vec![Hop::Link(line), Hop::Link(classes[c]), Hop::Link(*nic)])
+                (Some((m as i32, c as i32)), vec![Hop::Link(line), Hop::Link(classes[c]), Hop::Link(*nic)])
             }
         };
         for &l in &self.placements[ti].route(k).links {

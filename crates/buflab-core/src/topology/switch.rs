@@ -59,7 +59,7 @@ impl Routing for Paths {
         _k: u32,
         id: u64,
         access_delay: Time,
-    ) -> (Vec<Hop>, Option<(i64, i64)>) {
+    ) -> (Vec<Hop>, Option<(i32, i32)>) {
         let (i, j) = self.ports[id as usize];
         let access = self.access.forward_link(sim, access_delay);
         let through = sim.switch_hop(self.switch, i as usize, j as usize);
