@@ -94,6 +94,10 @@ impl Session {
     /// Builds the scenario's network and begins its run at time 0.
     pub fn new(scenario: &Scenario) -> Session {
         let mut net = topology::build(scenario);
+        // Its readings, and the changes it may get at any time, touch the summary link at the
+        // time reached.
+        let link = net.summary_link();
+        net.sim.keep_on_global_clock(link);
         net.sim.begin();
         let mut open = vec![Vec::new(); scenario.traffic.len()];
         for (f, flow) in net.sim.flows.iter().enumerate() {

@@ -299,6 +299,14 @@ impl Sim {
         self.plan.compute_ahead = on;
     }
 
+    /// Link `l` is read or changed from outside at the global time (the auto-sizer, changes, a
+    /// live session): it must see every arrival from an event, at its time (see `plan.rs`).
+    /// Before the run begins.
+    pub fn keep_on_global_clock(&mut self, l: u32) {
+        debug_assert!(self.began.is_none(), "the plan is made when the run begins");
+        self.plan.keep_on_global_clock(l);
+    }
+
     /// Keeps every source side from taking a packet computed ahead to reach it at or after `t`
     /// (`Time::MAX`: no limit): a change that closes flows is due at `t` (see `plan.rs`).
     pub fn set_ahead_limit(&mut self, t: Time) {

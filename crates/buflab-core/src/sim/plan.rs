@@ -36,7 +36,10 @@
 //! first runs every service due by the arrival's time (`held.rs`, `catch_up`), as the events
 //! it would have had, and its exits stay events. A bump behind a sender's access link thus
 //! costs one event per packet (its exit), not three (the access link's exit, its release and
-//! its exit).
+//! its exit). Not so a link read or changed from outside at the global time (the auto-sizer's
+//! steps, `[[change]]` entries, a live session's readings: [`Sim::keep_on_global_clock`]): a
+//! reading at `t` would count arrivals after `t`, and a new limit would miss arrivals already
+//! admitted past `t` under the old one.
 //!
 //! **Changes that close flows.** A sender running ahead has handled ACKs, and sent, at times
 //! past the global clock; closing it at a time it has already passed would stop it later than
@@ -123,6 +126,9 @@ pub(super) struct Plan {
     planned_flows: usize,
     express: Vec<bool>,
     ahead: Vec<bool>,
+    /// Links read or changed from outside at the global time (see `Sim::keep_on_global_clock`):
+    /// they take no arrivals ahead.
+    on_global_clock: Vec<u32>,
     /// No source side takes a packet computed ahead to reach it at or after this time (a
     /// change that closes flows applies there); `Time::MAX`: no such change pending.
     pub ahead_limit: Time,
@@ -146,6 +152,7 @@ impl Default for Plan {
             planned_flows: 0,
             express: Vec::new(),
             ahead: Vec::new(),
+            on_global_clock: Vec::new(),
             ahead_limit: Time::MAX,
             sources_reached: Time::ZERO,
             parked: Vec::new(),
@@ -195,6 +202,13 @@ impl Plan {
         }
     }
 
+    /// Link `l` is read or changed from outside at the global time: it takes no arrivals ahead.
+    pub fn keep_on_global_clock(&mut self, l: u32) {
+        if !self.on_global_clock.contains(&l) {
+            self.on_global_clock.push(l);
+        }
+    }
+
     pub fn mark_links_shared(&mut self) {
         self.feeders.iter_mut().for_each(|f| *f = Feeder::Other);
     }
@@ -228,7 +242,12 @@ impl Sim {
     /// ahead, express chains (all only when computing ahead is on).
     pub(super) fn prepare(&mut self) {
         self.plan.express = self.links.iter().map(Link::is_express).collect();
-        self.plan.ahead = self.links.iter().map(Link::takes_arrivals_ahead).collect();
+        self.plan.ahead = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(l, link)| Self::takes_arrivals_ahead(&self.plan, link, l))
+            .collect();
         // Flows that appear during the run (open-loop arrivals) open connections on their
         // own clock, which no relay test made before the run could allow for.
         let relay = self.plan.compute_ahead && self.arrivals.is_empty();
@@ -257,7 +276,8 @@ impl Sim {
         while plan.express.len() < self.links.len() {
             let l = plan.express.len();
             plan.express.push(self.links[l].is_express());
-            plan.ahead.push(self.links[l].takes_arrivals_ahead());
+            let ahead = Self::takes_arrivals_ahead(plan, &self.links[l], l);
+            plan.ahead.push(ahead);
         }
         let on = plan.compute_ahead;
         let first = plan.planned_routes;
@@ -319,6 +339,12 @@ impl Sim {
         }
         plan.planned_routes = n_routes;
         plan.planned_flows = self.flows.len();
+    }
+
+    /// Whether held link `l` may see arrivals before the global clock reaches them: its
+    /// discipline allows it, and nothing reads or changes it from outside at the global time.
+    fn takes_arrivals_ahead(plan: &Plan, link: &Link, l: usize) -> bool {
+        link.takes_arrivals_ahead() && !plan.on_global_clock.contains(&(l as u32))
     }
 
     /// A flow's source side may run ahead of the global clock if its facts allow it and the

@@ -104,6 +104,11 @@ pub fn build(s: &Scenario) -> Network {
     if let Some(config) = &s.monitor.trace {
         net.sim.tracer = Some(Box::new(FlowTracer::new(config.clone())));
     }
+    // The auto-sizer and timed changes read and set the summary link at the global time.
+    if s.autosize.is_some() || !s.changes.is_empty() {
+        let link = net.summary_link();
+        net.sim.keep_on_global_clock(link);
+    }
     if let Some(config) = &s.autosize {
         let link = net.summary_link();
         net.sim.links[link as usize].set_limit(BufferLimit::Packets(config.start));
