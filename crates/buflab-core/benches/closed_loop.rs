@@ -25,22 +25,25 @@
 
 mod common;
 
-use common::arg;
+use common::{fail, Flags};
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let seconds: String = arg(&args, "--seconds", "60".to_string());
-    let users: u32 = arg(&args, "--users", 2400);
-    let buffer: u32 = arg(&args, "--buffer", 1000);
-    let repeat: usize = arg(&args, "--repeat", 3usize).max(1);
-    let access: String = arg(&args, "--access", "slow".to_string());
-    let think: String = arg(&args, "--think", "1s".to_string());
-    let start: String = arg(&args, "--start", "0s..10s".to_string());
-    let file: String = arg(&args, "--file", "80KB".to_string());
-    let (classes, rate) = match access.as_str() {
+    let flags = Flags::parse(
+        &["--seconds", "--users", "--buffer", "--repeat", "--access", "--think", "--start", "--file"],
+        &[],
+    );
+    let seconds: f64 = flags.value("--seconds", 60.0, "a number of seconds");
+    let users = flags.count("--users", 2400);
+    let buffer: u32 = flags.value("--buffer", 1000, "a whole number of packets");
+    let repeat = flags.count("--repeat", 3) as usize;
+    let access = flags.text("--access").unwrap_or("slow");
+    let think = flags.text("--think").unwrap_or("1s");
+    let start = flags.text("--start").unwrap_or("0s..10s");
+    let file = flags.text("--file").unwrap_or("80KB");
+    let (classes, rate) = match access {
         "slow" => (5, "100Mbps"),
         "fast" => (1, "1Gbps"),
-        other => panic!("--access takes slow or fast, got {other}"),
+        other => fail(&format!("--access {other}: expected slow or fast")),
     };
     let v = serde_json::json!({
         "name": "bench-closed-loop",
@@ -69,5 +72,5 @@ fn main() {
     println!("events                 {}", s.events);
     println!("events per departure   {:.3}", s.events as f64 / s.departures as f64);
     common::print_rates(s.departures, s.events, repeat, best, median);
-    common::print_memory(Some((users as u64, "user")));
+    common::print_memory(Some((users, "user")));
 }

@@ -20,36 +20,34 @@
 
 mod common;
 
-use common::arg;
-
-/// The text after `name`, if given.
-fn text_arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(String::as_str)
-}
+use common::{fail, Flags};
 
 /// The pacing bump of `--bump PACER` on every access link, if asked for.
-fn bump(args: &[String]) -> Option<serde_json::Value> {
-    let pacer = args.iter().position(|a| a == "--bump").and_then(|i| args.get(i + 1))?;
-    Some(match pacer.as_str() {
+fn bump(flags: &Flags) -> Option<serde_json::Value> {
+    let pacer = flags.text("--bump")?;
+    Some(match pacer {
         "delay" => serde_json::json!({ "pacer": "delay", "pace_rate": "measured", "window": 16 }),
         "token_bucket" | "modified_token_bucket" | "token_thread" => {
             serde_json::json!({ "pacer": pacer, "pace_rate": "10Mbps", "depth": "1500B" })
         }
-        other => {
-            panic!("--bump takes delay, token_bucket, modified_token_bucket or token_thread, got {other}")
-        }
+        other => fail(&format!(
+            "--bump {other}: expected delay, token_bucket, modified_token_bucket or token_thread"
+        )),
     })
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let tcp = text_arg(&args, "--tcp").unwrap_or("newreno");
-    let flows: u64 = arg(&args, "--flows", 1000);
-    let seconds: u64 = arg(&args, "--seconds", 20);
-    let repeat: u64 = arg(&args, "--repeat", 5).max(1);
-    let bump = bump(&args);
-    let buffer: u64 = arg(&args, "--buffer", 100);
-    let queue = text_arg(&args, "--queue").unwrap_or("droptail");
+    let flags = Flags::parse(
+        &["--tcp", "--flows", "--seconds", "--repeat", "--bump", "--buffer", "--queue", "--set"],
+        &[],
+    );
+    let tcp = flags.text("--tcp").unwrap_or("newreno");
+    let flows = flags.count("--flows", 1000);
+    let seconds: f64 = flags.value("--seconds", 20.0, "a number of seconds");
+    let repeat = flags.count("--repeat", 5);
+    let bump = bump(&flags);
+    let buffer: u64 = flags.value("--buffer", 100, "a whole number of packets");
+    let queue = flags.text("--queue").unwrap_or("droptail");
     let mut v = serde_json::json!({
         "name": "bench-dumbbell",
         "seed": 1,
@@ -67,12 +65,9 @@ fn main() {
     if let Some(b) = &bump {
         v["network"]["bump"] = serde_json::json!([b]);
     }
-    for (i, a) in args.iter().enumerate() {
-        if a != "--set" {
-            continue;
-        }
-        let Some((key, value)) = args.get(i + 1).and_then(|kv| kv.split_once('=')) else {
-            panic!("--set takes KEY=VALUE (a key of the traffic entry)")
+    for kv in flags.all("--set") {
+        let Some((key, value)) = kv.split_once('=') else {
+            fail(&format!("--set {kv}: expected KEY=VALUE (a key of the traffic entry)"))
         };
         let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::from(value));
         v["traffic"][0][key] = value;

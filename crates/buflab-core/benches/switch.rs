@@ -16,15 +16,15 @@
 
 mod common;
 
-use common::arg;
+use common::Flags;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let ports: u32 = arg(&args, "--ports", 8);
-    let voq: u32 = arg(&args, "--voq", 3);
-    let seconds: String = arg(&args, "--seconds", "5".to_string());
-    let repeat: usize = arg(&args, "--repeat", 5usize).max(1);
-    let scheduler: String = arg(&args, "--scheduler", "mwm".to_string());
+    let flags = Flags::parse(&["--ports", "--voq", "--seconds", "--repeat", "--scheduler"], &[]);
+    let ports: u32 = flags.value("--ports", 8, "a whole number of ports");
+    let voq: u32 = flags.value("--voq", 3, "a whole number of packets");
+    let seconds: f64 = flags.value("--seconds", 5.0, "a number of seconds");
+    let repeat = flags.count("--repeat", 5) as usize;
+    let scheduler = flags.text("--scheduler").unwrap_or("mwm");
     let v = serde_json::json!({
         "name": "bench-switch",
         "seed": 1,

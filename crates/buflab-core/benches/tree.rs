@@ -15,14 +15,14 @@
 
 mod common;
 
-use common::arg;
+use common::Flags;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let seconds: u64 = arg(&args, "--seconds", 10);
-    let repeat: usize = arg(&args, "--repeat", 5usize).max(1);
-    let load: f64 = arg(&args, "--load", 0.9);
-    let bjp = args.iter().any(|a| a == "--bjp");
+    let flags = Flags::parse(&["--seconds", "--repeat", "--load"], &["--bjp"]);
+    let seconds: f64 = flags.value("--seconds", 10.0, "a number of seconds");
+    let repeat = flags.count("--repeat", 5) as usize;
+    let load: f64 = flags.value("--load", 0.9, "a load factor");
+    let bjp = flags.has("--bjp");
     let mut v = serde_json::json!({
         "name": "bench-tree",
         "seed": 1,

@@ -6,14 +6,94 @@ use std::time::Instant;
 use buflab_core::scenario::Scenario;
 use buflab_core::topology::Network;
 
-/// The value after `name` on the command line (`--ports 32`), parsed as `T`; `default`
-/// without it. A value that does not parse stops the benchmark with a message.
-pub fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} takes a number, got {v}")))
-        .unwrap_or(default)
+/// A benchmark's command line: `--name value` options and bare `--name` switches, each one it
+/// knows. A word it does not know, a value missing or one that does not parse stops it with
+/// one line naming the option, the value and what was expected (a mistyped option must not
+/// leave a default silently in force); `--help` lists the options.
+pub struct Flags {
+    words: Vec<String>,
+}
+
+impl Flags {
+    /// Reads the process's arguments: `valued` options take a value, `switches` do not.
+    /// Cargo's own `--bench` (what `cargo bench` passes) is accepted and ignored.
+    pub fn parse(valued: &[&str], switches: &[&str]) -> Flags {
+        let words: Vec<String> = std::env::args().skip(1).collect();
+        let known = || {
+            let mut all: Vec<String> = valued.iter().map(|v| format!("{v} VALUE")).collect();
+            all.extend(switches.iter().map(|s| s.to_string()));
+            all.join(", ")
+        };
+        let mut i = 0;
+        while i < words.len() {
+            let w = words[i].as_str();
+            if w == "--help" || w == "-h" {
+                println!("options: {}", known());
+                std::process::exit(0);
+            }
+            if valued.contains(&w) {
+                if words.get(i + 1).is_none() {
+                    fail(&format!("{w}: expected a value after it"));
+                }
+                i += 2;
+            } else if switches.contains(&w) || w == "--bench" {
+                i += 1;
+            } else {
+                fail(&format!("unknown option {w:?}; expected one of {}", known()));
+            }
+        }
+        Flags { words }
+    }
+
+    /// Every value given to option `name`, in order (an option may repeat).
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.words.len() {
+            if self.words[i] == name {
+                out.push(self.words[i + 1].as_str());
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// The text of option `name`, if given; its first value when repeated (`scripts/bench`
+    /// puts the user's options before a preset's, and the user's win).
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.all(name).first().copied()
+    }
+
+    /// Option `name` parsed as `T` (`expected` says what it takes), or `default`.
+    pub fn value<T: std::str::FromStr>(&self, name: &str, default: T, expected: &str) -> T {
+        match self.text(name) {
+            None => default,
+            Some(v) => v.parse().unwrap_or_else(|_| fail(&format!("{name} {v}: expected {expected}"))),
+        }
+    }
+
+    /// Option `name` as a count of at least 1.
+    pub fn count(&self, name: &str, default: u64) -> u64 {
+        let n = self.value(name, default, "a whole number of at least 1");
+        if n == 0 {
+            fail(&format!("{name} 0: expected a whole number of at least 1"));
+        }
+        n
+    }
+
+    /// Whether switch `name` is given.
+    #[allow(dead_code)] // each benchmark compiles this module; not all of them take switches
+    pub fn has(&self, name: &str) -> bool {
+        self.words.iter().any(|w| w == name)
+    }
+}
+
+/// Stops the benchmark on bad input: one line, exit status 2.
+pub fn fail(message: &str) -> ! {
+    eprintln!("error: {message}");
+    std::process::exit(2)
 }
 
 /// Runs `scenario` `repeat` times (at least once); returns the last run's network and the
@@ -31,10 +111,11 @@ pub fn timed_runs(scenario: &Scenario, repeat: usize) -> (Network, f64, f64) {
     (last.expect("at least one run"), walls[0], walls[walls.len() / 2])
 }
 
-/// The benchmark's scenario from its JSON; one that does not validate stops it with the
-/// reason (a benchmark's own scenario, so a defect in the benchmark).
+/// The benchmark's scenario from its JSON; one that does not validate (an option's value the
+/// scenario reader refuses, such as `--seconds 0`) stops it with the reader's line.
 pub fn scenario(v: &serde_json::Value) -> Scenario {
-    Scenario::from_value(v).unwrap_or_else(|e| panic!("the benchmark scenario is not valid: {e}"))
+    Scenario::from_value(v)
+        .unwrap_or_else(|e| fail(&format!("the benchmark's scenario with these options: {e}")))
 }
 
 /// The lines every benchmark ends with, in the form `scripts/bench` reads: the runs, their
