@@ -86,7 +86,7 @@ impl Sim {
     /// Whether every relay link still passes its test (see `plan.rs`).
     fn relays_still_hold(&self) -> bool {
         let facts: Vec<_> = self.flows.iter().map(|f| f.endpoints.facts()).collect();
-        let mut data = vec![false; self.routes.count()];
+        let mut data = vec![false; self.routes.id_bound()];
         for f in &facts {
             data[f.route as usize] = true;
         }

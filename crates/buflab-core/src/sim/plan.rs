@@ -177,7 +177,9 @@ impl Plan {
     /// is counted as parked there.
     #[inline]
     pub fn holds_back(&mut self, l: u32, exit: Time) -> bool {
-        let hold = exit >= self.ahead_limit || self.parked[l as usize] > 0;
+        // `parked_total` first: nearly every run parks nothing, and `parked[l]` is a load
+        // from a table as long as the links (a cache miss per hop on large networks).
+        let hold = exit >= self.ahead_limit || (self.parked_total > 0 && self.parked[l as usize] > 0);
         if hold {
             self.parked[l as usize] += 1;
             self.parked_total += 1;
@@ -253,7 +255,7 @@ impl Sim {
         let relay = self.plan.compute_ahead && self.arrivals.is_empty();
         let facts: Vec<Facts> = self.flows.iter().map(|f| f.endpoints.facts()).collect();
         // Which routes carry data (or UDP): looked up per route by every relay test below.
-        let mut data = vec![false; self.routes.count()];
+        let mut data = vec![false; self.routes.id_bound()];
         for f in &facts {
             data[f.route as usize] = true;
         }
@@ -280,9 +282,10 @@ impl Sim {
             plan.ahead.push(ahead);
         }
         let on = plan.compute_ahead;
-        let first = plan.planned_routes;
-        let n_routes = self.routes.count();
-        let mut to_ahead = vec![false; n_routes - first];
+        let new_routes = self.routes.ids_from(plan.planned_routes);
+        // The new routes' ids run from the first one's up: a table from there is enough.
+        let first = new_routes.first().map_or(self.routes.id_bound(), |&r| r as usize);
+        let mut to_ahead = vec![false; self.routes.id_bound() - first];
         for f in &self.flows[plan.planned_flows..] {
             // A jittered packet enters its first hop at a later time than now; only a first
             // hop nothing else feeds sees such arrivals in order. Builders must ensure it.
@@ -296,7 +299,7 @@ impl Sim {
                 to_ahead[answers as usize - first] = true;
             }
         }
-        for r in first as u32..n_routes as u32 {
+        for &r in new_routes {
             let len = self.routes.len(r);
             for h in 0..len {
                 let step = match self.routes.hop(r, h) {
@@ -337,7 +340,7 @@ impl Sim {
                 plan.steps.push(step);
             }
         }
-        plan.planned_routes = n_routes;
+        plan.planned_routes = self.routes.count();
         plan.planned_flows = self.flows.len();
     }
 
@@ -379,9 +382,8 @@ impl Sim {
             return false;
         }
         let routes = &self.routes;
-        let n_routes = routes.count() as u32;
         // Only data routes use the link, and always as their last hop.
-        for r in 0..n_routes {
+        for &r in routes.ids_from(0) {
             if routes.uses(r, l) && !(data[r as usize] && routes.ends_on(r, l)) {
                 return false;
             }
@@ -401,13 +403,13 @@ impl Sim {
         }
         // The reverse link is fed by nothing but the answers of flows whose data ends here.
         if let Some(rev) = reverse {
-            let mut ours = vec![false; n_routes as usize];
+            let mut ours = vec![false; routes.id_bound()];
             for f in facts {
                 if let Some(answers) = f.answer_route {
                     ours[answers as usize] |= routes.ends_on(f.route, l);
                 }
             }
-            for r in 0..n_routes {
+            for &r in routes.ids_from(0) {
                 let first = routes.hop(r, 0) == Hop::Link(rev);
                 let inner = (1..routes.len(r)).any(|h| routes.hop(r, h) == Hop::Link(rev));
                 if inner || (first && !ours[r as usize]) {
