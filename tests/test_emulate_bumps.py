@@ -8,6 +8,7 @@ with made-up times are tested in the `buflab-emu` crate (`bumps.rs`, `segment.rs
 from __future__ import annotations
 
 import os
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,7 @@ def test_a_paced_flow_and_counting_virtual_queues_on_real_tcp(tmp_path: Path) ->
     - the bumps table has the simulator's columns, one row per entry;
     - consecutive full-size frames left the pacer at least one pacing interval (242.24 µs)
       apart, in ideal time (the bottleneck's arrivals are the pacer's departures shifted by
-      the same amount), and the pacer, kept backlogged by TCP, averaged that interval;
+      the same amount), and, kept backlogged by TCP, most of them exactly that interval;
     - the faster virtual queue never overflows: a (σ = one frame, ρ = 50 Mb/s) shaped stream
       never holds more than one frame in a bucket drained at 60 Mb/s (network calculus), so
       any overflow would be a pacing error; the slower one overflows, and exactly as often as
@@ -107,7 +108,8 @@ def test_a_paced_flow_and_counting_virtual_queues_on_real_tcp(tmp_path: Path) ->
     assert list(rows.index) == ["pacer", "fast", "slow"]
     pacer, fast, slow = rows.loc["pacer"], rows.loc["fast"], rows.loc["slow"]
     assert pacer["paced"] > 1000 and pacer["drops"] == 0
-    assert pacer["gap_mean_s"] == pytest.approx(INTERVAL_PS * 1e-12, rel=0.05), pacer
+    # Never faster than its rate on average (shorter frames take shorter gaps: 5 % below).
+    assert pacer["gap_mean_s"] >= 0.95 * INTERVAL_PS * 1e-12, pacer
     assert e.summary["exact_buffer"]
 
     s = e.summary
@@ -122,6 +124,10 @@ def test_a_paced_flow_and_counting_virtual_queues_on_real_tcp(tmp_path: Path) ->
         times[k + 1] - times[k] for k in range(len(times) - 1) if sizes[k] == sizes[k + 1] == FRAME
     ]
     assert len(full) > 1000 and min(full) >= INTERVAL_PS, min(full)
+    # Kept backlogged by TCP, the pacer sends back to back at its rate: most gaps are exactly
+    # one interval. (The mean is not asserted: when the host is busy, Linux leaves the pacer
+    # idle now and then, and a 5 % tolerance on the mean failed on a loaded 2-core host.)
+    assert statistics.median(full) == INTERVAL_PS, statistics.median(full)
 
     # Every frame that reached the bottleneck in the window passed the fast monitor in it
     # (no transit between them: a bump at the bottleneck is unbounded) as data, which its
