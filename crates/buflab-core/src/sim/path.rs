@@ -18,7 +18,7 @@ impl Sim {
     pub(super) fn on_link_exit(&mut self, now: Time, l: u32) {
         let mut pkt = self.links[l as usize].pop_exit(now, &mut self.sched, l);
         if self.plan.parked_total > 0
-            && matches!(self.plan.steps[self.routes.index(pkt.route, pkt.hop)], Step::ToAhead(_))
+            && matches!(self.plan.step(self.routes.index(pkt.route, pkt.hop)), Step::ToAhead(_))
         {
             // Only a packet held back from its sender waits in a link whose step is `ToAhead`.
             self.plan.unpark(l);
@@ -71,7 +71,7 @@ impl Sim {
     /// ahead into a link fed by one FIFO upstream, or for a jittered first hop).
     pub(super) fn forward(&mut self, mut t: Time, mut pkt: Packet) {
         loop {
-            match self.plan.steps[self.routes.index(pkt.route, pkt.hop)] {
+            match self.plan.step(self.routes.index(pkt.route, pkt.hop)) {
                 Step::Loss(i) => {
                     if self.losses[i as usize].drops_next() {
                         self.counts.loss_drops += 1;

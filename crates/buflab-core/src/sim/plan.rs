@@ -77,7 +77,7 @@ enum Feeder {
 }
 
 /// What happens to a packet entering a hop, fixed once the network is built.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Step {
     Loss(u32),
     /// A link that can drop or report: admission decides.
@@ -99,6 +99,46 @@ pub(super) enum Step {
     Tap(u32),
 }
 
+/// A [`Step`] in four bytes: its variant in the top 3 bits, its id below. The plan holds one
+/// per route hop and every hop a packet takes reads one; at eight bytes the table of a 32-port
+/// switch's 31,000 routes was larger than half the L2 cache.
+#[derive(Clone, Copy, Debug)]
+struct PackedStep(u32);
+
+impl PackedStep {
+    const SHIFT: u32 = 29;
+
+    fn pack(step: Step) -> PackedStep {
+        let (tag, id) = match step {
+            Step::Loss(i) => (0, i),
+            Step::Queue(l) => (1, l),
+            Step::Held(l) => (2, l),
+            Step::Chain(l) => (3, l),
+            Step::Park(l) => (4, l),
+            Step::ToAhead(l) => (5, l),
+            Step::Switch(p) => (6, p),
+            Step::Tap(l) => (7, l),
+        };
+        assert!(id < 1 << Self::SHIFT, "a step's id fits in 29 bits (links are fewer than 2^25)");
+        PackedStep(tag << Self::SHIFT | id)
+    }
+
+    #[inline]
+    fn unpack(self) -> Step {
+        let id = self.0 & ((1 << Self::SHIFT) - 1);
+        match self.0 >> Self::SHIFT {
+            0 => Step::Loss(id),
+            1 => Step::Queue(id),
+            2 => Step::Held(id),
+            3 => Step::Chain(id),
+            4 => Step::Park(id),
+            5 => Step::ToAhead(id),
+            6 => Step::Switch(id),
+            _ => Step::Tap(id),
+        }
+    }
+}
+
 /// The (switch, input, output) a `Hop::Switch` names.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SwitchPort {
@@ -118,8 +158,8 @@ pub(super) struct Plan {
     /// Switch (input, output) pairs, and who feeds each switch input.
     pub ports: Vec<SwitchPort>,
     input_feeders: Vec<Feeder>,
-    /// One step per route hop, parallel to the routes' hops.
-    pub steps: Vec<Step>,
+    /// One step per route hop, parallel to the routes' hops (read with [`Plan::step`]).
+    steps: Vec<PackedStep>,
     /// Routes and flows already planned, which links are express, and which held links take
     /// arrivals ahead of the global clock.
     planned_routes: usize,
@@ -170,6 +210,12 @@ impl Plan {
     pub fn add_link(&mut self) {
         self.feeders.push(Feeder::None);
         self.parked.push(0);
+    }
+
+    /// The step of the hop at position `i` of the routes' table.
+    #[inline]
+    pub fn step(&self, i: usize) -> Step {
+        self.steps[i].unpack()
     }
 
     /// Whether a packet leaving link `l` at `exit` for a source side running ahead must wait
@@ -337,7 +383,7 @@ impl Sim {
                         }
                     }
                 };
-                plan.steps.push(step);
+                plan.steps.push(PackedStep::pack(step));
             }
         }
         plan.planned_routes = self.routes.count();
@@ -418,5 +464,35 @@ impl Sim {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packed_step_unpacks_to_the_same_step() {
+        let top = (1 << PackedStep::SHIFT) - 1;
+        for id in [0, 1, 12345, top] {
+            for step in [
+                Step::Loss(id),
+                Step::Queue(id),
+                Step::Held(id),
+                Step::Chain(id),
+                Step::Park(id),
+                Step::ToAhead(id),
+                Step::Switch(id),
+                Step::Tap(id),
+            ] {
+                assert_eq!(PackedStep::pack(step).unpack(), step);
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "fits in 29 bits")]
+    fn an_id_past_29_bits_is_refused() {
+        PackedStep::pack(Step::Queue(1 << PackedStep::SHIFT));
     }
 }
