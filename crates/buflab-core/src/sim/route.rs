@@ -36,8 +36,7 @@ impl Routes {
     pub fn add(&mut self, hops: &[Hop]) -> u32 {
         assert!(!hops.is_empty() && hops.len() < 256, "a route has 1 to 255 hops");
         assert!(matches!(hops.last(), Some(Hop::Link(_))), "a route ends with a link");
-        let id = u32::try_from(self.hops.len()).ok().filter(|&id| id < u32::MAX - 255);
-        let id = id.expect("fewer than 2^32 route hops in all");
+        let id = u32::try_from(self.hops.len()).expect("fewer than 2^32 route hops in all");
         self.ids.push(id);
         self.len_at.push(hops.len() as u8);
         self.len_at.resize(self.len_at.len() + hops.len() - 1, 0);
