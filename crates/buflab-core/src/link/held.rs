@@ -22,7 +22,7 @@
 //! not new arrivals. A packet the discipline marks as it sends it (`Dequeue::Marked`: CoDel's
 //! ECN option) is reported as a mark after its dequeue, and counted as any mark.
 
-use super::{InFlight, Link, Queue};
+use super::{Buffer, InFlight, Link, Queue};
 use crate::packet::{flags, Kind, Packet};
 use crate::queue::{Arrival, Bump, Dequeue, Flowing, Queued, Verdict};
 use crate::sched::{Event, Scheduler};
@@ -82,7 +82,7 @@ impl Flowing for Waiting {
 impl Link {
     /// The bump this link runs, if its discipline is one.
     pub fn bump_mut(&mut self) -> Option<&mut Bump<Waiting>> {
-        match &mut self.queue {
+        match self.queue_mut()? {
             Queue::Held(d) => (d.as_mut() as &mut dyn std::any::Any).downcast_mut::<Bump<Waiting>>(),
             _ => None,
         }
@@ -90,7 +90,7 @@ impl Link {
 
     /// Whether its discipline holds its packets (see the module doc).
     pub fn is_held(&self) -> bool {
-        matches!(self.queue, Queue::Held(_))
+        matches!(self.queue(), Queue::Held(_))
     }
 
     /// Whether arrivals may reach it ahead of the global clock, fed in order by one express
@@ -98,7 +98,7 @@ impl Link {
     /// unless it is a bump that hears its flow's ACKs or feedback, which come at the global
     /// time.
     pub fn takes_arrivals_ahead(&self) -> bool {
-        match &self.queue {
+        match self.queue() {
             Queue::Held(d) => (d.as_ref() as &dyn std::any::Any)
                 .downcast_ref::<Bump<Waiting>>()
                 .is_none_or(|b| !b.hears_reverse()),
@@ -118,7 +118,7 @@ impl Link {
 
     /// The held discipline's `not_before`: asking earlier could only hear `Wait`.
     fn held_not_before(&self) -> Time {
-        match &self.queue {
+        match self.queue() {
             Queue::Held(d) => d.not_before(),
             _ => Time::ZERO,
         }
@@ -127,14 +127,14 @@ impl Link {
     /// Its discipline changed its mind at `now` (a bump heard QCN feedback): a waiting head
     /// may go at another time, so the serializer asks again now, or when it frees up.
     pub fn rescheduled(&mut self, now: Time, sched: &mut Scheduler, id: u32) {
-        if self.waiting_pkts > 0 {
+        if self.waiting().0 > 0 {
             let at = self.busy_until.max(now).max(self.held_not_before());
             self.ready_by(at, Time::ZERO, sched, id);
         }
     }
 
     fn held_backlog(&self) -> (u64, u64) {
-        match &self.queue {
+        match self.queue() {
             Queue::Held(d) => d.backlog(),
             _ => (0, 0),
         }
@@ -149,26 +149,29 @@ impl Link {
         sched: &mut Scheduler,
         id: u32,
     ) -> super::Outcome {
-        if t == self.last_arrival {
-            self.simultaneous_arrivals += 1;
+        let b = self.buffer();
+        if t == b.last_arrival {
+            b.simultaneous_arrivals += 1;
         }
-        self.last_arrival = t;
+        b.last_arrival = t;
         self.catch_up(t, sched, id);
         let (waiting, bytes) = self.held_backlog();
         let ect = pkt.flags & flags::ECT != 0;
-        let mut a = Arrival::new(t, waiting, bytes, self.busy_until, self.limit, pkt.size, ect)
+        let limit = self.limit();
+        let mut a = Arrival::new(t, waiting, bytes, self.busy_until, limit, pkt.size, ect)
             .with_ect1(pkt.flags & flags::ECT1 != 0);
         // Packets held while the serializer idles (a pacer's) wait all the same: the newcomer
         // joins them, so the limit applies as if the serializer were busy.
         if waiting > 0 {
-            a.full = !crate::queue::fits(self.limit, waiting, bytes, pkt.size);
+            a.full = !crate::queue::fits(limit, waiting, bytes, pkt.size);
         }
-        let mut purged = std::mem::take(&mut self.purged);
-        let Queue::Held(d) = &mut self.queue else { unreachable!("a held link") };
+        let b = self.buffer();
+        let mut purged = std::mem::take(&mut b.purged);
+        let Queue::Held(d) = &mut b.queue else { unreachable!("a held link") };
         let verdict = d.enqueue(&a, Waiting { pkt, arrived: t }, &mut purged);
-        (self.waiting_pkts, self.waiting_bytes) = d.backlog();
+        (b.waiting_pkts, b.waiting_bytes) = d.backlog();
         self.report_purged(t, &mut purged);
-        self.purged = purged;
+        self.buffer().purged = purged;
         if verdict == Verdict::Drop {
             return self.drop(t, &pkt);
         }
@@ -186,9 +189,9 @@ impl Link {
             self.ready_by(at, Time::ZERO, sched, id);
             None
         };
-        let (after_pkts, after_bytes) = (self.waiting_pkts, self.waiting_bytes);
-        if let Some(m) = self.monitor.as_deref_mut() {
-            m.on_enqueue_unknown_wait(t, &admitted, after_pkts, after_bytes);
+        let b = self.buffer();
+        if let Some(m) = b.monitor.as_deref_mut() {
+            m.on_enqueue_unknown_wait(t, &admitted, b.waiting_pkts, b.waiting_bytes);
         }
         if verdict == Verdict::Mark {
             self.report_mark(t, &admitted);
@@ -200,8 +203,9 @@ impl Link {
     /// The `LinkReady` event at `now`: the serializer asks for its next packet, unless the
     /// event is stale (an arrival at the same time served first, see `catch_up`).
     pub fn on_ready(&mut self, now: Time, sched: &mut Scheduler, id: u32) {
-        if self.ready_at == Some(now) {
-            self.ready_at = None;
+        let b = self.buffer();
+        if b.ready_at == Some(now) {
+            b.ready_at = None;
             self.serve(now, Time::ZERO, sched, id);
         }
     }
@@ -212,8 +216,7 @@ impl Link {
     /// here too, with no event of their own; pending events find `ready_at` moved on and do
     /// nothing.
     pub(super) fn catch_up(&mut self, t: Time, sched: &mut Scheduler, id: u32) {
-        while let Some(r) = self.ready_at.filter(|&r| r <= t) {
-            self.ready_at = None;
+        while let Some(r) = self.buffer.as_deref_mut().and_then(|b| b.ready_at.take_if(|r| *r <= t)) {
             self.serve(r, t, sched, id);
         }
     }
@@ -232,12 +235,13 @@ impl Link {
     /// serializing it; returns it, its serialization time and whether the discipline marked
     /// it, for `report_start`.
     fn start_next(&mut self, now: Time, horizon: Time, sched: &mut Scheduler, id: u32) -> Option<Started> {
-        let mut purged = std::mem::take(&mut self.purged);
-        let Queue::Held(d) = &mut self.queue else { unreachable!("a held link") };
+        let b = self.buffer();
+        let mut purged = std::mem::take(&mut b.purged);
+        let Queue::Held(d) = &mut b.queue else { unreachable!("a held link") };
         let next = d.dequeue(now, &mut purged);
-        (self.waiting_pkts, self.waiting_bytes) = d.backlog();
+        (b.waiting_pkts, b.waiting_bytes) = d.backlog();
         self.report_purged(now, &mut purged);
-        self.purged = purged;
+        self.buffer().purged = purged;
         match next {
             Dequeue::Send(w) | Dequeue::Marked(w) => {
                 let ser = self.serialization(w.pkt.size);
@@ -251,7 +255,7 @@ impl Link {
                     self.head_scheduled = true;
                     sched.schedule(exit, Event::LinkExit(id));
                 }
-                if self.waiting_pkts > 0 {
+                if self.waiting().0 > 0 {
                     let at = self.busy_until.max(self.held_not_before());
                     self.ready_by(at, horizon, sched, id);
                 }
@@ -270,8 +274,9 @@ impl Link {
     /// mark the discipline made as it sent the packet.
     fn report_start(&mut self, now: Time, started: Option<Started>) {
         let Some(Started { w, ser, marked }) = started else { return };
-        if let Some(m) = self.monitor.as_deref_mut() {
-            m.on_dequeue(now, &w.pkt, self.waiting_pkts, self.waiting_bytes, ser);
+        let b = self.buffer();
+        if let Some(m) = b.monitor.as_deref_mut() {
+            m.on_dequeue(now, &w.pkt, b.waiting_pkts, b.waiting_bytes, ser);
             m.record_wait(w.arrived, now);
         }
         if marked {
@@ -282,8 +287,9 @@ impl Link {
     /// Makes sure a `LinkReady` event is pending at or before `at` (none for a time up to
     /// `horizon`, which the running `catch_up` reaches and serves itself; zero otherwise).
     fn ready_by(&mut self, at: Time, horizon: Time, sched: &mut Scheduler, id: u32) {
-        if self.ready_at.is_none_or(|r| r > at) {
-            self.ready_at = Some(at);
+        let b = self.buffer();
+        if b.ready_at.is_none_or(|r| r > at) {
+            b.ready_at = Some(at);
             if at > horizon {
                 sched.schedule(at, Event::LinkReady(id));
             }
@@ -296,7 +302,9 @@ impl Link {
     /// None is served before it arrived: a discipline that holds packets while the line is
     /// idle (BJP until a packet's time) may hold ones that came after the last service ended.
     pub(super) fn charge_held_waits(&mut self) {
-        let (Queue::Held(d), Some(m)) = (&self.queue, self.monitor.as_deref_mut()) else { return };
+        let Some(Buffer { queue: Queue::Held(d), monitor: Some(m), .. }) = self.buffer.as_deref_mut() else {
+            return;
+        };
         let (rate, mut start) = (self.rate, self.busy_until);
         d.in_send_order(&mut |w: &Waiting| {
             start = start.max(w.arrived);
@@ -307,10 +315,11 @@ impl Link {
 
     /// Reports (and counts) the packets a held discipline dropped from its queue.
     fn report_purged(&mut self, t: Time, purged: &mut Vec<Waiting>) {
+        let b = self.buffer();
         for w in purged.drain(..) {
-            self.drops += 1;
-            if let Some(m) = self.monitor.as_deref_mut() {
-                m.on_purge(t, &w.pkt, self.waiting_pkts, self.waiting_bytes);
+            b.drops += 1;
+            if let Some(m) = b.monitor.as_deref_mut() {
+                m.on_purge(t, &w.pkt, b.waiting_pkts, b.waiting_bytes);
             }
         }
     }
@@ -436,9 +445,9 @@ mod tests {
             };
             let (exits_t, mut lt) = run(make(timetable), &a);
             let (exits_h, mut lh) = run(make(held), &a);
-            assert!(exits_t.len() > 1000 && lt.drops > 50, "the test must congest the link");
+            assert!(exits_t.len() > 1000 && lt.drops() > 50, "the test must congest the link");
             same(&format!("seed {seed}: exits"), &exits_t, &exits_h);
-            assert_eq!((lt.drops, lt.marks, lt.departures), (lh.drops, lh.marks, lh.departures));
+            assert_eq!((lt.drops(), lt.marks(), lt.departures), (lh.drops(), lh.marks(), lh.departures));
             let (mt, mh) = (lt.take_monitor().unwrap(), lh.take_monitor().unwrap());
             let rows = |m: &QueueMonitor| -> Vec<(Time, u8, u32, u64, u64)> {
                 let l = &m.log.as_ref().unwrap().pending;
@@ -483,9 +492,13 @@ mod tests {
         link.set_queue(Queue::Held(Box::new(Codel::<Waiting>::new(params))));
         link.count_aqm_from(Time::from_ms(20));
         let (exits, mut link) = run(link, &arrivals(4));
-        assert!(link.marks > 20, "the test must make CoDel mark: {} marks", link.marks);
+        assert!(link.marks() > 20, "the test must make CoDel mark: {} marks", link.marks());
         let ce_exits = exits.iter().filter(|e| e.2 & flags::CE != 0).count() as u64;
-        assert!(link.marks - ce_exits <= 1, "every mark leaves on its packet: {ce_exits} of {}", link.marks);
+        assert!(
+            link.marks() - ce_exits <= 1,
+            "every mark leaves on its packet: {ce_exits} of {}",
+            link.marks()
+        );
         let m = link.take_monitor().unwrap();
         let log = &m.log.as_ref().unwrap().pending;
         let mut marks = 0;

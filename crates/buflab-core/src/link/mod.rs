@@ -46,8 +46,9 @@
 //!   and it has one more pending event, [`Event::LinkReady`], when its serializer frees up.
 //!
 //! **Express links.** A link with an unlimited buffer and no monitor never drops and reports
-//! nothing, so it keeps no waiting state at all; the simulator may even compute a packet's
-//! passage through it ahead of time (see `Sim::forward`).
+//! nothing, so it keeps no waiting state at all (no `Buffer`: its two-cache-line record is all
+//! it costs, which matters for the private links of thousands of users); the simulator may even
+//! compute a packet's passage through it ahead of time (see `Sim::forward`).
 //!
 //! **Relay mode.** When nothing downstream of a link depends on anything but the order of its
 //! exits (the simulator decides, see `Sim::can_relay`), `arrive` returns the exit time of an
@@ -98,18 +99,21 @@ pub enum Outcome {
     Relayed(Time, u16),
 }
 
-// The fields in the order a packet's passage reads them, and 64-byte aligned: an express link
-// (a sender's access link) touches only the first two cache lines to take a packet (`transit`,
-// `push_exit`) and to hand it on (`pop_exit`), and with a thousand of them each line it touches
-// is a cache miss. A queue's admission reads the third; the fourth is rarely read.
+// The fields in the order a packet's passage reads them, in two cache lines (64-byte aligned):
+// an express link (a sender's access link, a user's private delay line) touches only these to
+// take a packet (`transit`, `push_exit`) and to hand it on (`pop_exit`), and with a thousand
+// of them each line it touches is a cache miss. What only a link that can drop, mark or
+// report needs is in its `Buffer`, which an express link does not have: an idle user's two
+// private links cost 128 bytes each, not 256.
 #[repr(C, align(64))]
 pub struct Link {
     /// When the serializer finishes the last admitted packet.
     busy_until: Time,
     /// One-way propagation delay.
     pub delay: Time,
-    /// Last (size, serialization time) pair: most packets on a link have one of two sizes.
-    ser_cache: [(u32, Time); 2],
+    /// Last two (size, serialization time) pairs: most packets on a link have one of two sizes.
+    ser_sizes: [u32; 2],
+    ser_times: [Time; 2],
     /// Packets that finished serialization (service started, whole run).
     pub departures: u64,
     /// Absolute count of entries removed from the ring's front.
@@ -117,62 +121,101 @@ pub struct Link {
     ring: VecDeque<InFlight>,
     /// Absolute count of entries whose dequeue (service start) has been processed.
     dequeued: u64,
-    waiting_pkts: u64,
-    waiting_bytes: u64,
     head_scheduled: bool,
     /// Relay mode: exits are handed to the caller on admission; the ring keeps only waiting
     /// packets, for the drop decision and dequeue reports.
     relay: bool,
+    pub rate: Rate,
+    /// The waiting side; None while the link is express and has never been anything else.
+    buffer: Option<Box<Buffer>>,
+}
+
+const _: () = assert!(std::mem::size_of::<Link>() == 128);
+
+/// What a link that can drop, mark or report keeps beside its timetable: the buffer's limit
+/// and occupancy, its discipline, its monitor and its counts.
+struct Buffer {
+    waiting_pkts: u64,
+    waiting_bytes: u64,
     queue: Queue,
     limit: BufferLimit,
     last_arrival: Time,
     /// Arrivals at the same picosecond as the previous one. Their order is the order their
     /// events were scheduled; a count above zero signals phase effects (deterministic
     /// delays lining flows up), which send jitter breaks.
-    pub simultaneous_arrivals: u64,
+    simultaneous_arrivals: u64,
     monitor: Option<Box<QueueMonitor>>,
-    pub rate: Rate,
-    pub drops: u64,
+    drops: u64,
     /// ECT packets admitted with CE set by the queue discipline (whole run).
-    pub marks: u64,
+    marks: u64,
     /// A held discipline's pending `LinkReady` event, and the packets it drops from its queue
     /// (reused).
     ready_at: Option<Time>,
     purged: Vec<Waiting>,
 }
 
-// What an express link's passage reads stays in the first two cache lines (see above).
-const _: () = assert!(std::mem::offset_of!(Link, relay) < 128);
+impl Default for Buffer {
+    fn default() -> Buffer {
+        Buffer {
+            waiting_pkts: 0,
+            waiting_bytes: 0,
+            queue: Queue::DropTail,
+            limit: BufferLimit::Unlimited,
+            last_arrival: Time::MAX,
+            simultaneous_arrivals: 0,
+            monitor: None,
+            drops: 0,
+            marks: 0,
+            ready_at: None,
+            purged: Vec::new(),
+        }
+    }
+}
 
 impl Link {
     pub fn new(rate: Rate, delay: Time, limit: BufferLimit) -> Link {
-        Link {
+        let mut link = Link {
             rate,
             delay,
-            limit,
             busy_until: Time::ZERO,
             ring: VecDeque::new(),
             popped: 0,
             dequeued: 0,
-            waiting_pkts: 0,
-            waiting_bytes: 0,
             head_scheduled: false,
-            ser_cache: [(0, Time::ZERO); 2],
-            monitor: None,
+            ser_sizes: [0; 2],
+            ser_times: [Time::ZERO; 2],
             relay: false,
             departures: 0,
-            drops: 0,
-            marks: 0,
-            queue: Queue::DropTail,
-            ready_at: None,
-            purged: Vec::new(),
-            simultaneous_arrivals: 0,
-            last_arrival: Time::MAX,
-        }
+            buffer: None,
+        };
+        link.set_limit(limit);
+        link
+    }
+
+    /// The waiting side, made on first use (an express link has none).
+    #[inline]
+    fn buffer(&mut self) -> &mut Buffer {
+        self.buffer.get_or_insert_with(Box::default)
+    }
+
+    /// Packets dropped (whole run): refused arrivals and packets a held discipline dropped
+    /// from its queue.
+    pub fn drops(&self) -> u64 {
+        self.buffer.as_ref().map_or(0, |b| b.drops)
+    }
+
+    /// ECT packets admitted or sent with CE set by the queue discipline (whole run).
+    pub fn marks(&self) -> u64 {
+        self.buffer.as_ref().map_or(0, |b| b.marks)
+    }
+
+    /// Arrivals at the same picosecond as the previous one (see [`Buffer`]).
+    pub fn simultaneous_arrivals(&self) -> u64 {
+        self.buffer.as_ref().map_or(0, |b| b.simultaneous_arrivals)
     }
 
     pub fn limit(&self) -> BufferLimit {
-        self.limit
+        self.buffer.as_ref().map_or(BufferLimit::Unlimited, |b| b.limit)
     }
 
     /// Changes the buffer limit from now on (the auto-sizer does, between packets). Packets
@@ -181,7 +224,9 @@ impl Link {
     /// drain the queue can hold more than the limit in force, but never more than the limit
     /// that was in force when its newest packet was admitted.
     pub fn set_limit(&mut self, limit: BufferLimit) {
-        self.limit = limit;
+        if limit != BufferLimit::Unlimited || self.buffer.is_some() {
+            self.buffer().limit = limit;
+        }
     }
 
     /// The monitor's running totals as of `t` (now), after reporting every dequeue due by
@@ -193,22 +238,32 @@ impl Link {
         sched: &mut Scheduler,
         id: u32,
     ) -> Option<crate::monitor::Cumulative> {
-        self.monitor.as_ref()?;
+        self.buffer.as_ref()?.monitor.as_ref()?;
         self.flush(t);
         self.catch_up(t, sched, id);
-        self.monitor.as_deref_mut().map(|m| m.running_totals(t))
+        self.monitor_mut().map(|m| m.running_totals(t))
     }
 
     /// Gives the link a queue discipline other than drop-tail (the buffer limit stays the
     /// hard limit).
     pub fn set_queue(&mut self, queue: Queue) {
         debug_assert!(self.ring.is_empty());
-        self.queue = queue;
+        self.buffer().queue = queue;
+    }
+
+    /// Its discipline, drop-tail when it has none.
+    fn queue(&self) -> &Queue {
+        self.buffer.as_ref().map_or(&Queue::DropTail, |b| &b.queue)
+    }
+
+    /// Its discipline, if it has one other than drop-tail.
+    fn queue_mut(&mut self) -> Option<&mut Queue> {
+        self.buffer.as_deref_mut().map(|b| &mut b.queue)
     }
 
     /// The optical FIFO this link runs beside its timetable, if its discipline is one.
     pub fn optical_mut(&mut self) -> Option<&mut OpticalFifo> {
-        match &mut self.queue {
+        match self.queue_mut()? {
             Queue::Admission(a) => (a.as_mut() as &mut dyn std::any::Any).downcast_mut::<OpticalFifo>(),
             _ => None,
         }
@@ -216,7 +271,7 @@ impl Link {
 
     /// Its discipline's counts by cause, if it is an AQM that keeps them (the `aqm` table).
     pub fn aqm_counts(&self) -> Option<AqmCounts> {
-        match &self.queue {
+        match self.queue() {
             Queue::Admission(a) => a.aqm_counts(),
             Queue::Held(d) => d.aqm_counts(),
             Queue::DropTail => None,
@@ -225,16 +280,16 @@ impl Link {
 
     /// Its discipline counts what happens from `t` on (the measured window's start).
     pub fn count_aqm_from(&mut self, t: Time) {
-        match &mut self.queue {
-            Queue::Admission(a) => a.count_from(t),
-            Queue::Held(d) => d.count_from(t),
-            Queue::DropTail => {}
+        match self.queue_mut() {
+            Some(Queue::Admission(a)) => a.count_from(t),
+            Some(Queue::Held(d)) => d.count_from(t),
+            Some(Queue::DropTail) | None => {}
         }
     }
 
     /// Whether its discipline sends packets in the order they arrived (all but a flow queue).
     pub fn keeps_arrival_order(&self) -> bool {
-        match &self.queue {
+        match self.queue() {
             Queue::Held(d) => d.keeps_arrival_order(),
             _ => true,
         }
@@ -243,26 +298,26 @@ impl Link {
     /// Whether its departures are fixed on admission, so that it may relay (see `set_relay`):
     /// not under a held discipline, which picks them later.
     pub fn can_relay(&self) -> bool {
-        !matches!(self.queue, Queue::Held(_))
+        !matches!(self.queue(), Queue::Held(_))
     }
 
     pub fn attach_monitor(&mut self, m: QueueMonitor) {
-        self.monitor = Some(Box::new(m));
+        self.buffer().monitor = Some(Box::new(m));
     }
 
     pub fn monitor_mut(&mut self) -> Option<&mut QueueMonitor> {
-        self.monitor.as_deref_mut()
+        self.buffer.as_deref_mut()?.monitor.as_deref_mut()
     }
 
     pub fn take_monitor(&mut self) -> Option<QueueMonitor> {
-        self.monitor.take().map(|b| *b)
+        self.buffer.as_deref_mut()?.monitor.take().map(|b| *b)
     }
 
     /// True when the link can neither drop, mark nor report: no waiting state is kept.
     pub fn is_express(&self) -> bool {
-        self.limit == BufferLimit::Unlimited
-            && self.monitor.is_none()
-            && matches!(self.queue, Queue::DropTail)
+        self.buffer.as_ref().is_none_or(|b| {
+            b.limit == BufferLimit::Unlimited && b.monitor.is_none() && matches!(b.queue, Queue::DropTail)
+        })
     }
 
     /// Switches the link to relay mode (see `Sim::forward`): its packets are delivered as soon
@@ -279,7 +334,7 @@ impl Link {
 
     /// Packets and bytes waiting now (as of the last arrival, exit or `running_totals`).
     pub fn waiting(&self) -> (u64, u64) {
-        (self.waiting_pkts, self.waiting_bytes)
+        self.buffer.as_ref().map_or((0, 0), |b| (b.waiting_pkts, b.waiting_bytes))
     }
 
     /// Frees the buffers of a link that holds nothing (its ring of packets grows to the
@@ -300,7 +355,7 @@ impl Link {
     /// Packets in the link not yet handed on (waiting, in service or propagating). A relay
     /// link has handed every admitted packet on already.
     pub fn in_flight(&self) -> usize {
-        let held = match &self.queue {
+        let held = match self.queue() {
             Queue::Held(d) => d.backlog().0 as usize,
             _ => 0,
         };
@@ -313,15 +368,15 @@ impl Link {
 
     #[inline]
     fn serialization(&mut self, size: u32) -> Time {
-        if self.ser_cache[0].0 == size {
-            return self.ser_cache[0].1;
+        if self.ser_sizes[0] == size {
+            return self.ser_times[0];
         }
-        if self.ser_cache[1].0 == size {
-            return self.ser_cache[1].1;
+        if self.ser_sizes[1] == size {
+            return self.ser_times[1];
         }
         let t = self.rate.serialization(size as u64);
-        self.ser_cache[1] = self.ser_cache[0];
-        self.ser_cache[0] = (size, t);
+        self.ser_sizes = [size, self.ser_sizes[0]];
+        self.ser_times = [t, self.ser_times[0]];
         t
     }
 
@@ -351,27 +406,30 @@ impl Link {
 
     /// A packet arrives at time `t` (now, or later for a link fed only by one FIFO upstream).
     pub fn arrive(&mut self, t: Time, mut pkt: Packet, sched: &mut Scheduler, id: u32) -> Outcome {
-        if let Queue::Held(_) = self.queue {
+        if let Queue::Held(_) = self.buffer().queue {
             return self.arrive_held(t, pkt, sched, id);
         }
-        if t == self.last_arrival {
-            self.simultaneous_arrivals += 1;
+        let b = self.buffer();
+        if t == b.last_arrival {
+            b.simultaneous_arrivals += 1;
         }
-        self.last_arrival = t;
+        b.last_arrival = t;
         self.flush(t);
         let busy = self.busy_until > t;
-        let full = busy && !buflab_queue::fits(self.limit, self.waiting_pkts, self.waiting_bytes, pkt.size);
-        let verdict = match &mut self.queue {
+        let busy_until = self.busy_until;
+        let b = self.buffer();
+        let full = busy && !buflab_queue::fits(b.limit, b.waiting_pkts, b.waiting_bytes, pkt.size);
+        let verdict = match &mut b.queue {
             Queue::DropTail if full => Verdict::Drop,
             Queue::DropTail => Verdict::Admit,
             Queue::Admission(a) => a.on_arrival(&Arrival {
                 now: t,
-                waiting: self.waiting_pkts,
-                waiting_bytes: self.waiting_bytes,
-                busy_until: self.busy_until,
+                waiting: b.waiting_pkts,
+                waiting_bytes: b.waiting_bytes,
+                busy_until,
                 // A timetable: every admitted packet's service is booked in `busy_until`.
                 waiting_scheduled: true,
-                limit: self.limit,
+                limit: b.limit,
                 full,
                 size: pkt.size,
                 ect: pkt.flags & flags::ECT != 0,
@@ -394,12 +452,13 @@ impl Link {
         if !self.relay || busy {
             self.ring.push_back(InFlight { start, exit, pkt });
         }
+        let b = self.buffer();
         if busy {
-            self.waiting_pkts += 1;
-            self.waiting_bytes += pkt.size as u64;
+            b.waiting_pkts += 1;
+            b.waiting_bytes += pkt.size as u64;
         }
-        if let Some(m) = self.monitor.as_deref_mut() {
-            m.on_enqueue(t, &pkt, self.waiting_pkts, self.waiting_bytes, start - t);
+        if let Some(m) = b.monitor.as_deref_mut() {
+            m.on_enqueue(t, &pkt, b.waiting_pkts, b.waiting_bytes, start - t);
         }
         if marked {
             self.report_mark(t, &pkt);
@@ -410,8 +469,9 @@ impl Link {
                 self.dequeued += 1;
             }
             self.departures += 1;
-            if let Some(m) = self.monitor.as_deref_mut() {
-                m.on_dequeue(t, &pkt, self.waiting_pkts, self.waiting_bytes, ser);
+            let b = self.buffer();
+            if let Some(m) = b.monitor.as_deref_mut() {
+                m.on_dequeue(t, &pkt, b.waiting_pkts, b.waiting_bytes, ser);
             }
         }
         if self.relay {
@@ -427,18 +487,20 @@ impl Link {
     /// Counts a packet just admitted with CE and reports it after its enqueue.
     #[inline]
     fn report_mark(&mut self, t: Time, pkt: &Packet) {
-        self.marks += 1;
-        if let Some(m) = self.monitor.as_deref_mut() {
-            m.on_mark(t, pkt, self.waiting_pkts, self.waiting_bytes);
+        let b = self.buffer();
+        b.marks += 1;
+        if let Some(m) = b.monitor.as_deref_mut() {
+            m.on_mark(t, pkt, b.waiting_pkts, b.waiting_bytes);
         }
     }
 
     /// Refuses an arriving packet (buffer full, or the discipline's decision).
     #[inline]
     fn drop(&mut self, t: Time, pkt: &Packet) -> Outcome {
-        self.drops += 1;
-        if let Some(m) = self.monitor.as_deref_mut() {
-            m.on_drop(t, pkt, self.waiting_pkts, self.waiting_bytes);
+        let b = self.buffer();
+        b.drops += 1;
+        if let Some(m) = b.monitor.as_deref_mut() {
+            m.on_drop(t, pkt, b.waiting_pkts, b.waiting_bytes);
         }
         Outcome::Dropped
     }
@@ -468,15 +530,18 @@ impl Link {
         }
     }
 
+    /// A waiting packet's service started (only a link with a buffer has waiting packets).
     #[inline]
     fn dequeue(&mut self, e: InFlight) {
         self.departures += 1;
-        self.waiting_pkts -= 1;
-        self.waiting_bytes -= e.pkt.size as u64;
-        if self.monitor.is_some() {
+        let b = self.buffer();
+        b.waiting_pkts -= 1;
+        b.waiting_bytes -= e.pkt.size as u64;
+        if b.monitor.is_some() {
             let ser = self.serialization(e.pkt.size);
-            let (w, wb) = (self.waiting_pkts, self.waiting_bytes);
-            if let Some(m) = self.monitor.as_deref_mut() {
+            let b = self.buffer();
+            let (w, wb) = (b.waiting_pkts, b.waiting_bytes);
+            if let Some(m) = b.monitor.as_deref_mut() {
                 m.on_dequeue(e.start, &e.pkt, w, wb, ser);
             }
         }
@@ -523,8 +588,10 @@ impl Link {
         self.flush(t);
         self.catch_up(t, sched, id);
         self.charge_held_waits();
-        if let Some(m) = self.monitor.as_deref_mut() {
-            m.finish(t, self.waiting_pkts, self.waiting_bytes);
+        if let Some(b) = self.buffer.as_deref_mut() {
+            if let Some(m) = b.monitor.as_deref_mut() {
+                m.finish(t, b.waiting_pkts, b.waiting_bytes);
+            }
         }
     }
 }
@@ -650,8 +717,8 @@ mod tests {
             }
         }
         // The buffer of 20 never fills: every drop is RED's (its own tests count them by kind).
-        assert!(l.marks > 0 && l.drops > 0, "marks {}, drops {}", l.marks, l.drops);
-        assert_eq!(admitted.len() as u64 + l.drops, 30);
+        assert!(l.marks() > 0 && l.drops() > 0, "marks {}, drops {}", l.marks(), l.drops());
+        assert_eq!(admitted.len() as u64 + l.drops(), 30);
         // Every packet leaves with the flags it was admitted with: CE only on even (ECT) ones.
         let mut ce = 0;
         while let Some((t, _)) = s.pop() {
@@ -659,7 +726,7 @@ mod tests {
             assert!(p.flags & flags::CE == 0 || p.seq.is_multiple_of(2), "CE on a non-ECT packet");
             ce += u64::from(p.flags & flags::CE != 0);
         }
-        assert_eq!(ce, l.marks);
+        assert_eq!(ce, l.marks());
         // A relay link hands the mark to the caller with the exit time.
         let mut r = red_link(true);
         let mut relayed_ce = 0;
@@ -670,8 +737,8 @@ mod tests {
                 relayed_ce += u64::from(f & flags::CE != 0);
             }
         }
-        assert!(r.marks > 0);
-        assert_eq!(relayed_ce, r.marks);
+        assert!(r.marks() > 0);
+        assert_eq!(relayed_ce, r.marks());
     }
 
     #[test]

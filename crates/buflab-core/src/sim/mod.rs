@@ -396,7 +396,7 @@ impl Sim {
         }
         self.close_open_transfers();
         self.counts.in_flight += self.links.iter().map(|l| l.in_flight() as u64).sum::<u64>();
-        self.counts.queue_drops += self.links.iter().map(|l| l.drops).sum::<u64>();
+        self.counts.queue_drops += self.links.iter().map(|l| l.drops()).sum::<u64>();
         for sw in &self.switches {
             self.counts.queue_drops += sw.drops;
             self.counts.in_flight += sw.held();

@@ -140,7 +140,7 @@ fn closing_flows_mid_run_is_the_same_computing_ahead_or_not() {
     buflab_core::live::run(&s, &mut net);
     // The premise of exact equality: no two packets reached a queue at the same picosecond
     // (see `properties::check_computing_ahead_changes_nothing`).
-    assert!(net.sim.links.iter().all(|l| l.simultaneous_arrivals == 0));
+    assert!(net.sim.links.iter().all(|l| l.simultaneous_arrivals() == 0));
     let every_hop = fingerprint_of_results(buflab_core::result::collect(&s, &mut net));
     assert!(
         every_hop == ahead,

@@ -140,7 +140,7 @@ fn every_queue_drop_is_in_the_links_table() {
     });
     let s = super::scenario(v);
     let mut net = buflab_core::simulate(&s);
-    let link_drops: Vec<u64> = net.monitored.iter().map(|m| net.sim.links[m.link as usize].drops).collect();
+    let link_drops: Vec<u64> = net.monitored.iter().map(|m| net.sim.links[m.link as usize].drops()).collect();
     let queue_drops = net.sim.counts.queue_drops;
     let r = buflab_core::result::collect(&s, &mut net);
 

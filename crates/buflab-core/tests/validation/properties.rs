@@ -356,7 +356,7 @@ pub(crate) fn check_computing_ahead_changes_nothing(s: &Scenario) -> Result<(), 
     let mut slow = buflab_core::topology::build(s);
     slow.sim.set_compute_ahead(false);
     buflab_core::live::run(s, &mut slow);
-    prop_assume!(slow.sim.links.iter().all(|l| l.simultaneous_arrivals == 0));
+    prop_assume!(slow.sim.links.iter().all(|l| l.simultaneous_arrivals() == 0));
     prop_assert!(slow.sim.sched.executed() >= fast.sim.sched.executed());
     let a = buflab_core::result::collect(s, &mut fast);
     let mut b = buflab_core::result::collect(s, &mut slow);
