@@ -156,6 +156,16 @@ impl Traffic {
         }
     }
     /// The entry's TCP settings (None for UDP).
+    pub fn tcp(&self) -> Option<TcpConfig> {
+        match self {
+            Traffic::LongLived(l) => Some(l.tcp),
+            Traffic::ClosedLoop(c) => Some(c.tcp),
+            Traffic::OpenLoop(o) => Some(o.tcp),
+            Traffic::Udp(_) => None,
+        }
+    }
+
+    /// The same, to change.
     pub fn tcp_mut(&mut self) -> Option<&mut TcpConfig> {
         match self {
             Traffic::LongLived(l) => Some(&mut l.tcp),

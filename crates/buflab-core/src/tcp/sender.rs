@@ -29,6 +29,8 @@
 //! deadlines, the retransmission timer's and the pacer's; its flow ([`super::flow`]) states
 //! them to the simulator, which schedules a (lazy) timer event for each.
 
+use std::sync::Arc;
+
 use super::cc::{Cc, CongestionControl, Window};
 use super::linux::LinuxState;
 use super::pacer::{Pacer, Pacing};
@@ -73,7 +75,9 @@ pub struct SenderStats {
 
 #[derive(Clone, Debug)]
 pub struct TcpSender {
-    pub cfg: TcpConfig,
+    /// Its traffic entry's settings, one copy shared by the entry's senders (64 B a flow less,
+    /// and one record in the cache for all of them).
+    pub cfg: Arc<TcpConfig>,
     flow: u32,
     route: u32,
     pub(in crate::tcp) cc: Cc,
@@ -136,7 +140,8 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(cfg: TcpConfig, flow: u32, route: u32) -> TcpSender {
+    pub fn new(cfg: impl Into<Arc<TcpConfig>>, flow: u32, route: u32) -> TcpSender {
+        let cfg = cfg.into();
         let cc = cfg.cc.build(&cfg);
         // A rate-based controller paces at its own rate, whatever the `pacing` setting.
         let rate_based = cc.wants_rate_samples();
@@ -145,7 +150,6 @@ impl TcpSender {
             pacer.set_rate(r);
         }
         TcpSender {
-            cfg,
             flow,
             route,
             cc,
@@ -184,6 +188,8 @@ impl TcpSender {
             rate: rate_based.then(|| Box::new(RateState::new(&cfg))),
             linux: (cfg.recovery == Recovery::Linux).then(|| Box::new(LinuxState::new(&cfg))),
             limited_sent: 0,
+            // Last: the fields above read it.
+            cfg,
         }
     }
 
@@ -283,7 +289,7 @@ impl TcpSender {
     pub fn accept(&mut self, now: Time, conn: u16, bytes: u64, handshake: bool, out: &mut Vec<Packet>) {
         let (stats, window_stats, window) = (self.stats, self.window_stats, self.window);
         let cc_rng = self.cc.rng().cloned();
-        *self = TcpSender::new(self.cfg, self.flow, self.route);
+        *self = TcpSender::new(Arc::clone(&self.cfg), self.flow, self.route);
         (self.stats, self.window_stats, self.window, self.conn) = (stats, window_stats, window, conn);
         // The controller's random stream goes on from where the last connection left it.
         if let Some(rng) = cc_rng {
@@ -1065,7 +1071,7 @@ mod tests {
 
     fn ecn_sender() -> (TcpSender, Vec<Packet>) {
         let mut s = sender(Recovery::NewReno);
-        s.cfg.ecn = true;
+        Arc::make_mut(&mut s.cfg).ecn = true;
         s.w = Window { cwnd: 20.0, ssthresh: 20.0 };
         let mut out = Vec::new();
         s.start(Time::ZERO, &mut out);
@@ -1106,8 +1112,8 @@ mod tests {
         let (_, classic) = ecn_sender();
         assert!(classic.iter().all(|p| p.flags & flags::ECT1 == 0));
         let mut s = sender(Recovery::NewReno);
-        s.cfg.ecn = true;
-        s.cfg.ecn_codepoint = crate::tcp::EcnCodepoint::Ect1;
+        Arc::make_mut(&mut s.cfg).ecn = true;
+        Arc::make_mut(&mut s.cfg).ecn_codepoint = crate::tcp::EcnCodepoint::Ect1;
         s.w = Window { cwnd: 20.0, ssthresh: 20.0 };
         let mut out = Vec::new();
         s.start(Time::ZERO, &mut out);

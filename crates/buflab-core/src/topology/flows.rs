@@ -13,6 +13,8 @@
 //!
 //! A topology says only how a flow's packets are routed ([`Routing`]).
 
+use std::sync::Arc;
+
 use super::bumps::Bumps;
 use crate::endpoint::Endpoints;
 use crate::link::Link;
@@ -24,6 +26,7 @@ use crate::tcp::flow::TcpFlow;
 use crate::tcp::pacer::Pacing;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
+use crate::tcp::TcpConfig;
 use crate::traffic::by_flow::{self, uniform_time};
 use crate::traffic::rtt::Rtt;
 use crate::units::{BufferLimit, Rate, Time};
@@ -78,6 +81,8 @@ struct Slots<R> {
     traffic: Vec<Traffic>,
     routing: R,
     bumps: Bumps,
+    /// Per TCP entry: its senders' configuration, one copy that all of them share.
+    tcp: Vec<Option<Arc<TcpConfig>>>,
     /// Per entry: the number `k` of its next flow added during the run (flow k takes its
     /// entry's route k): after the flows built before the run, from 0 for open-loop arrivals.
     next: Vec<u32>,
@@ -157,7 +162,8 @@ impl<R: Routing> Slots<R> {
         if tcp.cc == crate::tcp::cc::CcKind::Dctcp {
             receiver.set_dctcp_echo();
         }
-        let mut sender = TcpSender::new(tcp, flow, forward);
+        let shared = self.tcp[ti].as_ref().expect("a TCP entry's configuration");
+        let mut sender = TcpSender::new(Arc::clone(shared), flow, forward);
         sender.set_cc_rng(Rng::stream(self.seed, Stream::Cc, id));
         let endpoints = Endpoints::Tcp(TcpFlow::new(sender, receiver));
         let f =
@@ -197,8 +203,9 @@ impl<R: Routing> FlowMaker for Slots<R> {
 /// the open-loop arrival processes that add more during the run.
 pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R, bumps: Bumps) {
     let next = s.traffic.iter().map(Traffic::flows).collect();
+    let tcp = s.traffic.iter().map(|t| t.tcp().map(Arc::new)).collect();
     let slots =
-        Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps, next };
+        Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps, tcp, next };
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
         // Flows that arrive during the run will join the links built so far (a machine's NIC
         // and class queues, a cross link, reverse hops) after the simulator has planned how
