@@ -588,10 +588,9 @@ impl Link {
         self.flush(t);
         self.catch_up(t, sched, id);
         self.charge_held_waits();
-        if let Some(b) = self.buffer.as_deref_mut() {
-            if let Some(m) = b.monitor.as_deref_mut() {
-                m.finish(t, b.waiting_pkts, b.waiting_bytes);
-            }
+        if let Some(Buffer { monitor: Some(m), waiting_pkts, waiting_bytes, .. }) = self.buffer.as_deref_mut()
+        {
+            m.finish(t, *waiting_pkts, *waiting_bytes);
         }
     }
 }

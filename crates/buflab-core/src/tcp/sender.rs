@@ -1112,8 +1112,8 @@ mod tests {
         let (_, classic) = ecn_sender();
         assert!(classic.iter().all(|p| p.flags & flags::ECT1 == 0));
         let mut s = sender(Recovery::NewReno);
-        Arc::make_mut(&mut s.cfg).ecn = true;
-        Arc::make_mut(&mut s.cfg).ecn_codepoint = crate::tcp::EcnCodepoint::Ect1;
+        let cfg = Arc::make_mut(&mut s.cfg);
+        (cfg.ecn, cfg.ecn_codepoint) = (true, crate::tcp::EcnCodepoint::Ect1);
         s.w = Window { cwnd: 20.0, ssthresh: 20.0 };
         let mut out = Vec::new();
         s.start(Time::ZERO, &mut out);
