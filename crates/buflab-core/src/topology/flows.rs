@@ -195,6 +195,8 @@ impl<R: Routing> FlowMaker for Slots<R> {
         if let Traffic::LongLived(l) = &mut self.traffic[ti as usize] {
             l.tcp.pacing = pacing.unwrap_or(l.tcp.pacing);
             l.tcp.cc = cc.unwrap_or(l.tcp.cc);
+            // The senders added from now on share the new settings; those running keep theirs.
+            self.tcp[ti as usize] = Some(Arc::new(l.tcp));
         }
     }
 }

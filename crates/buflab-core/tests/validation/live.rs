@@ -115,6 +115,31 @@ fn closed_flows_finish_what_they_sent_and_stop() {
     assert_eq!(r.summary.flows, 20);
 }
 
+/// A change of `cc` and `pacing` is for the entry's flows added from then on (docs/scenario.md,
+/// `change[].cc`): those it adds run CUBIC, paced, and those already running keep Reno,
+/// unpaced. (Once, the senders shared their entry's settings as built before the run, and
+/// flows added after such a change silently ran the old ones.)
+#[test]
+fn flows_added_after_a_change_of_cc_and_pacing_run_with_them() {
+    use buflab_core::tcp::cc::CcKind;
+    use buflab_core::tcp::pacer::Pacing;
+    let mut v = dumbbell();
+    v["duration"] = json!("12s");
+    v["change"] = json!([{ "at": "10s", "cc": "cubic", "pacing": "window", "flows": 25 }]);
+    let s = scenario(v);
+    let net = buflab_core::simulate(&s);
+    let settings = |f: usize| {
+        let cfg = &net.sim.flows[f].endpoints.tcp().expect("a TCP flow").sender.cfg;
+        (cfg.cc, cfg.pacing)
+    };
+    for f in 0..20 {
+        assert_eq!(settings(f), (CcKind::Reno, Pacing::Off), "flow {f}, running before the change");
+    }
+    for f in 20..25 {
+        assert_eq!(settings(f), (CcKind::Cubic, Pacing::Window), "flow {f}, added by the change");
+    }
+}
+
 /// Closing flows mid-run, the same to the last bit whether the simulator computes ahead or
 /// runs every hop as an event: senders running ahead are held back from a close they would
 /// otherwise have passed. A live session that closes them when it has reached a time puts the
