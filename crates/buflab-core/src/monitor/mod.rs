@@ -29,13 +29,16 @@ use histogram::Histogram;
 use mix::TrafficMix;
 
 /// The measured window `[start, end)`: warm-up excluded.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MeasuredWindow {
     pub start: Time,
     pub end: Time,
 }
 
 impl MeasuredWindow {
+    /// Everything counts: a component used on its own, outside a run.
+    pub const WHOLE_RUN: MeasuredWindow = MeasuredWindow { start: Time::ZERO, end: Time::MAX };
+
     #[inline]
     pub fn contains(&self, t: Time) -> bool {
         t >= self.start && t < self.end

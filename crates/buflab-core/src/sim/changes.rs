@@ -41,7 +41,7 @@ impl Sim {
         self.maker = Some(maker);
         self.plan_new_routes();
         for &f in &ids {
-            let start = self.flows[f as usize].start;
+            let start = self.flows[f as usize].info.start;
             if start < self.window.end {
                 self.sched.schedule(start, Event::FlowStart(f));
             }

@@ -73,7 +73,6 @@ pub struct FlowInfo {
 pub struct Flow {
     pub info: FlowInfo,
     pub endpoints: Endpoints,
-    pub start: Time,
     /// Send jitter (None: none), boxed: most flows have none, and a flow's record is read by
     /// every one of its packets.
     jitter: Option<Box<SendJitter>>,
@@ -250,7 +249,6 @@ impl Sim {
         &mut self,
         info: FlowInfo,
         mut endpoints: Endpoints,
-        start: Time,
         jitter: Time,
         jitter_rng: Rng,
     ) -> u32 {
@@ -259,7 +257,6 @@ impl Sim {
         self.flows.push(Flow {
             info,
             endpoints,
-            start,
             jitter: (jitter > Time::ZERO)
                 .then(|| Box::new(SendJitter { bound: jitter, rng: jitter_rng, last_release: Time::ZERO })),
             user: None,
@@ -347,8 +344,9 @@ impl Sim {
         self.began = Some(Instant::now());
         self.prepare();
         for f in 0..self.flows.len() {
-            if self.flows[f].start < self.window.end {
-                self.sched.schedule(self.flows[f].start, Event::FlowStart(f as u32));
+            let start = self.flows[f].info.start;
+            if start < self.window.end {
+                self.sched.schedule(start, Event::FlowStart(f as u32));
             }
         }
         self.start_arrivals();

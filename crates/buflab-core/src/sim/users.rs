@@ -167,9 +167,8 @@ impl Sim {
         let flow = &self.flows[f as usize];
         let (Some(user), Endpoints::Tcp(tcp)) = (&flow.user, &flow.endpoints) else { return };
         if let Some(i) = user.server_record {
-            let stats = &tcp.sender.conn_stats;
             let r = &mut self.transfers[i as usize];
-            (r.retransmits, r.timeouts) = (stats.retransmits, stats.timeouts);
+            (r.retransmits, r.timeouts) = tcp.sender.conn_counts();
         }
     }
 

@@ -154,7 +154,8 @@ impl Endpoint for TcpFlow {
     }
 
     fn set_window(&mut self, window: MeasuredWindow) {
-        self.sender.set_window(window);
+        // The sender's is in its shared settings, set where the flows are built.
+        debug_assert_eq!(self.sender.cfg.measured, window, "a sender counts in the run's window");
         self.receiver.set_window(window);
     }
 

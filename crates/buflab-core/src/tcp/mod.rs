@@ -42,6 +42,7 @@ pub mod sender;
 #[cfg(test)]
 pub(crate) mod test_path;
 
+use crate::monitor::MeasuredWindow;
 use crate::units::Time;
 
 /// Bytes of IP + TCP header in every data packet; also the size of a pure ACK.
@@ -140,6 +141,10 @@ pub struct TcpConfig {
     /// device's `gso_max_segs`); 0, Linux's own limit (64 KB); 1, one segment at a time, no
     /// TSO deferral. Other senders send one segment at a time.
     pub gso_segments: u32,
+    /// The run's measured window, for the senders' window counters: not a scenario key but
+    /// the run's warm-up and end, set where the network's flows are built (the same for
+    /// every flow; kept here, in the one copy an entry's senders share, rather than in each).
+    pub measured: MeasuredWindow,
 }
 
 impl TcpConfig {
@@ -181,6 +186,7 @@ impl TcpConfig {
                 _ => RtoRestart::EveryRetransmission,
             },
             gso_segments: 0,
+            measured: MeasuredWindow::WHOLE_RUN,
         };
         if recovery == Recovery::Linux {
             linux::defaults(cfg)

@@ -107,7 +107,7 @@ impl TcpReceiver {
             window_delivered_bytes: 0,
             mss,
             last_payload: mss,
-            measured: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
+            measured: MeasuredWindow::WHOLE_RUN,
             conn: 0,
             expect: u32::MAX,
             initiates: false,

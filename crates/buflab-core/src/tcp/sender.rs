@@ -39,7 +39,6 @@ use super::rto::RttEstimator;
 use super::sack::recovery::SackRecovery;
 use super::{Recovery, TcpConfig, HEADER_BYTES};
 use crate::monitor::trace::TraceSample;
-use crate::monitor::MeasuredWindow;
 use crate::packet::{flags, Kind, Packet};
 use crate::units::Time;
 
@@ -71,6 +70,21 @@ pub struct SenderStats {
     pub acked_bytes: u64,
     /// Window reductions in answer to ECN-Echo (RFC 3168 §6.1.2).
     pub ecn_reactions: u64,
+}
+
+impl SenderStats {
+    /// Window reductions: fast retransmits, timeouts and ECN reactions (each is followed by
+    /// CWR, RFC 3168 §6.1.2).
+    fn window_reductions(&self) -> u64 {
+        self.fast_retransmits + self.timeouts + self.ecn_reactions
+    }
+}
+
+/// The counters a connection's transfer record reads, as they stood when it was accepted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ConnStart {
+    retransmits: u64,
+    timeouts: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -107,8 +121,9 @@ pub struct TcpSender {
     /// When the pacer lets the next segment go, if the window has one waiting for it.
     pub(in crate::tcp) pace_deadline: Option<Time>,
     pub stats: SenderStats,
-    /// The same counters for the current connection only.
-    pub conn_stats: SenderStats,
+    /// `stats` when the current connection was accepted: its own counts are the difference
+    /// (two numbers kept, not a third set of counters: 40 B a flow).
+    conn_start: ConnStart,
     /// Connection number (finite transfers); packets carry it.
     conn: u16,
     pub(in crate::tcp) phase: Phase,
@@ -117,15 +132,16 @@ pub struct TcpSender {
     /// When the SYN-ACK was first sent, for the handshake's RTT sample.
     syn_ack_sent: Option<Time>,
     syn_ack_retransmitted: bool,
-    /// The same counters, only for events inside the measured window. Counted by event time
-    /// because a sender may process an ACK ahead of the global clock (see `Sim::forward`).
+    /// The same counters, only for events inside the measured window (`cfg.measured`).
+    /// Counted by event time because a sender may process an ACK ahead of the global clock
+    /// (see `Sim::forward`).
     pub window_stats: SenderStats,
-    window: MeasuredWindow,
     /// `snd_max` at the last ECN reaction: the first new segment sent after it, which carries
     /// CWR (see `on_ece`).
     ecn_high: Option<u32>,
-    /// Window reductions of this connection (fast retransmits, timeouts, ECN reactions) when
-    /// the last CWR went out: CWR goes on the first new segment after each further one.
+    /// Window reductions of the run (fast retransmits, timeouts, ECN reactions) when the last
+    /// CWR went out, or when this connection was accepted: CWR goes on the first new segment
+    /// after each further one.
     cwr_reductions: u64,
     /// `Recovery::Sack` only: the scoreboard and RFC 6675's recovery state (boxed, so that
     /// other senders stay as small as before).
@@ -174,14 +190,13 @@ impl TcpSender {
             pacer,
             pace_deadline: None,
             stats: SenderStats::default(),
-            conn_stats: SenderStats::default(),
+            conn_start: ConnStart::default(),
             conn: 0,
             phase: Phase::Established,
             last_payload: 0,
             syn_ack_sent: None,
             syn_ack_retransmitted: false,
             window_stats: SenderStats::default(),
-            window: MeasuredWindow { start: Time::ZERO, end: Time::MAX },
             ecn_high: None,
             cwr_reductions: 0,
             sack: cfg.recovery.uses_sack().then(Box::default),
@@ -213,16 +228,10 @@ impl TcpSender {
         self.route
     }
 
-    /// Sets the measured window for `window_stats`.
-    pub fn set_window(&mut self, window: MeasuredWindow) {
-        self.window = window;
-    }
-
     #[inline]
     pub(in crate::tcp) fn count(&mut self, now: Time, bump: fn(&mut SenderStats)) {
         bump(&mut self.stats);
-        bump(&mut self.conn_stats);
-        if self.window.contains(now) {
+        if self.cfg.measured.contains(now) {
             bump(&mut self.window_stats);
         }
     }
@@ -277,6 +286,12 @@ impl TcpSender {
         self.conn
     }
 
+    /// The current connection's retransmissions and timeouts (for its transfer record).
+    pub fn conn_counts(&self) -> (u64, u64) {
+        let (start, now) = (self.conn_start, self.stats);
+        (now.retransmits - start.retransmits, now.timeouts - start.timeouts)
+    }
+
     pub fn phase(&self) -> Phase {
         self.phase
     }
@@ -287,10 +302,12 @@ impl TcpSender {
     /// SYN with a SYN-ACK and sends data once the client's ACK arrives; without, it sends at
     /// once.
     pub fn accept(&mut self, now: Time, conn: u16, bytes: u64, handshake: bool, out: &mut Vec<Packet>) {
-        let (stats, window_stats, window) = (self.stats, self.window_stats, self.window);
+        let (stats, window_stats) = (self.stats, self.window_stats);
         let cc_rng = self.cc.rng().cloned();
         *self = TcpSender::new(Arc::clone(&self.cfg), self.flow, self.route);
-        (self.stats, self.window_stats, self.window, self.conn) = (stats, window_stats, window, conn);
+        (self.stats, self.window_stats, self.conn) = (stats, window_stats, conn);
+        self.conn_start = ConnStart { retransmits: stats.retransmits, timeouts: stats.timeouts };
+        self.cwr_reductions = stats.window_reductions();
         // The controller's random stream goes on from where the last connection left it.
         if let Some(rng) = cc_rng {
             self.cc.set_rng(rng);
@@ -614,8 +631,7 @@ impl TcpSender {
             super::EcnCodepoint::Ect0 => flags::ECT,
             super::EcnCodepoint::Ect1 => flags::ECT | flags::ECT1,
         };
-        let c = &self.conn_stats;
-        let reductions = c.fast_retransmits + c.timeouts + c.ecn_reactions;
+        let reductions = self.stats.window_reductions();
         if reductions == self.cwr_reductions {
             return ect;
         }

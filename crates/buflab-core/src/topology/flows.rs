@@ -118,7 +118,6 @@ impl<R: Routing> Slots<R> {
                 return sim.add_flow(
                     info(start, u.packet, None),
                     Endpoints::Udp(src),
-                    start,
                     Time::ZERO,
                     jitter_rng,
                 );
@@ -166,8 +165,7 @@ impl<R: Routing> Slots<R> {
         let mut sender = TcpSender::new(Arc::clone(shared), flow, forward);
         sender.set_cc_rng(Rng::stream(self.seed, Stream::Cc, id));
         let endpoints = Endpoints::Tcp(TcpFlow::new(sender, receiver));
-        let f =
-            sim.add_flow(info(start, tcp.mss(), Some(tcp.recovery)), endpoints, start, jitter, jitter_rng);
+        let f = sim.add_flow(info(start, tcp.mss(), Some(tcp.recovery)), endpoints, jitter, jitter_rng);
         if let Some(user) = user {
             sim.set_user(f, user);
         }
@@ -196,7 +194,8 @@ impl<R: Routing> FlowMaker for Slots<R> {
             l.tcp.pacing = pacing.unwrap_or(l.tcp.pacing);
             l.tcp.cc = cc.unwrap_or(l.tcp.cc);
             // The senders added from now on share the new settings; those running keep theirs.
-            self.tcp[ti as usize] = Some(Arc::new(l.tcp));
+            let measured = self.tcp[ti as usize].as_ref().expect("a TCP entry's configuration").measured;
+            self.tcp[ti as usize] = Some(Arc::new(TcpConfig { measured, ..l.tcp }));
         }
     }
 }
@@ -205,7 +204,8 @@ impl<R: Routing> FlowMaker for Slots<R> {
 /// the open-loop arrival processes that add more during the run.
 pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R, bumps: Bumps) {
     let next = s.traffic.iter().map(Traffic::flows).collect();
-    let tcp = s.traffic.iter().map(|t| t.tcp().map(Arc::new)).collect();
+    let measured = sim.window;
+    let tcp = s.traffic.iter().map(|t| t.tcp().map(|tcp| Arc::new(TcpConfig { measured, ..tcp }))).collect();
     let slots =
         Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps, tcp, next };
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
