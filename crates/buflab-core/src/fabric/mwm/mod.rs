@@ -240,16 +240,28 @@ impl Mwm {
     /// Minimum-cost assignment with cost(r, c) = −len(input of row r, output of column c);
     /// leaves `p` filled (1-based: `p[c]` is the row assigned to column c). In `i32` keys when
     /// the longest VOQ allows it (see [`Key`]), else in `i64`: the same integers either way.
+    #[cfg(test)]
     fn assign(&mut self, view: &VoqView) {
+        self.assign_unless_forced(view, false);
+    }
+
+    /// As `assign`, but with `may_skip`, when the sparse search gathers VOQs no two of which
+    /// share an input or an output, it returns false and leaves `p` alone: such a set is
+    /// itself a matching, and every maximum-weight matching holds all of it (one without a
+    /// non-empty VOQ (i, j) has i and j matched at weight 0 or not at all, and trading those
+    /// pairs for (i, j) weighs more), so the Hungarian's answer, whatever its tie rule, is
+    /// that set once its pairs of weight 0 are dropped. About one call in nine of recipe S4's
+    /// 32-port runs (17.7 non-empty VOQs a call on average).
+    fn assign_unless_forced(&mut self, view: &VoqView, may_skip: bool) -> bool {
         self.labels();
         if self.key_bound(view).1 <= <i32 as Key>::LIMIT {
-            self.assign_in::<i32>(view);
+            self.assign_in::<i32>(view, may_skip)
         } else {
-            self.assign_in::<i64>(view);
+            self.assign_in::<i64>(view, may_skip)
         }
     }
 
-    fn assign_in<T: Key>(&mut self, view: &VoqView) {
+    fn assign_in<T: Key>(&mut self, view: &VoqView, may_skip: bool) -> bool {
         let (n, bits) = (self.n, self.bits);
         let (longest, bound) = self.key_bound(view);
         debug_assert!(bound <= T::LIMIT, "keys up to {bound} in {}", std::any::type_name::<T>());
@@ -258,11 +270,16 @@ impl Mwm {
         let ws = T::workspace(&mut self.narrow, &mut self.wide);
         let (p, way, tree) = (&mut self.p, &mut self.way, &mut self.tree);
         let (input_of_row, output_of_col) = (&self.input_of_row, &self.output_of_col);
-        if self.sparse.gather(view, input_of_row, &self.col_of_output, self.sparse_limit) {
+        if let Some(disjoint) = self.sparse.gather(view, input_of_row, &self.col_of_output, self.sparse_limit)
+        {
+            if disjoint && may_skip {
+                return false;
+            }
             let cost_at = |r: usize, c: usize| {
                 -T::of(view.len(input_of_row[r - 1], output_of_col[c - 1]) as u64) * scale
             };
-            return solve_sparse(n, bits, bias, ws, &mut self.sparse, p, way, tree, cost_at);
+            solve_sparse(n, bits, bias, ws, &mut self.sparse, p, way, tree, cost_at);
+            return true;
         }
         for (costs, &input) in ws.cost.chunks_exact_mut(n).zip(input_of_row) {
             let row = view.row(input);
@@ -273,9 +290,11 @@ impl Mwm {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: this CPU has AVX2 (checked when the workspace was built).
-            return unsafe { solve_avx2(n, bits, bias, ws, p, way, tree) };
+            unsafe { solve_avx2(n, bits, bias, ws, p, way, tree) };
+            return true;
         }
         solve(n, bits, bias, ws, p, way, tree);
+        true
     }
 }
 
@@ -340,11 +359,16 @@ impl Scheduler for Mwm {
     fn schedule(&mut self, view: &VoqView, out: &mut Matching) {
         debug_assert_eq!(view.n(), self.n);
         out.clear();
-        self.assign(view);
-        for c in 1..=self.n {
-            let (i, j) = (self.input_of_row[self.p[c] - 1], self.output_of_col[c - 1]);
-            if view.len(i, j) > 0 {
-                out.add(i, j);
+        if !self.assign_unless_forced(view, true) {
+            for (r, c) in self.sparse.pairs() {
+                out.add(self.input_of_row[r], self.output_of_col[c]);
+            }
+        } else {
+            for c in 1..=self.n {
+                let (i, j) = (self.input_of_row[self.p[c] - 1], self.output_of_col[c - 1]);
+                if view.len(i, j) > 0 {
+                    out.add(i, j);
+                }
             }
         }
         self.rot = (self.rot + 1) % (4 * self.n * self.n);
@@ -548,7 +572,7 @@ mod tests {
             s.sparse_limit = limit;
             s.assign(view);
             prop_assert_eq!(assignment(s), expected.clone());
-            s.assign_in::<i64>(view);
+            s.assign_in::<i64>(view, false);
             prop_assert_eq!(assignment(s), expected.clone());
         }
         s.sparse_limit = 0;
@@ -625,6 +649,38 @@ mod tests {
             for _ in 0..calls {
                 check_call(&mut s, &view)?;
             }
+        }
+
+        /// `schedule` answers as the Hungarian does, ties included, also where it skips it
+        /// (`assign_unless_forced`): against the pairs of positive weight of `assign`'s assignment
+        /// at the same rotation, over views of few non-empty VOQs (most calls disjoint, many
+        /// not: two on one input or one output) and from a random point of the rotation.
+        #[test]
+        fn schedule_is_the_hungarians_matching_where_it_skips_it_too(
+            n in 1usize..=40,
+            cells in proptest::collection::vec((0usize..40, 0usize..40, 1u32..=3), 0..12),
+            rot in 0usize..4 * 40 * 40,
+        ) {
+            let mut lens = vec![0; n * n];
+            for &(i, j, len) in &cells {
+                lens[i % n * n + j % n] = len;
+            }
+            let view = view_of(n, &lens, 1);
+            let mut s = Mwm::new(n);
+            s.rot = rot % (4 * n * n);
+            let mut reference = Mwm::new(n);
+            reference.rot = s.rot;
+            reference.assign(&view);
+            let mut expected = Matching::new(n);
+            for c in 1..=n {
+                let (i, j) = (reference.input_of_row[reference.p[c] - 1], reference.output_of_col[c - 1]);
+                if view.len(i, j) > 0 {
+                    expected.add(i, j);
+                }
+            }
+            let mut m = Matching::new(n);
+            s.schedule(&view, &mut m);
+            prop_assert_eq!(m, expected);
         }
 
         /// The Hungarian result has the optimal weight, for every tie rotation.

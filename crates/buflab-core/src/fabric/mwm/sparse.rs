@@ -75,6 +75,8 @@ pub(super) struct Sparse {
     moved: Vec<u32>,
     /// The steps of this row's search outside quiet runs, as indices into its tree.
     active: Vec<u32>,
+    /// The columns of the VOQs gathered so far (to see whether two share one).
+    gathered: ColumnSet,
 }
 
 impl Sparse {
@@ -89,6 +91,7 @@ impl Sparse {
             touched: Vec::with_capacity(n),
             moved: Vec::with_capacity(2 * n + 2),
             active: Vec::with_capacity(n + 1),
+            gathered: ColumnSet::new(n),
         }
     }
 
@@ -124,26 +127,38 @@ impl Sparse {
     }
 
     /// Gathers the non-empty VOQs of `view` in this call's labels, if there are at most
-    /// `limit` of them (whether there were).
+    /// `limit` of them: None if there were more, else whether no two share a row or a column.
     pub(super) fn gather(
         &mut self,
         view: &VoqView,
         input_of_row: &[usize],
         col_of_output: &[u32],
         limit: usize,
-    ) -> bool {
+    ) -> Option<bool> {
         let mut k = 0;
+        let mut disjoint = true;
+        self.gathered.clear();
         for (r, &input) in input_of_row.iter().enumerate() {
             for out in view.nonempty_outputs(input) {
                 if k == limit {
-                    return false;
+                    return None;
                 }
-                (self.col[k], self.len[k]) = (col_of_output[out], view.len(input, out));
+                let c = col_of_output[out];
+                disjoint &= !self.gathered.contains(c as usize) && k == self.start[r] as usize;
+                self.gathered.insert(c as usize);
+                (self.col[k], self.len[k]) = (c, view.len(input, out));
                 k += 1;
             }
             self.start[r + 1] = k as u32;
         }
-        true
+        Some(disjoint)
+    }
+
+    /// The gathered VOQs (row, column), 0-based.
+    pub(super) fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.start.len() - 1).flat_map(move |r| {
+            (self.start[r] as usize..self.start[r + 1] as usize).map(move |k| (r, self.col[k] as usize))
+        })
     }
 }
 
