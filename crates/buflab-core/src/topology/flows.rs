@@ -18,6 +18,7 @@ use std::sync::Arc;
 use super::bumps::Bumps;
 use crate::endpoint::Endpoints;
 use crate::link::Link;
+use crate::monitor::MeasuredWindow;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Scenario, Starts, Traffic};
 use crate::sim::{FlowInfo, FlowMaker, Hop, Sim};
@@ -81,8 +82,11 @@ struct Slots<R> {
     traffic: Vec<Traffic>,
     routing: R,
     bumps: Bumps,
-    /// Per TCP entry: its senders' configuration, one copy that all of them share.
+    /// Per TCP entry: its senders' configuration, one copy that all of them share, made from
+    /// `traffic` by [`shared_settings`] (again when a change sets new flows' settings).
     tcp: Vec<Option<Arc<TcpConfig>>>,
+    /// The run's measured window, which the shared settings carry.
+    measured: MeasuredWindow,
     /// Per entry: the number `k` of its next flow added during the run (flow k takes its
     /// entry's route k): after the flows built before the run, from 0 for open-loop arrivals.
     next: Vec<u32>,
@@ -193,11 +197,15 @@ impl<R: Routing> FlowMaker for Slots<R> {
         if let Traffic::LongLived(l) = &mut self.traffic[ti as usize] {
             l.tcp.pacing = pacing.unwrap_or(l.tcp.pacing);
             l.tcp.cc = cc.unwrap_or(l.tcp.cc);
-            // The senders added from now on share the new settings; those running keep theirs.
-            let measured = self.tcp[ti as usize].as_ref().expect("a TCP entry's configuration").measured;
-            self.tcp[ti as usize] = Some(Arc::new(TcpConfig { measured, ..l.tcp }));
         }
+        // The senders added from now on share the new settings; those running keep theirs.
+        self.tcp[ti as usize] = shared_settings(&self.traffic[ti as usize], self.measured);
     }
+}
+
+/// The one copy of a TCP entry's settings its senders share, with the run's measured window.
+fn shared_settings(t: &Traffic, measured: MeasuredWindow) -> Option<Arc<TcpConfig>> {
+    t.tcp().map(|tcp| Arc::new(TcpConfig { measured, ..tcp }))
 }
 
 /// Adds the flows of every traffic entry of `s`, routed by `routing` through the `bumps`, and
@@ -205,9 +213,17 @@ impl<R: Routing> FlowMaker for Slots<R> {
 pub(super) fn add_traffic<R: Routing + 'static>(sim: &mut Sim, s: &Scenario, routing: R, bumps: Bumps) {
     let next = s.traffic.iter().map(Traffic::flows).collect();
     let measured = sim.window;
-    let tcp = s.traffic.iter().map(|t| t.tcp().map(|tcp| Arc::new(TcpConfig { measured, ..tcp }))).collect();
-    let slots =
-        Slots { seed: s.seed, rtts: s.rtts.clone(), traffic: s.traffic.clone(), routing, bumps, tcp, next };
+    let tcp = s.traffic.iter().map(|t| shared_settings(t, measured)).collect();
+    let slots = Slots {
+        seed: s.seed,
+        rtts: s.rtts.clone(),
+        traffic: s.traffic.clone(),
+        routing,
+        bumps,
+        tcp,
+        measured,
+        next,
+    };
     if s.traffic.iter().any(|t| matches!(t, Traffic::OpenLoop(_))) {
         // Flows that arrive during the run will join the links built so far (a machine's NIC
         // and class queues, a cross link, reverse hops) after the simulator has planned how

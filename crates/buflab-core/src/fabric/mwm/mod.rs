@@ -355,20 +355,28 @@ fn path_step<T: Key>(
     at
 }
 
+impl Mwm {
+    /// The pairs of `assign`'s assignment that have cells (the Hungarian completes its
+    /// assignment with pairs of weight 0, which are no part of the matching).
+    fn take_assigned(&self, view: &VoqView, out: &mut Matching) {
+        for c in 1..=self.n {
+            let (i, j) = (self.input_of_row[self.p[c] - 1], self.output_of_col[c - 1]);
+            if view.len(i, j) > 0 {
+                out.add(i, j);
+            }
+        }
+    }
+}
+
 impl Scheduler for Mwm {
     fn schedule(&mut self, view: &VoqView, out: &mut Matching) {
         debug_assert_eq!(view.n(), self.n);
         out.clear();
-        if !self.assign_unless_forced(view, true) {
+        if self.assign_unless_forced(view, true) {
+            self.take_assigned(view, out);
+        } else {
             for (r, c) in self.sparse.pairs() {
                 out.add(self.input_of_row[r], self.output_of_col[c]);
-            }
-        } else {
-            for c in 1..=self.n {
-                let (i, j) = (self.input_of_row[self.p[c] - 1], self.output_of_col[c - 1]);
-                if view.len(i, j) > 0 {
-                    out.add(i, j);
-                }
             }
         }
         self.rot = (self.rot + 1) % (4 * self.n * self.n);
@@ -672,12 +680,7 @@ mod tests {
             reference.rot = s.rot;
             reference.assign(&view);
             let mut expected = Matching::new(n);
-            for c in 1..=n {
-                let (i, j) = (reference.input_of_row[reference.p[c] - 1], reference.output_of_col[c - 1]);
-                if view.len(i, j) > 0 {
-                    expected.add(i, j);
-                }
-            }
+            reference.take_assigned(&view, &mut expected);
             let mut m = Matching::new(n);
             s.schedule(&view, &mut m);
             prop_assert_eq!(m, expected);
