@@ -102,6 +102,9 @@ pub fn timed_runs(scenario: &Scenario, repeat: usize) -> (Network, f64, f64) {
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat.max(1) {
+        // The last run's network goes before the next is built: the peak memory printed is
+        // one run's, whatever `--repeat`.
+        drop(last.take());
         let began = Instant::now();
         let net = buflab_core::simulate(scenario);
         walls.push(began.elapsed().as_secs_f64());
