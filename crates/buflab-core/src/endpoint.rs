@@ -81,9 +81,14 @@ pub struct Facts {
     pub route: u32,
     /// The route its sink side's answers take, if it answers.
     pub answer_route: Option<u32>,
-    /// The sink side only ever answers each arriving packet, at once: no timer of its own, no
-    /// packet it sends unasked (then a link may hand it packets at their exit times ahead).
+    /// The sink side answers each arriving packet at once, with no timer of its own: unasked
+    /// it sends only its user's requests (`requests`). Then a link may hand it packets at
+    /// their exit times ahead of the global clock (see `sim/plan.rs`).
     pub answers_at_once: bool,
+    /// The sink side is a closed-loop user's client: it also sends a request, on its own, at
+    /// each of its user's request events (the simulator runs those ahead of the global clock
+    /// where a relay link needs them, see `sim/requests.rs`).
+    pub requests: bool,
     /// The source side is moved by nothing but its own timers and the packets it receives,
     /// so it may handle them ahead of the global clock if its first link is its own.
     pub runs_ahead: bool,

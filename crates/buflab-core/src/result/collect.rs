@@ -142,10 +142,16 @@ pub fn collect(s: &Scenario, net: &mut Network) -> RunResult {
         switch: fig,
         ..queue_summary(s, &row, &mon)
     };
+    // In the order they began: requests run ahead of the global clock (`sim/requests.rs`)
+    // are recorded when they run, which for users behind different links is not always the
+    // order of their times. A stable sort keeps the order of requests made at one time.
+    let mut began: Vec<_> = sim.transfers.iter().collect();
+    began.sort_by_key(|t| t.start);
+    let transfers = began.into_iter().map(TransferRow::from).collect();
     RunResult {
         summary,
         flows,
-        transfers: sim.transfers.iter().map(TransferRow::from).collect(),
+        transfers,
         links,
         ports,
         timeseries,

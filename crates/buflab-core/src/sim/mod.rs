@@ -14,6 +14,8 @@
 //! - `path.rs`: moving packets along their routes by that plan, and handing them to endpoints;
 //! - `timers.rs`: the lazy timers of endpoints;
 //! - `users.rs`: closed-loop users and open-loop arrivals, and their transfer records;
+//! - `requests.rs`: users' requests run ahead of a relay link's exits, so that it may relay
+//!   to their clients;
 //! - `autosize.rs`: driving the live auto-sizer;
 //! - `qcn.rs`: carrying QCN messages from congestion points to reaction points.
 //!
@@ -27,6 +29,7 @@ mod changes;
 mod path;
 mod plan;
 mod qcn;
+mod requests;
 mod route;
 mod timers;
 mod users;
@@ -120,6 +123,9 @@ pub struct Sim {
     /// transfers in the order they started (see `users.rs`).
     arrivals: Vec<Arrivals>,
     maker: Option<Box<dyn FlowMaker>>,
+    /// Users' requests not yet run, per relay link whose receivers are their clients (see
+    /// `requests.rs`).
+    requests_ahead: Vec<requests::RequestsAhead>,
     pub transfers: Vec<TransferRecord>,
     /// Per traffic entry, what its users draw from (see [`Sim::set_user_draws`]).
     user_draws: Vec<Option<UserDraws>>,
@@ -169,6 +175,7 @@ impl Sim {
             plan: plan::Plan::default(),
             arrivals: Vec::new(),
             maker: None,
+            requests_ahead: Vec::new(),
             transfers: Vec::new(),
             user_draws: Vec::new(),
             autosize: None,
@@ -346,7 +353,7 @@ impl Sim {
         for f in 0..self.flows.len() {
             let start = self.flows[f].info.start;
             if start < self.window.end {
-                self.sched.schedule(start, Event::FlowStart(f as u32));
+                self.schedule_start(start, f as u32);
             }
         }
         self.start_arrivals();
@@ -432,7 +439,10 @@ impl Sim {
     /// A flow's start: a user's first (or next) request, or the endpoint opening.
     fn start_flow(&mut self, now: Time, f: u32) {
         if self.flows[f as usize].user.is_some() {
-            return self.request(now, f);
+            if self.request_is_due(now, f) {
+                self.request(now, f);
+            }
+            return;
         }
         let mark = self.out.len();
         let notice = self.flows[f as usize].endpoints.start(now, &mut self.out);

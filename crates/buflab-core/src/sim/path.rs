@@ -101,6 +101,9 @@ impl Sim {
                         Outcome::Relayed(exit, flags) => {
                             pkt.flags = flags; // as admitted: perhaps marked CE
                             pkt.hop += 1;
+                            if !self.requests_ahead.is_empty() {
+                                self.run_requests_before(l, exit);
+                            }
                             self.deliver(exit, pkt);
                         }
                     }

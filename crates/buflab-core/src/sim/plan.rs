@@ -27,7 +27,9 @@
 //! receiver at once, at the packet's exit time, when nothing downstream can be affected by
 //! anything but the order of the bottleneck's exits (see `can_relay` for the exact test).
 //! In the dumbbell a data packet then costs one event (leaving its access link) and its ACK
-//! none.
+//! none. Closed-loop users' clients also send on their own, at their users' requests: those
+//! run ahead of the link's exits when due before one (`requests.rs`), so a bottleneck may
+//! relay to them too (recipe T1: three events a data packet, not four).
 //!
 //! **Held links entered ahead.** A link whose discipline holds its packets (a bump) decides by
 //! nothing but its own arrivals and the time, unless it hears its flow's ACKs or feedback
@@ -310,6 +312,7 @@ impl Sim {
                 self.links[l].set_relay();
             }
         }
+        self.prepare_requests_ahead();
         self.prepare_qcn();
         self.plan.steps.clear();
         self.plan.planned_routes = 0;
@@ -415,7 +418,8 @@ impl Sim {
     /// - endpoints that do not answer just count;
     /// - every endpoint behind it that answers answers each packet at once (no timer of its
     ///   own, whose packets would leave out of this order), onto an express link that only
-    ///   such answers feed.
+    ///   such answers feed (and its user's requests, if it is a client: those run ahead of
+    ///   the link's exits, `requests.rs`).
     ///
     /// Then receivers see their data in the link's FIFO order, and their ACKs enter the
     /// reverse link in that same order, so computing them on admission gives exactly what

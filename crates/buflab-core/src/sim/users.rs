@@ -115,7 +115,7 @@ impl Sim {
         let draws = self.user_draws[user.traffic as usize].as_ref().expect("a user's entry has draws");
         match user.think_time(draws) {
             Some(think) => {
-                self.sched.schedule(now + think, Event::FlowStart(f));
+                self.schedule_start(now + think, f);
                 self.release_private_links(f);
             }
             // An open-loop flow's slot waits for the next arrival of its entry.

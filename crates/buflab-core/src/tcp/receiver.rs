@@ -205,10 +205,15 @@ impl TcpReceiver {
         self.measured = window;
     }
 
-    /// Whether it only ever sends ACKs, each at once in answer to a segment (no delayed-ACK
-    /// timer, no ACK pacing, no requests of its own).
+    /// Whether it answers each segment at once (no delayed-ACK timer, no ACK pacing). A
+    /// client also sends its user's requests (see [`TcpReceiver::initiates`]).
     pub fn acks_immediately(&self) -> bool {
-        !self.delayed && !self.initiates && self.ack_pacer.is_none()
+        !self.delayed && self.ack_pacer.is_none()
+    }
+
+    /// Whether it is a client that opens connections itself, at its user's requests.
+    pub fn initiates(&self) -> bool {
+        self.initiates
     }
 
     /// When its timer must next run `check_timer`: the delayed-ACK deadline or the ACK

@@ -470,6 +470,52 @@ fn computing_ahead_really_saves_events() {
 }
 
 #[test]
+fn a_bottleneck_relays_to_users_clients_whose_requests_run_ahead() {
+    // Recipe T1's shape, small: users behind server machines' class queues and NICs, with a
+    // handshake and ACKs at once. The bottleneck relays (it hands each packet to its client at
+    // once) only because each user's request, the one packet a client sends unasked, runs
+    // ahead of the bottleneck's exits when it is due before one (`sim/requests.rs`). A second
+    // entry's users come in on the cross link, so their requests run on the global clock:
+    // the transfers table must still list every download in the order they began. Results
+    // must equal one event per hop, and the relay must save an event per data packet.
+    let s = super::scenario(json!({
+        "duration": "6s", "warmup": "1s", "seed": 7,
+        "network": {
+            "bottleneck": { "rate": "20Mbps", "buffer": "30pkt" },
+            "access": { "machines": 2, "classes": 2, "rate": "8Mbps", "nic": "20Mbps", "buffer": "200pkt" },
+            "cross": { "rate": "20Mbps", "buffer": "100pkt" },
+            "rtt": "40ms..80ms",
+        },
+        "traffic": [
+            { "kind": "closed_loop", "users": 30, "tcp": "newreno", "handshake": true, "delayed_ack": false,
+              "packet": "1000B", "start": "0s..2s",
+              "file_size": { "dist": "pareto", "mean": "20KB", "shape": 1.5 },
+              "think": { "dist": "exponential", "mean": "100ms" } },
+            { "kind": "closed_loop", "users": 10, "tcp": "newreno", "handshake": true, "delayed_ack": false,
+              "packet": "1000B", "start": "0s..2s", "path": "cross",
+              "file_size": { "dist": "pareto", "mean": "20KB", "shape": 1.5 },
+              "think": { "dist": "exponential", "mean": "100ms" } },
+        ],
+    }));
+    check_computing_ahead_changes_nothing(&s).unwrap();
+    let mut fast = buflab_core::topology::build(&s);
+    fast.sim.run();
+    assert!(fast.sim.links[0].is_relay(), "the bottleneck relays to the users' clients");
+    let r = buflab_core::result::collect(&s, &mut fast);
+    assert!(r.transfers.len() > 200, "{} downloads", r.transfers.len());
+    assert!(
+        r.transfers.windows(2).all(|w| w[0].start_s <= w[1].start_s),
+        "transfers in the order they began"
+    );
+    assert!((0..2).all(|t| r.transfers.iter().any(|x| x.traffic == t)), "both entries download");
+    let mut slow = buflab_core::topology::build(&s);
+    slow.sim.set_compute_ahead(false);
+    slow.sim.run();
+    let (f, w) = (fast.sim.sched.executed(), slow.sim.sched.executed());
+    assert!(w > f + r.summary.departures, "events: {w} one per hop vs {f} computing ahead");
+}
+
+#[test]
 fn open_loop_flows_joining_shared_links_later_change_nothing() {
     // Found by the property test: server machines (a NIC per machine, fed by its class queue
     // and by cross traffic), one long-lived flow, UDP cross traffic and open-loop arrivals.
