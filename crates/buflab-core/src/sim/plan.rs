@@ -28,7 +28,7 @@
 //! anything but the order of the bottleneck's exits (see `can_relay` for the exact test).
 //! In the dumbbell a data packet then costs one event (leaving its access link) and its ACK
 //! none. Closed-loop users' clients also send on their own, at their users' requests: those
-//! run ahead of the link's exits when due before one (`requests.rs`), so a bottleneck may
+//! run ahead of the link's exits when due by one (`requests.rs`), so a bottleneck may
 //! relay to them too (recipe T1: three events a data packet, not four).
 //!
 //! **Held links entered ahead.** A link whose discipline holds its packets (a bump) decides by

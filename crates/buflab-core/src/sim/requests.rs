@@ -12,8 +12,11 @@
 //! the ACKs. Handing it a packet at `e` before its request at `r < e` has run, or entering an
 //! ACK at `e` into the reverse link before that SYN at `r`, would change what running each
 //! exit as an event gives. So before a relay link hands on a packet at `e`, every request of
-//! its clients due before `e` runs, at its own time, in the order the events would have run
-//! (time, then the order they were scheduled). This is exact because:
+//! its clients due at or before `e` runs, at its own time, in the order the events would have
+//! run (time, then the order they were scheduled). One due at `e` itself goes first: its event
+//! was scheduled before the packet was admitted, so before the packet's exit event (scheduled
+//! at the admission or later, when the packet ahead of it left), and ran first. This is exact
+//! because:
 //! - nothing else moves a client before `e`: its data comes only from this link, whose
 //!   earlier exits have all been handed on (they come in exit order), and it has no timer
 //!   (the link relays only receivers that answer at once);
@@ -85,12 +88,12 @@ impl Sim {
         }
     }
 
-    /// Runs every queued request of relay link `l`'s clients due before `t` (an exit about to
-    /// be handed on), in order.
-    pub(super) fn run_requests_before(&mut self, l: u32, t: Time) {
+    /// Runs every queued request of relay link `l`'s clients due at or before `t` (an exit
+    /// about to be handed on), in order.
+    pub(super) fn run_requests_until(&mut self, l: u32, t: Time) {
         let Some(qi) = self.requests_ahead.iter().position(|q| q.link == l) else { return };
         while let Some(&Reverse((at, _, f))) = self.requests_ahead[qi].pending.peek() {
-            if at >= t || at >= self.window.end {
+            if at > t || at >= self.window.end {
                 return;
             }
             self.requests_ahead[qi].pending.pop();
