@@ -81,14 +81,11 @@ pub struct Facts {
     pub route: u32,
     /// The route its sink side's answers take, if it answers.
     pub answer_route: Option<u32>,
-    /// The sink side answers each arriving packet at once, with no timer of its own: unasked
-    /// it sends only its user's requests (`requests`). Then a link may hand it packets at
-    /// their exit times ahead of the global clock (see `sim/plan.rs`).
+    /// The sink side answers each arriving packet at once, with no timer of its own (a user's
+    /// client also sends its requests, which the simulator runs ahead where a relay link
+    /// needs them, see `sim/requests.rs`). Then a link may hand it packets at their exit
+    /// times ahead of the global clock (see `sim/plan.rs`).
     pub answers_at_once: bool,
-    /// The sink side is a closed-loop user's client: it also sends a request, on its own, at
-    /// each of its user's request events (the simulator runs those ahead of the global clock
-    /// where a relay link needs them, see `sim/requests.rs`).
-    pub requests: bool,
     /// The source side is moved by nothing but its own timers and the packets it receives,
     /// so it may handle them ahead of the global clock if its first link is its own.
     pub runs_ahead: bool,

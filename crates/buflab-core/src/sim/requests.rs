@@ -63,10 +63,9 @@ impl Sim {
     /// The relay link that hands flow `f`'s data to its receiver, if that receiver is a
     /// user's client.
     fn relay_link_of_client(&self, f: u32) -> Option<u32> {
-        let facts = self.flows[f as usize].endpoints.facts();
-        if !facts.requests {
-            return None;
-        }
+        let flow = &self.flows[f as usize];
+        flow.user.as_ref()?;
+        let facts = flow.endpoints.facts();
         let last = self.routes.len(facts.route) - 1;
         match self.routes.hop(facts.route, last) {
             super::Hop::Link(l) if self.links[l as usize].is_relay() => Some(l),
@@ -74,15 +73,20 @@ impl Sim {
         }
     }
 
+    /// The queue of user `f`'s requests, if its client is behind a relay link.
+    fn queue_of(&mut self, f: u32) -> Option<&mut RequestsAhead> {
+        if self.requests_ahead.is_empty() {
+            return None;
+        }
+        let link = self.relay_link_of_client(f)?;
+        Some(self.requests_ahead.iter_mut().find(|q| q.link == link).expect("a relay link's queue"))
+    }
+
     /// Schedules flow `f`'s start at `at`: for a user, its next request, queued with its relay
     /// link if it has one.
     pub(super) fn schedule_start(&mut self, at: Time, f: u32) {
         self.sched.schedule(at, Event::FlowStart(f));
-        if self.requests_ahead.is_empty() || self.flows[f as usize].user.is_none() {
-            return;
-        }
-        if let Some(link) = self.relay_link_of_client(f) {
-            let q = self.requests_ahead.iter_mut().find(|q| q.link == link).expect("a relay link's queue");
+        if let Some(q) = self.queue_of(f) {
             q.pending.push(Reverse((at, q.next_seq, f)));
             q.next_seq += 1;
         }
@@ -104,11 +108,7 @@ impl Sim {
     /// Whether user `f`'s request event at `now` still has its request to run (false: it ran
     /// ahead, see the module doc).
     pub(super) fn request_is_due(&mut self, now: Time, f: u32) -> bool {
-        if self.requests_ahead.is_empty() {
-            return true;
-        }
-        let Some(link) = self.relay_link_of_client(f) else { return true };
-        let q = self.requests_ahead.iter_mut().find(|q| q.link == link).expect("a relay link's queue");
+        let Some(q) = self.queue_of(f) else { return true };
         // Requests run in the events' order, so a request still queued is the first one.
         match q.pending.peek() {
             Some(&Reverse((at, _, g))) if at == now && g == f => {

@@ -147,7 +147,6 @@ impl Endpoint for TcpFlow {
             route: self.sender.route(),
             answer_route: Some(self.receiver.route()),
             answers_at_once: self.receiver.acks_immediately(),
-            requests: self.receiver.initiates(),
             // A paced sender may run ahead too: before an ACK it releases what its pacer let
             // go earlier, and its pacing events find nothing left to do.
             runs_ahead: true,

@@ -67,8 +67,6 @@ pub struct TcpReceiver {
     conn: u16,
     /// Segments of the current transfer (u32::MAX: a long-lived flow).
     expect: u32,
-    /// A client that opens connections itself (sends requests on its own timer).
-    initiates: bool,
     /// RFC 3168 §6.1.3: a CE segment arrived and no CWR since: ACKs carry ECE.
     echo_ce: bool,
     /// Acknowledge the segment being handled at once even with delayed ACKs: it was CE, or,
@@ -110,7 +108,6 @@ impl TcpReceiver {
             measured: MeasuredWindow::WHOLE_RUN,
             conn: 0,
             expect: u32::MAX,
-            initiates: false,
             echo_ce: false,
             ack_now: false,
             echo_each_change: false,
@@ -146,11 +143,6 @@ impl TcpReceiver {
     /// just reached the sender; options of earlier ACKs lost on the way are discarded.
     pub fn sack_option(&mut self, serial: u16) -> Option<SackOption> {
         self.sack.as_mut().and_then(|s| s.channel.take(serial))
-    }
-
-    /// Marks it as a client that opens connections itself.
-    pub fn set_initiates(&mut self) {
-        self.initiates = true;
     }
 
     /// The connection it is receiving now.
@@ -206,14 +198,9 @@ impl TcpReceiver {
     }
 
     /// Whether it answers each segment at once (no delayed-ACK timer, no ACK pacing). A
-    /// client also sends its user's requests (see [`TcpReceiver::initiates`]).
+    /// client also sends its user's requests (`sim/requests.rs` runs them ahead).
     pub fn acks_immediately(&self) -> bool {
         !self.delayed && self.ack_pacer.is_none()
-    }
-
-    /// Whether it is a client that opens connections itself, at its user's requests.
-    pub fn initiates(&self) -> bool {
-        self.initiates
     }
 
     /// When its timer must next run `check_timer`: the delayed-ACK deadline or the ACK
@@ -801,7 +788,6 @@ mod tests {
         // ACKs still on their way reach the sender first and must find their blocks, whether
         // the sender handles them before or after the new connection opens (computing ahead).
         let mut r = sack_receiver(100);
-        r.set_initiates();
         let mut out = Vec::new();
         r.on_data(Time::ZERO, 2, &mut out);
         let old = out[0].sack;

@@ -150,9 +150,6 @@ impl<R: Routing> Slots<R> {
             tcp.delayed_ack,
             tcp.delayed_ack_timeout,
         );
-        if user.is_some() {
-            receiver.set_initiates();
-        }
         if tcp.recovery.uses_sack() {
             receiver.set_sack();
         }

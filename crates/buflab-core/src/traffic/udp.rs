@@ -119,13 +119,7 @@ impl Endpoint for UdpSource {
     }
 
     fn facts(&self) -> Facts {
-        Facts {
-            route: self.route,
-            answer_route: None,
-            answers_at_once: true,
-            requests: false,
-            runs_ahead: false,
-        }
+        Facts { route: self.route, answer_route: None, answers_at_once: true, runs_ahead: false }
     }
 
     fn set_window(&mut self, window: MeasuredWindow) {

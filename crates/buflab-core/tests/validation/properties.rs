@@ -474,7 +474,7 @@ fn a_bottleneck_relays_to_users_clients_whose_requests_run_ahead() {
     // Recipe T1's shape, small: users behind server machines' class queues and NICs, with a
     // handshake and ACKs at once. The bottleneck relays (it hands each packet to its client at
     // once) only because each user's request, the one packet a client sends unasked, runs
-    // ahead of the bottleneck's exits when it is due before one (`sim/requests.rs`). A second
+    // ahead of the bottleneck's exits when it is due by one (`sim/requests.rs`). A second
     // entry's users come in on the cross link, so their requests run on the global clock:
     // the transfers table must still list every download in the order they began. Results
     // must equal one event per hop, and the relay must save an event per data packet.
