@@ -95,6 +95,9 @@ pub struct VoqView {
     /// scheduler of a sparse switch visits the non-empty VOQs only.
     nonempty: Vec<u64>,
     words: usize,
+    /// The most cells any VOQ has held: a bound on the longest kept as cells arrive, so that
+    /// MWM's call for each matching does not scan the N² lengths for one.
+    longest_ever: u32,
     /// Shadow-OQ departure slot of VOQ(i, j)'s head cell; [`NO_DEADLINE`] if empty or unused.
     head_deadline: Vec<u64>,
     /// Arrival stamp of the cell that last turned VOQ(i, j) from empty to non-empty.
@@ -112,6 +115,7 @@ impl VoqView {
             len: vec![0; n * n],
             nonempty: vec![0; n * words],
             words,
+            longest_ever: 0,
             head_deadline: vec![NO_DEADLINE; n * n],
             active_since: vec![0; n * n],
             arrivals: 0,
@@ -163,6 +167,7 @@ impl VoqView {
     #[cfg(test)]
     pub(crate) fn set_len(&mut self, i: usize, j: usize, len: u32) {
         self.len[i * self.n + j] = len;
+        self.longest_ever = self.longest_ever.max(len);
         self.mark(i, j, len > 0);
     }
 
@@ -176,10 +181,10 @@ impl VoqView {
         }
     }
 
-    /// A bound on the longest VOQ, cells: at least its length and below twice it. The OR of
-    /// all lengths, which vectorises on any x86-64 (a maximum of `u32`s does not with SSE2).
+    /// A bound on the longest VOQ, cells: the most any VOQ has held so far.
+    #[inline]
     pub fn longest_bound(&self) -> u32 {
-        self.len.iter().fold(0, |a, &l| a | l)
+        self.longest_ever
     }
 
     /// Cells waiting at input i, all VOQs together: Q(i, t) of Theorem 2.1.
@@ -211,6 +216,7 @@ impl VoqView {
             self.mark(i, j, true);
         }
         self.len[k] += 1;
+        self.longest_ever = self.longest_ever.max(self.len[k]);
     }
 
     /// The head cell of VOQ(i, j) leaves (crosses the fabric or is dropped); `next_deadline` is

@@ -45,8 +45,9 @@ const MAX_N: usize = 1 << 12;
 ///
 /// A column's slack is kept as a *key*, `(slack + bias)·2^b + c` with c the column (0-based)
 /// and b the bits of N − 1, so that the smallest key is the smallest slack and, of equal
-/// slacks, the first column: the textbook's choice in one minimum. The bounds: with L the
-/// longest VOQ of the call, the costs −len lie in [−L, 0]; within one row's search the
+/// slacks, the first column: the textbook's choice in one minimum. The bounds: with L at
+/// least the longest VOQ of the call (the most cells any VOQ has held), the costs −len lie in
+/// [−L, 0]; within one row's search the
 /// running shift stays in [−L, 0] (its first step can be negative, each later one adds a
 /// non-negative reduced cost, and it never passes the slack of a free column, whose potential
 /// is still 0); so a row moves each potential by at most L, and u ∈ [−L, N·L], v ∈ [−N·L, 0];
@@ -254,16 +255,17 @@ impl Mwm {
     /// 32-port runs (17.7 non-empty VOQs a call on average).
     fn assign_unless_forced(&mut self, view: &VoqView, may_skip: bool) -> bool {
         self.labels();
-        if self.key_bound(view).1 <= <i32 as Key>::LIMIT {
-            self.assign_in::<i32>(view, may_skip)
+        let bounds = self.key_bound(view);
+        if bounds.1 <= <i32 as Key>::LIMIT {
+            self.assign_in::<i32>(view, bounds, may_skip)
         } else {
-            self.assign_in::<i64>(view, may_skip)
+            self.assign_in::<i64>(view, bounds, may_skip)
         }
     }
 
-    fn assign_in<T: Key>(&mut self, view: &VoqView, may_skip: bool) -> bool {
+    /// `assign_unless_forced` in keys of type `T`, with `view`'s `key_bound`.
+    fn assign_in<T: Key>(&mut self, view: &VoqView, (longest, bound): (u64, u128), may_skip: bool) -> bool {
         let (n, bits) = (self.n, self.bits);
-        let (longest, bound) = self.key_bound(view);
         debug_assert!(bound <= T::LIMIT, "keys up to {bound} in {}", std::any::type_name::<T>());
         let bias = T::of((n as u64 + 2) * longest);
         let scale = T::of(1 << bits);
@@ -275,10 +277,7 @@ impl Mwm {
             if disjoint && may_skip {
                 return false;
             }
-            let cost_at = |r: usize, c: usize| {
-                -T::of(view.len(input_of_row[r - 1], output_of_col[c - 1]) as u64) * scale
-            };
-            solve_sparse(n, bits, bias, ws, &mut self.sparse, p, way, tree, cost_at);
+            solve_sparse(n, bits, bias, ws, &mut self.sparse, p, way, tree);
             return true;
         }
         for (costs, &input) in ws.cost.chunks_exact_mut(n).zip(input_of_row) {
@@ -580,7 +579,7 @@ mod tests {
             s.sparse_limit = limit;
             s.assign(view);
             prop_assert_eq!(assignment(s), expected.clone());
-            s.assign_in::<i64>(view, false);
+            s.assign_in::<i64>(view, s.key_bound(view), false);
             prop_assert_eq!(assignment(s), expected.clone());
         }
         s.sparse_limit = 0;

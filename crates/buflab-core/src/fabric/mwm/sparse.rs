@@ -6,7 +6,9 @@
 //! (the same steps, one pass over every column each). Owns the sparse search and its bit
 //! sets; must not know the labels beyond the columns it is given.
 
-use super::{flip_path, path_step, trace_path, Key, Workspace};
+use std::cmp::Ordering;
+
+use super::{flip_path, trace_path, Key, Workspace};
 use crate::fabric::VoqView;
 
 /// Non-empty VOQs per row (on average) up to which [`solve_sparse`] runs instead of the
@@ -73,8 +75,12 @@ pub(super) struct Sparse {
     touched: Vec<u32>,
     /// The columns (1-based) whose row or its potential changed in this row's search.
     moved: Vec<u32>,
-    /// The steps of this row's search outside quiet runs, as indices into its tree.
-    active: Vec<u32>,
+    /// Per column (0-based), the step (an index into this row's tree) whose row set its
+    /// sparse key (see `solve_sparse`'s back-pointers).
+    sparse_step: Vec<u32>,
+    /// Per column (1-based), its back-pointer as a step (an index into this row's tree), set
+    /// when it joins the tree or is the free column found.
+    back: Vec<u32>,
     /// The columns of the VOQs gathered so far (to see whether two share one).
     gathered: ColumnSet,
 }
@@ -90,7 +96,8 @@ impl Sparse {
             quiet: ColumnSet::new(n),
             touched: Vec::with_capacity(n),
             moved: Vec::with_capacity(2 * n + 2),
-            active: Vec::with_capacity(n + 1),
+            sparse_step: vec![0; n],
+            back: vec![0; n + 1],
             gathered: ColumnSet::new(n),
         }
     }
@@ -98,9 +105,10 @@ impl Sparse {
     /// The run of quiet columns that the dense part picks after quiet column `k` (just closed,
     /// the first open column of v = 0): the open columns of v = 0 after it, in order, up to the
     /// first that is not quiet or whose dense key is not below the least sparse one (column
-    /// index below `below`, the least sparse key minus the dense part). Closes each and calls
-    /// `join` with it.
-    fn run_of_quiet<T: Key>(&mut self, k: usize, below: T, mut join: impl FnMut(usize)) {
+    /// index below `below`, the least sparse key minus the dense part). Closes each, gives it
+    /// the back-pointer `back` (the step of the least offset: each is picked by its dense key)
+    /// and calls `join` with it.
+    fn run_of_quiet<T: Key>(&mut self, k: usize, below: T, back: u32, mut join: impl FnMut(usize)) {
         let words = self.closed.0.len();
         let below = if below >= T::of(words as u64 * 64) { words * 64 } else { below.index() };
         for w in k / 64..words {
@@ -116,7 +124,9 @@ impl Sparse {
             let run = open & (stop & stop.wrapping_neg()).wrapping_sub(1);
             let mut bits = run;
             while bits != 0 {
-                join(w * 64 + bits.trailing_zeros() as usize);
+                let c = w * 64 + bits.trailing_zeros() as usize;
+                self.back[c + 1] = back;
+                join(c);
                 bits &= bits - 1;
             }
             self.closed.0[w] |= run;
@@ -179,6 +189,14 @@ impl Sparse {
 /// such a quiet column and its dense key stays below the least sparse key; that run joins the
 /// tree in one pass over a word of bits. (Such a step never sets a back-pointer either: its
 /// keys are no lower than those of the step that set the least offset.)
+///
+/// Back-pointers (the textbook's `way`: for each column, the first step whose row gave it its
+/// lowest key) are known when a column joins the tree, or is found free, from two steps: the
+/// one that set its sparse key (a step replaces it only with a strictly lower key, so it is
+/// the first) and the first to reach the least offset, whose dense key is the column's lowest
+/// from any step whose row has no cell for it; of the two the lower key, or on a tie the
+/// earlier step. The vectorised pass recomputes them afterwards instead (`path_step`), for
+/// the path's columns only; here that recomputation took a tenth of a 32-port run.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve_sparse<T: Key>(
     n: usize,
@@ -189,7 +207,6 @@ pub(super) fn solve_sparse<T: Key>(
     p: &mut [usize],
     way: &mut [u32],
     tree: &mut Vec<usize>,
-    cost_at: impl Fn(usize, usize) -> T,
 ) {
     let Workspace { u, vkey, key, shift_at_join, .. } = ws;
     let scale = T::of(1 << bits);
@@ -211,16 +228,18 @@ pub(super) fn solve_sparse<T: Key>(
             key[c as usize] = T::OPEN;
         }
         sp.touched.clear();
-        // The least offset so far (the dense part), and the least sparse key of an open column.
-        let (mut shift, mut dense, mut least_sparse) = (T::ZERO, T::OPEN, T::OPEN);
-        sp.active.clear();
+        // The least offset so far (the dense part) and the first step to reach it, and the
+        // least sparse key of an open column.
+        let (mut shift, mut dense, mut dense_step, mut least_sparse) = (T::ZERO, T::OPEN, 0, T::OPEN);
         'search: loop {
-            sp.active.push(tree.len() as u32);
+            let step = tree.len() as u32;
             tree.push(c0);
             shift_at_join[c0] = shift;
             let r0 = p[c0];
             let offset = (shift - u[r0] + bias) * scale;
-            dense = dense.min(offset);
+            if offset < dense {
+                (dense, dense_step) = (offset, step);
+            }
             let cells = sp.start[r0 - 1] as usize..sp.start[r0] as usize;
             for (&c, &len) in sp.col[cells.clone()].iter().zip(&sp.len[cells]) {
                 let c = c as usize;
@@ -230,6 +249,7 @@ pub(super) fn solve_sparse<T: Key>(
                         sp.touched.push(c as u32);
                     }
                     key[c] = cand;
+                    sp.sparse_step[c] = step;
                     least_sparse = least_sparse.min(cand);
                 }
             }
@@ -240,6 +260,11 @@ pub(super) fn solve_sparse<T: Key>(
                 let (k, slack) = lowest.split(bits);
                 shift = slack - bias;
                 c0 = k + 1;
+                sp.back[c0] = match key[k].cmp(&(dense - vkey[k])) {
+                    Ordering::Less => sp.sparse_step[k],
+                    Ordering::Greater => dense_step,
+                    Ordering::Equal => sp.sparse_step[k].min(dense_step),
+                };
                 if p[c0] == 0 {
                     break 'search;
                 }
@@ -261,18 +286,13 @@ pub(super) fn solve_sparse<T: Key>(
                 // join the tree with this shift; their steps change no key.
                 tree.push(c0);
                 shift_at_join[c0] = shift;
-                sp.run_of_quiet(k, least_sparse - dense, |c| {
+                sp.run_of_quiet(k, least_sparse - dense, dense_step, |c| {
                     tree.push(c + 1);
                     shift_at_join[c + 1] = shift;
                 });
             }
         }
-        trace_path(c0, tree, way, |c, steps| {
-            // The steps of quiet runs cannot have lowered a key (see above).
-            let before =
-                sp.active.iter().map(|&s| (s as usize, tree[s as usize])).take_while(|&(s, _)| s < steps);
-            path_step(bits, bias, c, before, &cost_at, u, vkey, shift_at_join, p)
-        });
+        trace_path(c0, tree, way, |c, _| sp.back[c] as usize);
         // The potentials: most of the tree joined with the final shift and gains nothing. The
         // columns whose row's u moved, and the path's (whose rows move), may change quietness.
         sp.moved.clear();
