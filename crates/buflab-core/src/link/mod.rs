@@ -144,6 +144,9 @@ struct Buffer {
     /// events were scheduled; a count above zero signals phase effects (deterministic
     /// delays lining flows up), which send jitter breaks.
     simultaneous_arrivals: u64,
+    /// A relay link: the line's end of service before the packet last relayed, so the exit
+    /// of the one ahead of it (0: it was the first).
+    relayed_behind: Time,
     monitor: Option<Box<QueueMonitor>>,
     drops: u64,
     /// ECT packets admitted with CE set by the queue discipline (whole run).
@@ -163,6 +166,7 @@ impl Default for Buffer {
             limit: BufferLimit::Unlimited,
             last_arrival: Time::MAX,
             simultaneous_arrivals: 0,
+            relayed_behind: Time::ZERO,
             monitor: None,
             drops: 0,
             marks: 0,
@@ -332,6 +336,15 @@ impl Link {
         self.relay
     }
 
+    /// A relay link: the exit time of the packet admitted before the one it just relayed,
+    /// None if that was the first (every packet takes some time on the line, so the line is
+    /// busy past 0 once one has been admitted).
+    #[inline]
+    pub fn exit_ahead_of_relayed(&self) -> Option<Time> {
+        let behind = self.buffer.as_ref().map_or(Time::ZERO, |b| b.relayed_behind);
+        (behind > Time::ZERO).then(|| behind + self.delay)
+    }
+
     /// Packets and bytes waiting now (as of the last arrival, exit or `running_totals`).
     pub fn waiting(&self) -> (u64, u64) {
         self.buffer.as_ref().map_or((0, 0), |b| (b.waiting_pkts, b.waiting_bytes))
@@ -475,6 +488,7 @@ impl Link {
             }
         }
         if self.relay {
+            self.buffer().relayed_behind = busy_until;
             return Outcome::Relayed(exit, pkt.flags);
         }
         if !self.head_scheduled {

@@ -43,7 +43,7 @@ impl Sim {
         for &f in &ids {
             let start = self.flows[f as usize].info.start;
             if start < self.window.end {
-                self.schedule_start(start, f);
+                self.schedule_start(start, f, super::requests::Scheduled::Outside(now));
             }
         }
         // The scenario reader lets flows change only where the plan made before the run stays

@@ -353,7 +353,7 @@ impl Sim {
         for f in 0..self.flows.len() {
             let start = self.flows[f].info.start;
             if start < self.window.end {
-                self.schedule_start(start, f as u32);
+                self.schedule_start(start, f as u32, requests::Scheduled::Begin);
             }
         }
         self.start_arrivals();

@@ -102,7 +102,7 @@ impl Sim {
                             pkt.flags = flags; // as admitted: perhaps marked CE
                             pkt.hop += 1;
                             if !self.requests_ahead.is_empty() {
-                                self.run_requests_until(l, exit);
+                                self.run_requests_until(l, t, exit);
                             }
                             self.deliver(exit, pkt);
                         }

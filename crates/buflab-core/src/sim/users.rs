@@ -7,6 +7,7 @@
 //! a TCP application, so it opens and accepts connections through [`TcpFlow`]'s application
 //! calls, and hears of a completed download from the flow's [`crate::endpoint::Notice`].
 
+use super::requests::Scheduled;
 use super::{Hop, Sim};
 use crate::endpoint::{Endpoints, Side};
 use crate::sched::Event;
@@ -115,7 +116,7 @@ impl Sim {
         let draws = self.user_draws[user.traffic as usize].as_ref().expect("a user's entry has draws");
         match user.think_time(draws) {
             Some(think) => {
-                self.schedule_start(now + think, f);
+                self.schedule_start(now + think, f, Scheduled::Delivery(now));
                 self.release_private_links(f);
             }
             // An open-loop flow's slot waits for the next arrival of its entry.
