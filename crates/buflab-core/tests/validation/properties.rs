@@ -59,12 +59,21 @@ pub(crate) fn small_scenario() -> impl Strategy<Value = Value> {
             })];
             recovery_options(&mut traffic[0], variant, seed);
             if users > 0 {
+                // One draw in four, users think a whole number of packet transmissions at the
+                // bottleneck, exactly (from the seed: the strategy's tuples are full), so that
+                // their requests fall on the picosecond of its exits (`sim/requests.rs`).
+                let think = if seed % 4 == 1 {
+                    let tx = buflab_core::units::Rate::mbps(mbps).serialization(576).ps();
+                    json!({ "dist": "constant", "value": format!("{}ps", tx * (seed / 4 % 3)) })
+                } else {
+                    json!({ "dist": "exponential", "mean": "200ms" })
+                };
                 traffic.push(json!({
                     "kind": "closed_loop", "users": users, "tcp": variant, "handshake": handshake,
                     "delayed_ack": delack, "packet": "576B", "start": "0s..1s", "pacing": pacing,
                     "ack_pacing": ack_pacing,
                     "file_size": { "dist": "pareto", "mean": "20KB", "shape": 1.5 },
-                    "think": { "dist": "exponential", "mean": "200ms" },
+                    "think": think,
                 }));
             }
             if seed % 3 == 0 {
