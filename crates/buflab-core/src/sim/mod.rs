@@ -83,6 +83,9 @@ pub struct Flow {
     pub user: Option<User>,
     /// The time of the pending event of each of the endpoint's timer slots (lazy timers).
     pending: timers::Pending,
+    /// When its user's pending request was scheduled, behind a relay link (`requests.rs`):
+    /// eight bytes, which the record's last cache line has to spare.
+    request_scheduled: requests::PackedScheduled,
 }
 
 /// A flow's send jitter: the data each send event releases leaves up to `bound` late, all of
@@ -268,6 +271,7 @@ impl Sim {
                 .then(|| Box::new(SendJitter { bound: jitter, rng: jitter_rng, last_release: Time::ZERO })),
             user: None,
             pending: timers::Pending::NONE,
+            request_scheduled: requests::PackedScheduled::BEGIN,
         });
         (self.flows.len() - 1) as u32
     }

@@ -51,7 +51,7 @@ use crate::sched::Event;
 use crate::units::Time;
 
 /// When a request's event was scheduled (see the module doc).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Scheduled {
     /// Before the run: before every event of it.
     Begin,
@@ -60,6 +60,36 @@ pub(super) enum Scheduled {
     Delivery(Time),
     /// In another event at this time (a change that added the flow).
     Outside(Time),
+}
+
+/// A [`Scheduled`] in eight bytes, kept in the user's flow record (a user has one request
+/// pending at a time): the kind in the top two bits, the time (below 2⁶² ps, 53 days) below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct PackedScheduled(u64);
+
+impl PackedScheduled {
+    pub(super) const BEGIN: PackedScheduled = PackedScheduled(0);
+    const TIME_BITS: u32 = 62;
+    const TIME_MASK: u64 = (1 << Self::TIME_BITS) - 1;
+
+    fn pack(s: Scheduled) -> PackedScheduled {
+        let (kind, t) = match s {
+            Scheduled::Begin => (0, Time::ZERO),
+            Scheduled::Delivery(t) => (1, t),
+            Scheduled::Outside(t) => (2, t),
+        };
+        debug_assert!(t.0 <= Self::TIME_MASK, "a request scheduled past 2^62 ps");
+        PackedScheduled(kind << Self::TIME_BITS | t.0.min(Self::TIME_MASK))
+    }
+
+    fn unpack(self) -> Scheduled {
+        let t = Time(self.0 & Self::TIME_MASK);
+        match self.0 >> Self::TIME_BITS {
+            0 => Scheduled::Begin,
+            1 => Scheduled::Delivery(t),
+            _ => Scheduled::Outside(t),
+        }
+    }
 }
 
 /// When the exit event of a packet the relay link admits at `admitted` would have been
@@ -106,8 +136,9 @@ fn runs_before_exit(request: Scheduled, exit: ExitScheduled) -> Option<bool> {
 pub(super) struct RequestsAhead {
     /// The relay link.
     link: u32,
-    /// (due time, order scheduled, flow, when scheduled), earliest first.
-    pending: BinaryHeap<Reverse<(Time, u64, u32, Scheduled)>>,
+    /// (due time, order scheduled, flow), earliest first; when each was scheduled is in its
+    /// flow's record.
+    pending: BinaryHeap<Reverse<(Time, u64, u32)>>,
     next_seq: u64,
     /// Requests due at an exit's picosecond: whose order against it was decided, and left
     /// undecided (see the module doc). A request left for after an exit counts at each.
@@ -156,8 +187,9 @@ impl Sim {
     pub(super) fn schedule_start(&mut self, at: Time, f: u32, scheduled: Scheduled) {
         self.sched.schedule(at, Event::FlowStart(f));
         if let Some(q) = self.queue_of(f) {
-            q.pending.push(Reverse((at, q.next_seq, f, scheduled)));
+            q.pending.push(Reverse((at, q.next_seq, f)));
             q.next_seq += 1;
+            self.flows[f as usize].request_scheduled = PackedScheduled::pack(scheduled);
         }
     }
 
@@ -167,12 +199,13 @@ impl Sim {
     /// exit event would have been.
     pub(super) fn run_requests_until(&mut self, l: u32, admitted: Time, t: Time) {
         let Some(qi) = self.requests_ahead.iter().position(|q| q.link == l) else { return };
-        while let Some(&Reverse((at, _, f, scheduled))) = self.requests_ahead[qi].pending.peek() {
+        while let Some(&Reverse((at, _, f))) = self.requests_ahead[qi].pending.peek() {
             if at > t || at >= self.window.end {
                 return;
             }
             if at == t {
                 let exit = ExitScheduled::of(admitted, self.links[l as usize].exit_ahead_of_relayed());
+                let scheduled = self.flows[f as usize].request_scheduled.unpack();
                 let q = &mut self.requests_ahead[qi];
                 match runs_before_exit(scheduled, exit) {
                     Some(first) => {
@@ -206,7 +239,7 @@ impl Sim {
         let Some(q) = self.queue_of(f) else { return true };
         // Requests run in the events' order, so a request still queued is the first one.
         match q.pending.peek() {
-            Some(&Reverse((at, _, g, _))) if at == now && g == f => {
+            Some(&Reverse((at, _, g))) if at == now && g == f => {
                 q.pending.pop();
                 true
             }
