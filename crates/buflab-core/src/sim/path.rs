@@ -114,6 +114,9 @@ impl Sim {
                     pkt.hop += 1;
                 }
                 Step::Park(l) => {
+                    if !self.plan.compute_ahead {
+                        self.note_shared_arrival(l, t, &pkt);
+                    }
                     let link = &mut self.links[l as usize];
                     let exit = link.transit(t, pkt.size);
                     link.push_exit(exit, pkt, &mut self.sched, l);

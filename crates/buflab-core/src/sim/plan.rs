@@ -21,7 +21,8 @@
 //! an event, except where two packets reach a shared queue at the same picosecond: both modes
 //! serve them in the order their events were scheduled, and that order can differ between
 //! the modes. Deterministic delays can line flows up like that (`Link::simultaneous_arrivals`
-//! counts it); send jitter breaks it.
+//! counts it at queues, [`Sim::simultaneous_shared_arrivals`] at express links fed by several
+//! sources, such as a server machine's NIC); send jitter breaks it.
 //!
 //! **Relay links.** The same reasoning lets a bottleneck hand each admitted packet to its
 //! receiver at once, at the packet's exit time, when nothing downstream can be affected by
@@ -64,6 +65,7 @@
 use super::{Flow, Hop, Sim};
 use crate::endpoint::Facts;
 use crate::link::Link;
+use crate::packet::Packet;
 use crate::units::Time;
 
 /// Who feeds a link (or a switch input), for computing ahead.
@@ -180,6 +182,11 @@ pub(super) struct Plan {
     /// pipe, and their total (0 in nearly every run: the hot path checks it first).
     parked: Vec<u32>,
     pub parked_total: u32,
+    /// With one event per hop: per express link fed by several links, its last arrival from
+    /// one (time, and the link), and the arrivals at the picosecond of one from another link
+    /// (see `note_shared_arrival`).
+    shared_last: Vec<(Time, u32)>,
+    pub shared_ties: u64,
 }
 
 impl Default for Plan {
@@ -199,6 +206,8 @@ impl Default for Plan {
             sources_reached: Time::ZERO,
             parked: Vec::new(),
             parked_total: 0,
+            shared_last: Vec::new(),
+            shared_ties: 0,
         }
     }
 }
@@ -288,6 +297,42 @@ impl Plan {
 }
 
 impl Sim {
+    /// With one event per hop, packet `pkt` arrives at express link `l` at `t`: if `l` is fed
+    /// by several links and the arrival before came at the same picosecond from another one,
+    /// counts it. The two arrivals are the two links' exit events, which run in the order
+    /// they were scheduled, and computing ahead may change that (the exception in the module
+    /// doc); queues count theirs in `Link::simultaneous_arrivals`, and express links, which
+    /// have no buffer, here. (What endpoints send straight into a shared link comes from
+    /// events on the global clock, or from a relay link's receivers in its exit order.)
+    pub(super) fn note_shared_arrival(&mut self, l: u32, t: Time, pkt: &Packet) {
+        let plan = &mut self.plan;
+        if plan.feeders.get(l as usize) != Some(&Feeder::Other) {
+            return;
+        }
+        // The link it came from (past a loss element or a tap), if any.
+        let Some(from) = (0..pkt.hop).rev().find_map(|h| match self.routes.hop(pkt.route, h) {
+            Hop::Link(up) => Some(up),
+            _ => None,
+        }) else {
+            return;
+        };
+        if plan.shared_last.len() <= l as usize {
+            plan.shared_last.resize(l as usize + 1, (Time::MAX, 0));
+        }
+        let last = &mut plan.shared_last[l as usize];
+        if last.0 == t && last.1 != from {
+            plan.shared_ties += 1;
+        }
+        *last = (t, from);
+    }
+
+    /// Arrivals at express links fed by several links at the picosecond of one from another
+    /// link, with one event per hop (see `note_shared_arrival`; always 0 when computing ahead,
+    /// where nothing counts them).
+    pub fn simultaneous_shared_arrivals(&self) -> u64 {
+        self.plan.shared_ties
+    }
+
     /// Decides, once, how each hop of each route is handled: relay links, endpoints running
     /// ahead, express chains (all only when computing ahead is on).
     pub(super) fn prepare(&mut self) {

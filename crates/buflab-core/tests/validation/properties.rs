@@ -352,11 +352,13 @@ fn same_tables(a: &RunResult, b: &RunResult) -> Result<(), TestCaseError> {
 
 /// Computing ahead (express chains, senders running ahead, relay bottlenecks) is an
 /// optimisation only: with it off, every hop is an event, and the results must be the
-/// same to the last bit. The one exception is two packets reaching a shared queue at the
-/// same picosecond: each mode serves them in the order their events were scheduled, and
-/// those orders differ. Delays drawn to the picosecond make that rare, but deterministic
-/// delays can line flows up (a phase effect), so scenarios where it happened are set
-/// aside; in practice a few percent of cases.
+/// same to the last bit. The one exception is two packets reaching a shared queue (or a
+/// shared express link, such as a server machine's NIC fed by its class queues) at the same
+/// picosecond: each mode serves them in the order their events were scheduled, and those
+/// orders differ. Delays drawn to the picosecond make that rare, but deterministic delays can
+/// line flows up (a phase effect), so scenarios where it happened are set aside; in practice a
+/// few percent of cases (at a NIC, 3 of 3,090 drawn at 512 cases a test; seed 191, two ECN
+/// flows through RED behind one machine's two classes, differed before they were).
 ///
 /// Both runs apply the scenario's `[[change]]` entries, if any, at their times.
 pub(crate) fn check_computing_ahead_changes_nothing(s: &Scenario) -> Result<(), TestCaseError> {
@@ -366,6 +368,7 @@ pub(crate) fn check_computing_ahead_changes_nothing(s: &Scenario) -> Result<(), 
     slow.sim.set_compute_ahead(false);
     buflab_core::live::run(s, &mut slow);
     prop_assume!(slow.sim.links.iter().all(|l| l.simultaneous_arrivals() == 0));
+    prop_assume!(slow.sim.simultaneous_shared_arrivals() == 0);
     prop_assume!(fast.sim.request_ties().1 == 0);
     prop_assert!(slow.sim.sched.executed() >= fast.sim.sched.executed());
     let a = buflab_core::result::collect(s, &mut fast);
@@ -587,4 +590,31 @@ fn a_request_due_at_an_exit_runs_in_the_order_of_their_events() {
             assert!(decided > 10, "seed {seed}, think {think}: {decided} requests at an exit's picosecond");
         }
     }
+}
+
+#[test]
+fn two_class_queues_leaving_into_their_nic_at_one_picosecond_are_seen() {
+    // Found by the property test (seed 191): two ECN flows of one server machine, each in a
+    // class queue of its own, through RED with ECN and 2 % random loss. Twice the two class
+    // queues' exits reached the NIC, an express link with no buffer to count them, at one
+    // picosecond, and the two modes took them in different orders (the exception of
+    // `check_computing_ahead_changes_nothing`): the runs differed, utilization 0.463 with
+    // computing ahead against 0.532 without. Such a case must be seen, and set aside.
+    let s = super::scenario(json!({
+        "duration": "4s", "warmup": "1s", "seed": 191,
+        "network": {
+            "bottleneck": { "rate": "2Mbps", "buffer": "19pkt", "delay": "1ms", "queue": "red",
+                "red_min_th": 1, "red_max_th": 19, "red_max_p": 0.2, "red_ecn": true },
+            "access": { "rate": "20Mbps", "buffer": "30pkt", "machines": 1, "classes": 2 },
+            "rtt": "41ms..71ms", "loss": 0.02,
+        },
+        "traffic": [ { "kind": "long_lived", "flows": 2, "tcp": "reno", "cc": "cubic", "ecn": true,
+            "start": "0s..1s", "delayed_ack": false, "packet": "576B" } ],
+    }));
+    let mut slow = buflab_core::topology::build(&s);
+    slow.sim.set_compute_ahead(false);
+    slow.sim.run();
+    assert!(slow.sim.simultaneous_shared_arrivals() > 0, "the ties at the NIC were not counted");
+    let compared = check_computing_ahead_changes_nothing(&s);
+    assert!(matches!(compared, Err(TestCaseError::Reject(_))), "not set aside: {compared:?}");
 }
