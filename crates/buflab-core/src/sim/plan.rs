@@ -22,7 +22,7 @@
 //! serve them in the order their events were scheduled, and that order can differ between
 //! the modes. Deterministic delays can line flows up like that (`Link::simultaneous_arrivals`
 //! counts it at queues, [`Sim::simultaneous_shared_arrivals`] at express links fed by several
-//! sources, such as a server machine's NIC); send jitter breaks it.
+//! links, such as a server machine's NIC); send jitter breaks it.
 //!
 //! **Relay links.** The same reasoning lets a bottleneck hand each admitted packet to its
 //! receiver at once, at the packet's exit time, when nothing downstream can be affected by
@@ -186,7 +186,7 @@ pub(super) struct Plan {
     /// one (time, and the link), and the arrivals at the picosecond of one from another link
     /// (see `note_shared_arrival`).
     shared_last: Vec<(Time, u32)>,
-    pub shared_ties: u64,
+    shared_ties: u64,
 }
 
 impl Default for Plan {
